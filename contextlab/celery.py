@@ -1,0 +1,11 @@
+"""Celery bootstrap: configuration comes from Django settings (CELERY_* names)."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextlab.settings")
+
+app = Celery("contextlab")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,222 @@
+"""JavaScript semantics that Pi's output depends on, reproduced exactly.
+
+Pi is TypeScript running on Node. Wherever its output depends on how JavaScript measures,
+prints or orders things, Python's defaults differ; every such rule lives here:
+
+- string length and slicing count UTF-16 code units (``.length``, ``.slice``);
+- ``JSON.stringify`` prints numbers the ECMAScript way (``1`` not ``1.0``, ``0.00001`` not ``1e-05``);
+- ``Array.prototype.sort()`` without a comparator orders strings by UTF-16 code units;
+- ``new Date(iso).getTime()`` gives integer milliseconds, or NaN (here: ``None``);
+- ``Number.prototype.toFixed`` rounds the exact binary value half-up.
+
+Strings that went through a UTF-16 cut may hold lone surrogates; they are represented in Python
+as surrogate code points (``'surrogatepass'``), the way JavaScript holds them.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+import time
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+__all__ = [
+    "js_len",
+    "js_slice",
+    "utf8_len",
+    "utf16_sort_key",
+    "js_sorted",
+    "number_to_string",
+    "json_stringify",
+    "date_parse_ms",
+    "to_fixed",
+]
+
+
+def js_len(text: str) -> int:
+    """``text.length`` in JavaScript: the number of UTF-16 code units."""
+    # Fast path: no astral characters means one unit per code point.
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def js_slice(text: str, start: int, end: int | None = None) -> str:
+    """``text.slice(start, end)`` in UTF-16 units (may split a surrogate pair, as JS does)."""
+    if text.isascii():
+        return text[start:end]
+    units = text.encode("utf-16-le", "surrogatepass")
+    n = len(units) // 2
+
+    def clamp(i: int) -> int:
+        return max(0, n + i) if i < 0 else min(i, n)
+
+    lo = clamp(start)
+    hi = n if end is None else clamp(end)
+    if hi <= lo:
+        return ""
+    return units[2 * lo : 2 * hi].decode("utf-16-le", "surrogatepass")
+
+
+def utf8_len(text: str) -> int:
+    """``Buffer.byteLength(text, 'utf-8')``: lone surrogates count as U+FFFD (3 bytes)."""
+    # A lone surrogate takes 3 bytes either way (U+FFFD in Node, the surrogate itself here).
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def utf16_sort_key(text: str) -> bytes:
+    """Key that orders strings as JavaScript's default ``sort()`` does (UTF-16 code units)."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def js_sorted(items: list[str]) -> list[str]:
+    """``[...items].sort()``."""
+    return sorted(items, key=utf16_sort_key)
+
+
+_REPR_RE = re.compile(r"^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$")
+
+
+def number_to_string(value: float | int) -> str:
+    """``String(value)`` for a JavaScript number (ECMAScript Number::toString)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if abs(value) < 10**21:
+            return str(value)
+        value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    match = _REPR_RE.match(repr(value))
+    if match is None:  # pragma: no cover - repr of a finite float always matches
+        raise ValueError(f"unexpected float repr {value!r}")
+    sign, int_part, frac_part, exp_part = match.groups()
+    digits = (int_part + (frac_part or "")).lstrip("0")
+    # Position of the decimal point relative to the start of `digits` (ECMAScript's n).
+    point = len(int_part) + int(exp_part or 0)
+    if int_part.strip("0") == "":
+        # 0.000123 -> digits "123", leading zeros of the fraction move the point left.
+        leading = len(frac_part or "") - len((frac_part or "").lstrip("0"))
+        point = int(exp_part or 0) - leading
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    n = point
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        exp = f"e{'+' if e >= 0 else '-'}{abs(e)}"
+        out = digits + exp if k == 1 else digits[0] + "." + digits[1:] + exp
+    return sign + out
+
+
+def _stringify(value: Any, out: list[str]) -> bool:
+    """Append JSON for `value`; return False when JavaScript would omit it (undefined)."""
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_quote(value))
+    elif isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            out.append("null")
+        else:
+            out.append(number_to_string(value))
+    elif isinstance(value, dict):
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            mark = len(out)
+            if not first:
+                out.append(",")
+            out.append(_quote(str(key)))
+            out.append(":")
+            if _stringify(item, out):
+                first = False
+            else:
+                del out[mark:]
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            if not _stringify(item, out):
+                out.append("null")
+        out.append("]")
+    else:
+        return False
+    return True
+
+
+_ESCAPES = {
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\\ud800-\udfff]')
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    return f"\\u{ord(ch):04x}"
+
+
+def _quote(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:
+        return f'"{text}"'
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        # Well-formed JSON.stringify: paired surrogates stay raw, lone ones are escaped.
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+
+
+def json_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` (compact, insertion order, JavaScript number formatting)."""
+    out: list[str] = []
+    if not _stringify(value, out):
+        return "undefined"
+    return "".join(out)
+
+
+def date_parse_ms(text: Any) -> int | None:
+    """``new Date(text).getTime()`` for ISO-8601 strings; ``None`` where JavaScript gives NaN."""
+    if not isinstance(text, str):
+        return None
+    raw = text.strip()
+    try:
+        parsed = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        return calendar.timegm(parsed.utctimetuple()) * 1000 + parsed.microsecond // 1000
+    if len(raw) == 10:  # a date-only form is UTC in JavaScript
+        return calendar.timegm(parsed.timetuple()) * 1000
+    # Date-time without offset: local time, as JavaScript reads it.
+    return int(time.mktime(parsed.timetuple())) * 1000 + parsed.microsecond // 1000
+
+
+def to_fixed(value: float, digits: int) -> str:
+    """``value.toFixed(digits)``: the exact binary value rounded half-up."""
+    quantum = Decimal(1).scaleb(-digits)
+    return str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
