@@ -107,6 +107,8 @@ if DATABASE_URL:
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
 else:
+    # The embedded default must work on a fresh checkout: create ./var for the SQLite file.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
