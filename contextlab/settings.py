@@ -158,6 +158,68 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Summarisation models for compaction and branch-summary jobs. "offline" (the default) needs no
+# network and writes a deterministic summary labelled as such; "openai" speaks chat-completions to
+# any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, LM Studio); "anthropic" speaks
+# Anthropic Messages. Each provider has its own model, context window and output cap.
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+
+
+def env_costs(name: str) -> list[float]:
+    """Prices per million tokens: "input,output,cacheRead,cacheWrite" (missing ones are 0)."""
+    raw = os.environ.get(name, "")
+    try:
+        values = [float(part) for part in raw.split(",") if part.strip()] if raw else []
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be comma-separated numbers, got {raw!r}") from None
+    if len(values) > 4:
+        raise ImproperlyConfigured(f"{name} takes at most 4 prices, got {raw!r}")
+    return values + [0.0] * (4 - len(values))
+
+
+CONTEXTLAB_LLM_PROVIDER = os.environ.get("CONTEXTLAB_LLM_PROVIDER", "offline").strip().lower()
+if CONTEXTLAB_LLM_PROVIDER not in {"offline", "openai", "anthropic"}:
+    raise ImproperlyConfigured(
+        f"CONTEXTLAB_LLM_PROVIDER must be offline, openai or anthropic, got {CONTEXTLAB_LLM_PROVIDER!r}"
+    )
+CONTEXTLAB_LLM = {
+    "provider": CONTEXTLAB_LLM_PROVIDER,
+    "timeout": env_float("CONTEXTLAB_LLM_TIMEOUT", 120.0),
+    "max_retries": env_int("CONTEXTLAB_LLM_MAX_RETRIES", 2),
+    "openai": {
+        "base_url": os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        "api_key": os.environ.get("OPENAI_API_KEY", ""),
+        "provider_name": os.environ.get("OPENAI_PROVIDER_NAME", "openai"),
+        "model": os.environ.get("OPENAI_MODEL", "gpt-4.1-mini"),
+        "context_window": env_int("OPENAI_CONTEXT_WINDOW", 128000),
+        "max_tokens": env_int("OPENAI_MAX_TOKENS", 16384),
+        "reasoning": env_bool("OPENAI_REASONING", False),
+        "cost": env_costs("OPENAI_COST_PER_MILLION"),
+    },
+    "anthropic": {
+        "base_url": os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+        "api_key": os.environ.get("ANTHROPIC_API_KEY", ""),
+        "provider_name": "anthropic",
+        "model": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"),
+        "context_window": env_int("ANTHROPIC_CONTEXT_WINDOW", 200000),
+        "max_tokens": env_int("ANTHROPIC_MAX_TOKENS", 64000),
+        "reasoning": env_bool("ANTHROPIC_REASONING", False),
+        "cost": env_costs("ANTHROPIC_COST_PER_MILLION"),
+    },
+}
+# Attempts per job (first run included) before it is marked failed, and how long a claim on a
+# running job lasts: longer than the hard time limit, so an expired lease means a dead worker.
+CONTEXTLAB_JOB_MAX_ATTEMPTS = env_int("CONTEXTLAB_JOB_MAX_ATTEMPTS", 3)
+CONTEXTLAB_JOB_LEASE_SECONDS = env_int("CONTEXTLAB_JOB_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)
+CONTEXTLAB_JOB_RETRY_BASE_SECONDS = env_float("CONTEXTLAB_JOB_RETRY_BASE_SECONDS", 2.0)
+
 CACHES = (
     {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     if REDIS_URL
