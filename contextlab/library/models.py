@@ -1,0 +1,242 @@
+"""Projects, sessions, their file revisions and entries.
+
+A Pi session file is append-only, so a stored session follows its file: appended lines become new
+entries of the current revision; a file that shrank or was rewritten (Pi rewrites legacy files when
+it migrates them) becomes a new `SessionRevision`, and the previous revision keeps its entries and
+its original bytes untouched. Entries always belong to one revision; "the session's entries" means
+the entries of its current revision (`Entry.objects.for_session`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Project(models.Model):
+    """All sessions that Pi ran in one working directory (the header's `cwd`)."""
+
+    cwd = models.TextField(unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("cwd",)
+
+    def __str__(self) -> str:
+        return self.cwd
+
+    @property
+    def name(self) -> str:
+        # Pi's cwd may be a Windows path; take the last component of either separator.
+        tail = self.cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return tail or self.cwd
+
+
+class SessionQuerySet(models.QuerySet["Session"]):
+    def visible_to(self, user) -> SessionQuerySet:  # type: ignore[no-untyped-def]
+        """contextlab is a team dashboard: every signed-in user sees every session."""
+        if user is None or not user.is_authenticated:
+            return self.none()
+        return self
+
+
+class Session(models.Model):
+    """One Pi session (one header id), with figures kept current by the import service."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    session_id = models.CharField(max_length=255, unique=True)
+    # The last path the file was read from (CLI / watcher); uploads keep their file name here.
+    source_path = models.TextField(blank=True)
+    header = models.JSONField(default=dict)
+    parent_session = models.TextField(blank=True)
+    name = models.TextField(blank=True)  # last session_info name, as Pi's getSessionName
+    first_message = models.TextField(blank=True)  # first user text, shown when there is no name
+    file_version = models.PositiveSmallIntegerField(default=3)  # version of the file as read
+    leaf_entry_id = models.CharField(max_length=100, blank=True)  # last entry in file order
+    size_bytes = models.BigIntegerField(default=0)
+    entry_count = models.PositiveIntegerField(default=0)
+    message_count = models.PositiveIntegerField(default=0)
+    compaction_count = models.PositiveIntegerField(default=0)
+    branch_count = models.PositiveIntegerField(default=0)  # tree leaves: 1 for a linear session
+    problem_count = models.PositiveIntegerField(default=0)
+    tokens_estimated = models.BigIntegerField(default=0)  # sum of per-entry estimates
+    usage_tokens = models.BigIntegerField(default=0)  # sum of assistant usage.totalTokens
+    cost_total = models.FloatField(default=0.0)  # sum of assistant usage.cost.total
+    first_activity = models.DateTimeField(null=True, blank=True)
+    last_activity = models.DateTimeField(null=True, blank=True)
+    models_used = models.JSONField(default=list)  # "provider/model", in order of first use
+    current_revision = models.ForeignKey(
+        "SessionRevision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="imported_sessions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SessionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-last_activity", "-id")
+        indexes = (
+            # The library lists a project's sessions newest first.
+            models.Index(fields=["project", "-last_activity"], name="library_session_proj_act"),
+        )
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def title(self) -> str:
+        return self.name or self.first_message[:120] or self.session_id
+
+
+class SessionRevision(models.Model):
+    """One version of a session's file: its original bytes (a blob) and how far they were read.
+
+    While Pi appends, the same revision grows: `bytes_read` advances, the blob gets the new bytes.
+    `fingerprint` hashes the first and the last 64 KiB read (and the length), which is enough to
+    tell an append from a rewrite without re-reading a large file on every sync.
+    """
+
+    class Status(models.TextChoices):
+        CURRENT = "current"
+        SUPERSEDED = "superseded"
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CURRENT)
+    reason = models.CharField(max_length=200, blank=True)  # why this revision exists
+    source_path = models.TextField(blank=True)
+    blob_path = models.TextField()  # relative to settings.CONTEXTLAB_BLOB_DIR
+    blob_sha256 = models.CharField(max_length=64)  # of the bytes stored by the first import
+    bytes_read = models.BigIntegerField(default=0)  # offset after the last complete line read
+    fingerprint = models.CharField(max_length=64)
+    original_version = models.PositiveSmallIntegerField(default=3)
+    lines_read = models.PositiveIntegerField(default=0)  # physical lines consumed (incl. header)
+    next_seq = models.PositiveIntegerField(default=0)
+    # Streaming migration state of legacy (v1/v2) files, so appended lines migrate like the rest.
+    migration_state = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("session", "number")
+        constraints = (
+            models.UniqueConstraint(fields=["session", "number"], name="library_revision_number"),
+            # At most one current revision per session: the sync relies on it to pick its target.
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=Q(status="current"),
+                name="library_revision_one_current",
+            ),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.session_id} r{self.number}"
+
+    @property
+    def blob_file(self) -> Path:
+        return Path(settings.CONTEXTLAB_BLOB_DIR) / self.blob_path
+
+    def open_blob(self):  # type: ignore[no-untyped-def]
+        """The original bytes of this revision's file, as far as they were read."""
+        return self.blob_file.open("rb")
+
+
+class EntryQuerySet(models.QuerySet["Entry"]):
+    def for_session(self, session: Session) -> EntryQuerySet:
+        """Entries of the session's current revision, in file order."""
+        return self.filter(revision_id=session.current_revision_id).order_by("seq")
+
+
+class Entry(models.Model):
+    """One line of a session file (never the header), as the migrated v3 entry Pi would hold.
+
+    `data` is the whole entry, unknown fields and types included, so nothing the file says is lost
+    even where Pi 0.80 would not interpret it (Pi 1.x `context_edit` entries, `system` messages).
+    """
+
+    class Origin(models.TextChoices):
+        FILE = "file"  # read from the session file
+        CONTEXTLAB = "contextlab"  # appended by contextlab (compaction / branch-summary jobs)
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries")
+    revision = models.ForeignKey(SessionRevision, on_delete=models.CASCADE, related_name="entries")
+    seq = models.PositiveIntegerField()  # file order within the revision, from 0
+    line_no = models.PositiveIntegerField(null=True, blank=True)  # 1-based; header is line 1
+    entry_id = models.CharField(max_length=100)
+    # NULL (a root, as Pi writes it) must stay distinct from a parent id that is an empty string.
+    parent_id = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001
+    type = models.CharField(max_length=64)
+    role = models.CharField(max_length=64, blank=True)  # message.role for `message` entries
+    timestamp = models.DateTimeField(null=True, blank=True)
+    data = models.JSONField()
+    tokens = models.PositiveIntegerField(default=0)  # Pi's estimateTokens of what it contributes
+    depth = models.PositiveIntegerField(default=0)  # distance from its root in the tree
+    # Plain text of the entry for full-text search (tool results included), capped per entry
+    # because PostgreSQL's tsvector holds at most 1 MB.
+    search_text = models.TextField(blank=True)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.FILE)
+
+    objects = EntryQuerySet.as_manager()
+
+    class Meta:
+        constraints = (
+            # File order is the main read path (for_session, engine_entries): this unique index
+            # also serves that ordered scan.
+            models.UniqueConstraint(fields=["revision", "seq"], name="library_entry_rev_seq"),
+        )
+        indexes = (
+            # Permalinks and leaf lookups address entries by their Pi id within a revision.
+            # Not unique: damaged files can repeat an id and we keep both lines.
+            models.Index(fields=["revision", "entry_id"], name="library_entry_rev_id"),
+            # Children of a node (lazy tree loading, branch counting while syncing appends).
+            models.Index(fields=["revision", "parent_id"], name="library_entry_rev_parent"),
+        )
+        # The full-text GIN index (PostgreSQL only) is created in migration 0002.
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.entry_id}"
+
+    @property
+    def snippet_html(self) -> str:
+        from contextlab.library.search import snippet_html
+
+        return snippet_html(self)
+
+
+class ImportProblem(models.Model):
+    """Something in a file that Pi would skip or misread, with where it is and why.
+
+    `transient` problems describe the file's current state rather than its content (a torn last
+    line that Pi may still be writing); each sync of the revision replaces them.
+    """
+
+    session = models.ForeignKey(
+        Session, null=True, blank=True, on_delete=models.CASCADE, related_name="problems"
+    )
+    revision = models.ForeignKey(
+        SessionRevision, null=True, blank=True, on_delete=models.CASCADE, related_name="problems"
+    )
+    path = models.TextField()
+    line = models.PositiveIntegerField(null=True, blank=True)
+    reason = models.TextField()
+    transient = models.BooleanField(default=False)
+    # For files that produced no session (no header, empty): where their bytes were kept.
+    blob_path = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.reason}"

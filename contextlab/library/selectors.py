@@ -1,0 +1,59 @@
+"""Read-side queries shared by the UI, the jobs and the commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
+
+from contextlab.library.models import Entry, ImportProblem, Project, Session
+from contextlab.library.search import apply_search
+
+
+def sessions_for_user(user: Any) -> QuerySet[Session]:
+    return Session.objects.visible_to(user).select_related("project")
+
+
+def projects_for_user(user: Any) -> QuerySet[Project]:
+    visible = Session.objects.visible_to(user)
+    return Project.objects.filter(sessions__in=visible).distinct()
+
+
+def engine_entries(session: Session) -> list[dict[str, Any]]:
+    """The migrated v3 entry dicts of the current revision in file order, for the engine
+    (contextlab.pi.context.build_session_context, SessionTree). One query.
+
+    The JSON is fetched as text and decoded with orjson: for a 20k-entry session this is several
+    times faster than the JSONField's json.loads per row.
+    """
+    rows = (
+        Entry.objects.for_session(session)
+        .annotate(raw=Cast("data", TextField()))
+        .values_list("raw", flat=True)
+    )
+    return [orjson.loads(raw) for raw in rows]
+
+
+def search_entries(query: str, user: Any = None) -> QuerySet[Entry]:
+    """Entries of current revisions whose text matches `query` (websearch syntax on PostgreSQL:
+    words, "phrases", or, -not), best first, each with `headline` / `snippet_html`.
+
+    `user=None` searches everything (commands, tests); otherwise only sessions the user may see.
+    """
+    query = query.strip()
+    qs = Entry.objects.filter(revision__status="current").select_related(
+        "session", "session__project"
+    )
+    if user is not None:
+        qs = qs.filter(session__in=Session.objects.visible_to(user))
+    if not query:
+        return qs.none()
+    return apply_search(qs, query)
+
+
+def session_problems(session: Session) -> QuerySet[ImportProblem]:
+    return ImportProblem.objects.filter(
+        session=session, revision_id=session.current_revision_id
+    ).order_by("line", "id")
