@@ -1,0 +1,124 @@
+"""Background jobs: a compaction or a branch summary of a stored session.
+
+The `Job` row is the truth; the Celery message (or the embedded runner's thread) only says "look at
+job N". Workers claim a row with a conditional UPDATE, so a message delivered twice, or redelivered
+after a worker died, runs the job at most once at a time, and never after it ended.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+
+
+class JobQuerySet(models.QuerySet["Job"]):
+    def active(self) -> JobQuerySet:
+        return self.filter(status__in=Job.ACTIVE)
+
+    def for_session(self, session_id: int) -> JobQuerySet:
+        return self.filter(session_id=session_id).order_by("-created_at", "-id")
+
+    def claim(self, job_id: int, *, now: datetime) -> int:
+        """Take job `job_id` for one run: 1 if this caller won it, 0 otherwise.
+
+        One conditional UPDATE, atomic in the database: it matches a queued job, or a running
+        job whose lease expired (its worker died: the lease outlives the hard time limit). Two
+        workers racing for the same row cannot both see it match.
+        """
+        lease = now + timedelta(seconds=settings.CONTEXTLAB_JOB_LEASE_SECONDS)
+        stale = Q(status=Job.Status.RUNNING, lease_expires_at__lt=now)
+        return self.filter(Q(pk=job_id) & (Q(status=Job.Status.QUEUED) | stale)).update(
+            status=Job.Status.RUNNING,
+            attempts=F("attempts") + 1,
+            lease_expires_at=lease,
+            started_at=Coalesce(F("started_at"), now),
+            progress=0,
+            progress_message="claimed by a worker",
+            updated_at=now,
+        )
+
+
+class Job(models.Model):
+    class Kind(models.TextChoices):
+        COMPACTION = "compaction"
+        BRANCH_SUMMARY = "branch_summary"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    DONE = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    session = models.ForeignKey("library.Session", on_delete=models.CASCADE, related_name="jobs")
+    # Compaction: the entry to compact at (normally the session's leaf). Branch summary: the leaf
+    # being left (Pi's old leaf); `target_entry_id` is where the user navigates to.
+    leaf_entry_id = models.CharField(max_length=100)
+    target_entry_id = models.CharField(max_length=100, blank=True)
+    # Everything the run needs besides the session: custom instructions, replaceInstructions,
+    # summarize (branch), reserve/keep-recent tokens, context window, model max tokens.
+    parameters = models.JSONField(default=dict)
+    provider = models.JSONField(default=dict)  # ProviderConfig.public() at creation time
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)  # percent
+    progress_message = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    max_attempts = models.PositiveSmallIntegerField(default=3)
+    error = models.TextField(blank=True)
+    # What Pi's preparation said (firstKeptEntryId, tokensBefore, entry ids ...), the exact bodies
+    # sent to the model, what came back, and the entries the job appended.
+    preview = models.JSONField(default=dict, blank=True)
+    requests = models.JSONField(default=list, blank=True)
+    responses = models.JSONField(default=list, blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    cost = models.FloatField(default=0.0)
+    result_entry_ids = models.JSONField(default=list, blank=True)
+    retry_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = (
+            # Every job moves its session's leaf: two at once would each work from a leaf the
+            # other is about to replace. The database refuses the second one, even when two
+            # requests race past the service's friendly check.
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=Q(status__in=["queued", "running"]),
+                name="jobs_one_active_per_session",
+            ),
+        )
+        indexes = (
+            # Job history of a session, newest first.
+            models.Index(fields=["session", "-created_at"], name="jobs_job_session_created"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in self.DONE
+
+    @property
+    def is_offline(self) -> bool:
+        return bool(self.provider.get("offline"))

@@ -1,0 +1,320 @@
+"""The models that write summaries: OpenAI-compatible, Anthropic, or the offline summariser.
+
+Configured from settings (read from the environment, see ``contextlab/settings.py``). The request
+bodies are built by the pure ports in ``contextlab.pi.providers`` so they equal what Pi 0.80.2
+sends for the same preparation, then handed unchanged to the official SDKs. The offline
+summariser needs no network: it fills Pi's summary sections deterministically from the
+conversation and labels itself so the UI can say the summary is not a model's.
+
+    config = active_provider()
+    completion = complete(config, request, kind="history", messages=agent_messages)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.conf import settings
+
+from contextlab.pi.providers import anthropic_messages
+
+Json = dict[str, Any]
+ProviderKind = Literal["openai", "anthropic", "offline"]
+
+OFFLINE_MODEL = "contextlab-offline-summariser"
+# Pi's Anthropic client always asks for interleaved thinking unless the model thinks adaptively.
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+
+
+class ProviderError(Exception):
+    """A summarisation call failed; ``retryable`` is true for 429, 5xx, timeouts and resets."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    kind: ProviderKind
+    model: str
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    provider_name: str = ""
+    context_window: int = 128000
+    max_tokens: int = 16384
+    reasoning: bool = False
+    timeout: float = 120.0
+    max_retries: int = 2
+    cost_per_million: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+
+    @property
+    def is_offline(self) -> bool:
+        return self.kind == "offline"
+
+    @property
+    def label(self) -> str:
+        if self.is_offline:
+            return "offline summariser (no model)"
+        return f"{self.provider_name} · {self.model}"
+
+    def pi_model(self) -> Json:
+        """The pi-ai ``Model`` Pi would use for these settings (what the body ports read)."""
+        api = {"openai": "openai-completions", "anthropic": "anthropic-messages"}.get(
+            self.kind, "offline"
+        )
+        inp, out, cache_read, cache_write = self.cost_per_million
+        return {
+            "id": self.model,
+            "name": self.model,
+            "api": api,
+            "provider": self.provider_name or self.kind,
+            "baseUrl": self.base_url,
+            "reasoning": self.reasoning,
+            "input": ["text"],
+            "cost": {"input": inp, "output": out, "cacheRead": cache_read, "cacheWrite": cache_write},
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+        }
+
+    def public(self) -> Json:
+        """What the UI may show (never the key)."""
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "model": self.model,
+            "baseUrl": self.base_url,
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+            "offline": self.is_offline,
+            "hasKey": bool(self.api_key),
+        }
+
+
+def active_provider() -> ProviderConfig:
+    return provider_from_settings(settings.CONTEXTLAB_LLM)
+
+
+def provider_from_settings(conf: Json) -> ProviderConfig:
+    kind = conf["provider"]
+    common = {
+        "timeout": conf["timeout"],
+        "max_retries": conf["max_retries"],
+    }
+    if kind == "offline":
+        return ProviderConfig(kind="offline", model=OFFLINE_MODEL, provider_name="offline", **common)
+    section = conf[kind]
+    return ProviderConfig(
+        kind=kind,
+        model=section["model"],
+        base_url=section["base_url"],
+        api_key=section["api_key"],
+        provider_name=section["provider_name"],
+        context_window=section["context_window"],
+        max_tokens=section["max_tokens"],
+        reasoning=section["reasoning"],
+        cost_per_million=tuple(section["cost"]),
+        **common,
+    )
+
+
+@dataclass
+class Completion:
+    """One summarisation answer, with everything the Job row records."""
+
+    text: str
+    stop_reason: str
+    usage: Json
+    request_body: Json
+    response: Json
+    error_message: str | None = None
+
+
+def build_request_body(config: ProviderConfig, request: Json, *, reasoning: str | None = None) -> Json:
+    """The JSON body Pi 0.80.2 sends for ``{systemPrompt, messages, maxTokens}``.
+
+    ``reasoning`` is Pi's ``thinkingLevel`` option; compaction passes it only when the model
+    reasons and the level is not ``off`` (branch summaries never do).
+    """
+    model = config.pi_model()
+    context = {"systemPrompt": request["systemPrompt"], "messages": request["messages"]}
+    options: Json = {"maxTokens": request["maxTokens"]}
+    if reasoning and config.reasoning and reasoning != "off":
+        options["reasoning"] = reasoning
+    if config.kind == "anthropic":
+        return anthropic_messages.build_simple_params(model, context, options)
+    if config.kind == "openai":
+        from contextlab.pi.providers import openai_completions
+
+        return openai_completions.build_simple_params(model, context, options)
+    raise ValueError(f"provider {config.kind!r} sends no HTTP request")
+
+
+def _usage(config: ProviderConfig, inp: int, out: int, cache_read: int, cache_write: int) -> Json:
+    # calculateCost: price per million tokens times tokens, per bucket.
+    prices = config.cost_per_million
+    cost = {
+        "input": prices[0] / 1_000_000 * inp,
+        "output": prices[1] / 1_000_000 * out,
+        "cacheRead": prices[2] / 1_000_000 * cache_read,
+        "cacheWrite": prices[3] / 1_000_000 * cache_write,
+    }
+    cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+    return {
+        "input": inp,
+        "output": out,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": inp + out + cache_read + cache_write,
+        "cost": cost,
+    }
+
+
+def complete(config: ProviderConfig, request: Json, *, reasoning: str | None = None) -> Completion:
+    """Send one summarisation request through the configured model's official SDK."""
+    body = build_request_body(config, request, reasoning=reasoning)
+    if config.kind == "openai":
+        return _complete_openai(config, body)
+    return _complete_anthropic(config, body)
+
+
+def _raise_for(exc: Exception, provider: str) -> None:
+    import anthropic
+    import openai
+
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APITimeoutError | anthropic.APITimeoutError):
+        raise ProviderError(f"{provider} did not answer in time ({exc})", retryable=True) from exc
+    if isinstance(exc, openai.APIConnectionError | anthropic.APIConnectionError):
+        raise ProviderError(f"Could not reach {provider}: {exc}", retryable=True) from exc
+    if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
+        retryable = status == 429 or (status is not None and status >= 500)
+        detail = _error_detail(exc)
+        raise ProviderError(
+            f"{provider} answered HTTP {status}: {detail}", retryable=retryable, status=status
+        ) from exc
+    raise ProviderError(f"{provider} request failed: {exc}") from exc
+
+
+def _error_detail(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(getattr(exc, "message", exc))
+
+
+def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
+    import openai
+
+    client = openai.OpenAI(
+        api_key=config.api_key or "not-needed",
+        base_url=config.base_url,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+    )
+    # Known parameters go through the typed signature, anything else Pi adds (chat-template
+    # kwargs, provider routing) through extra_body, so the wire body is Pi's exactly.
+    known = {"messages", "model", "stream", "stream_options", "store", "max_tokens",
+             "max_completion_tokens", "temperature", "tools", "tool_choice", "reasoning_effort",
+             "prompt_cache_key", "prompt_cache_retention"}
+    kwargs = {k: v for k, v in body.items() if k in known and v is not None}
+    extra = {k: v for k, v in body.items() if k not in known and v is not None}
+    texts: list[str] = []
+    finish: str | None = None
+    usage = _usage(config, 0, 0, 0, 0)
+    try:
+        stream = client.chat.completions.create(**kwargs, extra_body=extra or None)
+        for chunk in stream:
+            if chunk.usage is not None:
+                cached = 0
+                details = getattr(chunk.usage, "prompt_tokens_details", None)
+                if details is not None and getattr(details, "cached_tokens", None):
+                    cached = details.cached_tokens
+                usage = _usage(
+                    config,
+                    (chunk.usage.prompt_tokens or 0) - cached,
+                    chunk.usage.completion_tokens or 0,
+                    cached,
+                    0,
+                )
+            for choice in chunk.choices or []:
+                if choice.delta is not None and choice.delta.content:
+                    texts.append(choice.delta.content)
+                if choice.finish_reason:
+                    finish = choice.finish_reason
+    except Exception as exc:  # noqa: BLE001 - mapped to ProviderError with a clear message
+        _raise_for(exc, f"{config.provider_name} ({config.base_url})")
+    stop = {"stop": "stop", "length": "length", "tool_calls": "toolUse"}.get(finish or "", "stop")
+    if finish == "content_filter":
+        return Completion("", "error", usage, body, {"finish_reason": finish}, "Provider finish_reason: content_filter")
+    text = "".join(texts)
+    return Completion(text, stop, usage, body, {"finish_reason": finish, "text": text, "usage": usage})
+
+
+def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
+    import anthropic
+
+    client = anthropic.Anthropic(
+        api_key=config.api_key or None,
+        base_url=config.base_url,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        default_headers={
+            "accept": "application/json",
+            "anthropic-dangerous-direct-browser-access": "true",
+            "anthropic-beta": INTERLEAVED_THINKING_BETA,
+        },
+    )
+    known = {"model", "messages", "max_tokens", "stream", "system", "temperature", "tools",
+             "thinking", "output_config", "metadata", "tool_choice"}
+    kwargs = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known}
+    blocks: dict[int, str] = {}
+    kinds: dict[int, str] = {}
+    stop_reason: str | None = None
+    counts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    try:
+        stream = client.messages.create(**kwargs, extra_body=extra or None)
+        for event in stream:
+            if event.type == "message_start":
+                u = event.message.usage
+                counts = {
+                    "input": u.input_tokens or 0,
+                    "output": u.output_tokens or 0,
+                    "cacheRead": getattr(u, "cache_read_input_tokens", 0) or 0,
+                    "cacheWrite": getattr(u, "cache_creation_input_tokens", 0) or 0,
+                }
+            elif event.type == "content_block_start":
+                kinds[event.index] = event.content_block.type
+                blocks[event.index] = ""
+            elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+                blocks[event.index] = blocks.get(event.index, "") + event.delta.text
+            elif event.type == "message_delta":
+                stop_reason = event.delta.stop_reason or stop_reason
+                u = event.usage
+                # Proxies may omit fields here; keep message_start's counts then.
+                if getattr(u, "input_tokens", None) is not None:
+                    counts["input"] = u.input_tokens
+                if getattr(u, "output_tokens", None) is not None:
+                    counts["output"] = u.output_tokens
+                if getattr(u, "cache_read_input_tokens", None) is not None:
+                    counts["cacheRead"] = u.cache_read_input_tokens
+                if getattr(u, "cache_creation_input_tokens", None) is not None:
+                    counts["cacheWrite"] = u.cache_creation_input_tokens
+    except Exception as exc:  # noqa: BLE001 - mapped to ProviderError with a clear message
+        _raise_for(exc, f"Anthropic ({config.base_url})")
+    usage = _usage(config, counts["input"], counts["output"], counts["cacheRead"], counts["cacheWrite"])
+    # Pi's pi-ai joins the summary from text blocks only, in block order.
+    text = "\n".join(blocks[i] for i in sorted(blocks) if kinds.get(i) == "text")
+    mapped = {"end_turn": "stop", "max_tokens": "length", "tool_use": "toolUse",
+              "pause_turn": "stop", "stop_sequence": "stop"}
+    if stop_reason in ("refusal", "sensitive"):
+        return Completion("", "error", usage, body, {"stop_reason": stop_reason},
+                          "The model refused to complete the request")
+    stop = mapped.get(stop_reason or "end_turn", "stop")
+    return Completion(text, stop, usage, body, {"stop_reason": stop_reason, "text": text, "usage": usage})
