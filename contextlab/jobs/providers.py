@@ -217,18 +217,19 @@ def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
         timeout=config.timeout,
         max_retries=config.max_retries,
     )
-    # Known parameters go through the typed signature, anything else Pi adds (chat-template
-    # kwargs, provider routing) through extra_body, so the wire body is Pi's exactly.
-    known = {"messages", "model", "stream", "stream_options", "store", "max_tokens",
-             "max_completion_tokens", "temperature", "tools", "tool_choice", "reasoning_effort",
-             "prompt_cache_key", "prompt_cache_retention"}
-    kwargs = {k: v for k, v in body.items() if k in known and v is not None}
-    extra = {k: v for k, v in body.items() if k not in known and v is not None}
     texts: list[str] = []
     finish: str | None = None
     usage = _usage(config, 0, 0, 0, 0)
     try:
-        stream = client.chat.completions.create(**kwargs, extra_body=extra or None)
+        # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
+        # create() would re-order them and could not carry vendor keys like chat_template_kwargs).
+        stream = client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=openai.types.chat.ChatCompletion,
+            stream=True,
+            stream_cls=openai.Stream[openai.types.chat.ChatCompletionChunk],
+        )
         for chunk in stream:
             if chunk.usage is not None:
                 cached = 0
@@ -270,16 +271,20 @@ def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
             "anthropic-beta": INTERLEAVED_THINKING_BETA,
         },
     )
-    known = {"model", "messages", "max_tokens", "stream", "system", "temperature", "tools",
-             "thinking", "output_config", "metadata", "tool_choice"}
-    kwargs = {k: v for k, v in body.items() if k in known}
-    extra = {k: v for k, v in body.items() if k not in known}
     blocks: dict[int, str] = {}
     kinds: dict[int, str] = {}
     stop_reason: str | None = None
     counts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     try:
-        stream = client.messages.create(**kwargs, extra_body=extra or None)
+        # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
+        # create() would re-order them).
+        stream = client.post(
+            "/v1/messages",
+            body=body,
+            cast_to=anthropic.types.Message,
+            stream=True,
+            stream_cls=anthropic.Stream[anthropic.types.RawMessageStreamEvent],
+        )
         for event in stream:
             if event.type == "message_start":
                 u = event.message.usage
