@@ -12,7 +12,6 @@ conversation and labels itself so the UI can say the summary is not a model's.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -75,7 +74,12 @@ class ProviderConfig:
             "baseUrl": self.base_url,
             "reasoning": self.reasoning,
             "input": ["text"],
-            "cost": {"input": inp, "output": out, "cacheRead": cache_read, "cacheWrite": cache_write},
+            "cost": {
+                "input": inp,
+                "output": out,
+                "cacheRead": cache_read,
+                "cacheWrite": cache_write,
+            },
             "contextWindow": self.context_window,
             "maxTokens": self.max_tokens,
         }
@@ -105,7 +109,9 @@ def provider_from_settings(conf: Json) -> ProviderConfig:
         "max_retries": conf["max_retries"],
     }
     if kind == "offline":
-        return ProviderConfig(kind="offline", model=OFFLINE_MODEL, provider_name="offline", **common)
+        return ProviderConfig(
+            kind="offline", model=OFFLINE_MODEL, provider_name="offline", **common
+        )
     section = conf[kind]
     return ProviderConfig(
         kind=kind,
@@ -133,7 +139,9 @@ class Completion:
     error_message: str | None = None
 
 
-def build_request_body(config: ProviderConfig, request: Json, *, reasoning: str | None = None) -> Json:
+def build_request_body(
+    config: ProviderConfig, request: Json, *, reasoning: str | None = None
+) -> Json:
     """The JSON body Pi 0.80.2 sends for ``{systemPrompt, messages, maxTokens}``.
 
     ``reasoning`` is Pi's ``thinkingLevel`` option; compaction passes it only when the model
@@ -248,13 +256,22 @@ def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
                     texts.append(choice.delta.content)
                 if choice.finish_reason:
                     finish = choice.finish_reason
-    except Exception as exc:  # noqa: BLE001 - mapped to ProviderError with a clear message
+    except Exception as exc:
         _raise_for(exc, f"{config.provider_name} ({config.base_url})")
     stop = {"stop": "stop", "length": "length", "tool_calls": "toolUse"}.get(finish or "", "stop")
     if finish == "content_filter":
-        return Completion("", "error", usage, body, {"finish_reason": finish}, "Provider finish_reason: content_filter")
+        return Completion(
+            "",
+            "error",
+            usage,
+            body,
+            {"finish_reason": finish},
+            "Provider finish_reason: content_filter",
+        )
     text = "".join(texts)
-    return Completion(text, stop, usage, body, {"finish_reason": finish, "text": text, "usage": usage})
+    return Completion(
+        text, stop, usage, body, {"finish_reason": finish, "text": text, "usage": usage}
+    )
 
 
 def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
@@ -311,15 +328,52 @@ def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
                     counts["cacheRead"] = u.cache_read_input_tokens
                 if getattr(u, "cache_creation_input_tokens", None) is not None:
                     counts["cacheWrite"] = u.cache_creation_input_tokens
-    except Exception as exc:  # noqa: BLE001 - mapped to ProviderError with a clear message
+    except Exception as exc:
         _raise_for(exc, f"Anthropic ({config.base_url})")
-    usage = _usage(config, counts["input"], counts["output"], counts["cacheRead"], counts["cacheWrite"])
+    usage = _usage(
+        config, counts["input"], counts["output"], counts["cacheRead"], counts["cacheWrite"]
+    )
     # Pi's pi-ai joins the summary from text blocks only, in block order.
     text = "\n".join(blocks[i] for i in sorted(blocks) if kinds.get(i) == "text")
-    mapped = {"end_turn": "stop", "max_tokens": "length", "tool_use": "toolUse",
-              "pause_turn": "stop", "stop_sequence": "stop"}
+    mapped = {
+        "end_turn": "stop",
+        "max_tokens": "length",
+        "tool_use": "toolUse",
+        "pause_turn": "stop",
+        "stop_sequence": "stop",
+    }
     if stop_reason in ("refusal", "sensitive"):
-        return Completion("", "error", usage, body, {"stop_reason": stop_reason},
-                          "The model refused to complete the request")
+        return Completion(
+            "",
+            "error",
+            usage,
+            body,
+            {"stop_reason": stop_reason},
+            "The model refused to complete the request",
+        )
     stop = mapped.get(stop_reason or "end_turn", "stop")
-    return Completion(text, stop, usage, body, {"stop_reason": stop_reason, "text": text, "usage": usage})
+    return Completion(
+        text, stop, usage, body, {"stop_reason": stop_reason, "text": text, "usage": usage}
+    )
+
+
+def provider_from_public(public: Json) -> ProviderConfig:
+    """The configuration a job was created with: its kind and model, today's key and limits.
+
+    Keys are never stored on the job, so the live settings supply them; if the settings now name
+    another provider, the job is run with the one it was created for only when that one is still
+    configured the same way, else the job fails with a clear message.
+    """
+    if public.get("offline") or public.get("kind") == "offline":
+        return provider_from_settings({**settings.CONTEXTLAB_LLM, "provider": "offline"})
+    conf = settings.CONTEXTLAB_LLM
+    kind = public.get("kind")
+    if kind not in ("openai", "anthropic"):
+        raise ProviderError(f"Unknown provider kind {kind!r} on this job")
+    config = provider_from_settings({**conf, "provider": kind})
+    if public.get("model") and config.model != public["model"]:
+        raise ProviderError(
+            f"The job was created for model {public['model']} but {kind} is now configured with "
+            f"{config.model}; retry the job to use the new model"
+        )
+    return config

@@ -2,7 +2,8 @@
 
 Both sides talk to the same fake server on 127.0.0.1 (tests/jobs/fake_llm.py): Pi under Node with
 a real openai-completions / anthropic-messages model whose baseUrl is the fake server, contextlab
-through the official Python SDKs. The recorded bodies are compared byte for byte (and as ordered JSON for a readable diff).
+through the official Python SDKs. The recorded bodies are compared byte for byte (and first as
+ordered JSON, for a readable diff).
 """
 
 from __future__ import annotations
@@ -36,8 +37,15 @@ def config_for(kind: str, server: FakeLLMServer, **overrides) -> providers.Provi
             base_url=server.anthropic_base_url, provider_name="anthropic", model="fake-claude"
         ),
     }[kind]
-    values = dict(kind=kind, api_key="sk-test", context_window=200000, max_tokens=32000,
-                  max_retries=0, timeout=20.0, **base)
+    values = dict(
+        kind=kind,
+        api_key="sk-test",
+        context_window=200000,
+        max_tokens=32000,
+        max_retries=0,
+        timeout=20.0,
+        **base,
+    )
     values.update(overrides)
     return providers.ProviderConfig(**values)
 
@@ -55,8 +63,13 @@ def pi_complete(server, config, request, reasoning=None):
     before = len(server.requests)
     out = run_oracle(
         "jobs_summarise.mjs",
-        {"mode": "complete", "model": config.pi_model(), "apiKey": config.api_key,
-         "context": context, "options": options},
+        {
+            "mode": "complete",
+            "model": config.pi_model(),
+            "apiKey": config.api_key,
+            "context": context,
+            "options": options,
+        },
         timeout=60,
     )
     assert out["stopReason"] in ("stop", "length"), out

@@ -1,4 +1,4 @@
-"""The body Pi 0.80.2 sends to the Anthropic Messages API (pi-ai ``dist/api/anthropic-messages.js``).
+"""The body Pi 0.80.2 sends to Anthropic Messages (pi-ai ``dist/api/anthropic-messages.js``).
 
 A pure port of ``streamSimple`` → ``stream`` → ``buildParams`` / ``convertMessages`` for API-key
 authentication (the only kind contextlab uses; OAuth and Copilot identities are out of scope), so
@@ -31,7 +31,9 @@ NON_VISION_USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support imag
 NON_VISION_TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
-_LONE_SURROGATE = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+_LONE_SURROGATE = re.compile(
+    r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+)
 _TOOL_ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -86,9 +88,15 @@ def transform_messages(messages: list[Json], model: Json) -> list[Json]:
         downgraded = []
         for msg in messages:
             if msg["role"] == "user" and isinstance(msg.get("content"), list):
-                msg = {**msg, "content": _replace_images(msg["content"], NON_VISION_USER_IMAGE_PLACEHOLDER)}
+                msg = {
+                    **msg,
+                    "content": _replace_images(msg["content"], NON_VISION_USER_IMAGE_PLACEHOLDER),
+                }
             elif msg["role"] == "toolResult":
-                msg = {**msg, "content": _replace_images(msg["content"], NON_VISION_TOOL_IMAGE_PLACEHOLDER)}
+                msg = {
+                    **msg,
+                    "content": _replace_images(msg["content"], NON_VISION_TOOL_IMAGE_PLACEHOLDER),
+                }
             downgraded.append(msg)
         messages = downgraded
 
@@ -182,7 +190,11 @@ def transform_messages(messages: list[Json], model: Json) -> list[Json]:
 def _image_block(block: Json) -> Json:
     return {
         "type": "image",
-        "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")},
+        "source": {
+            "type": "base64",
+            "media_type": block.get("mimeType"),
+            "data": block.get("data"),
+        },
     }
 
 
@@ -190,7 +202,9 @@ def _tool_result_content(content: list[Json]) -> str | list[Json]:
     if not any(b.get("type") == "image" for b in content):
         return sanitize_surrogates("\n".join(b.get("text", "") for b in content))
     blocks = [
-        {"type": "text", "text": sanitize_surrogates(b["text"])} if b.get("type") == "text" else _image_block(b)
+        {"type": "text", "text": sanitize_surrogates(b["text"])}
+        if b.get("type") == "text"
+        else _image_block(b)
         for b in content
     ]
     if not any(b["type"] == "text" for b in blocks):
@@ -231,7 +245,9 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
                         blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
                 elif kind == "thinking":
                     if block.get("redacted"):
-                        blocks.append({"type": "redacted_thinking", "data": block.get("thinkingSignature")})
+                        blocks.append(
+                            {"type": "redacted_thinking", "data": block.get("thinkingSignature")}
+                        )
                         continue
                     if not block.get("thinking", "").strip():
                         continue
@@ -246,7 +262,9 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
                                 }
                             )
                         else:
-                            blocks.append({"type": "text", "text": sanitize_surrogates(block["thinking"])})
+                            blocks.append(
+                                {"type": "text", "text": sanitize_surrogates(block["thinking"])}
+                            )
                     else:
                         blocks.append(
                             {
@@ -289,10 +307,16 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
     if cache_control and params and params[-1]["role"] == "user":
         last = params[-1]
         if isinstance(last["content"], list):
-            if last["content"] and last["content"][-1].get("type") in ("text", "image", "tool_result"):
+            if last["content"] and last["content"][-1].get("type") in (
+                "text",
+                "image",
+                "tool_result",
+            ):
                 last["content"][-1]["cache_control"] = cache_control
         elif isinstance(last["content"], str):
-            last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache_control}]
+            last["content"] = [
+                {"type": "text", "text": last["content"], "cache_control": cache_control}
+            ]
     return params
 
 
@@ -333,7 +357,11 @@ def build_params(model: Json, context: Json, options: Json | None = None) -> Jso
             block["cache_control"] = cache_control
         params["system"] = [block]
     temperature = options.get("temperature")
-    if temperature is not None and not options.get("thinkingEnabled") and compat["supportsTemperature"]:
+    if (
+        temperature is not None
+        and not options.get("thinkingEnabled")
+        and compat["supportsTemperature"]
+    ):
         params["temperature"] = temperature
     tools = context.get("tools")
     if tools:

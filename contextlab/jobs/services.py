@@ -1,0 +1,659 @@
+"""Compaction and branch-summary jobs: create, run, cancel, retry; and the entries they append.
+
+A run follows Pi 0.80.2's own sequence (``AgentSession.compact`` / ``navigateTree``):
+
+1. the engine prepares, exactly as Pi (``contextlab.pi.compaction`` / ``branch_summary``): what to
+   summarise, the summarisation request(s), the entry's ``firstKeptEntryId`` / ``tokensBefore``;
+2. each request goes to the configured model (``providers``), or to the offline summariser;
+3. the texts are joined as Pi joins them, the file lists appended;
+4. one transaction appends the entry (keys in Pi's order, an 8-hex id unique in the session, an
+   ISO timestamp with milliseconds) as a child of the leaf, moves the session's leaf to it and
+   marks the job succeeded. Nothing is appended before that transaction, so a failure, a
+   cancellation or a killed worker never leaves a partial entry; imported entries are never
+   touched.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from contextlab.jobs import offline, providers
+from contextlab.jobs.models import Job
+from contextlab.library.models import Entry, Session, SessionRevision
+from contextlab.library.selectors import engine_entries
+from contextlab.pi.jsutil import js_len
+
+logger = logging.getLogger(__name__)
+
+Json = dict[str, Any]
+
+# Pi's key order for the entries contextlab writes (session-manager.js appendCompaction and
+# branchWithSummary); PostgreSQL's jsonb does not keep key order, so export re-applies it.
+ENTRY_KEY_ORDER = {
+    "compaction": (
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "summary",
+        "firstKeptEntryId",
+        "tokensBefore",
+        "details",
+        "fromHook",
+    ),
+    "branch_summary": (
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "fromId",
+        "summary",
+        "details",
+        "fromHook",
+    ),
+}
+SEARCH_TEXT_CAP = 200_000
+
+
+class JobError(Exception):
+    """A job cannot be created or run; the message is shown to the user as is."""
+
+
+class JobConflict(JobError):
+    pass
+
+
+@dataclass
+class RetryLater(Exception):
+    """The model failed in a way worth retrying (429, 5xx, timeout); run again after a delay."""
+
+    countdown: float
+    reason: str
+
+
+# --------------------------------------------------------------------------------------------
+# Plans: what the engine says Pi would do
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PlannedCall:
+    role: str  # "history", "turn_prefix" or "branch" (Pi's generateSummary / TurnPrefix / Branch)
+    request: Json  # {systemPrompt, messages, maxTokens}, as Pi builds it
+    messages: list[Json]  # the agent messages behind it (for the offline summariser)
+    previous_summary: str | None = None
+    reasoning: str | None = None
+
+
+@dataclass
+class Plan:
+    kind: str
+    preview: Json
+    calls: list[PlannedCall] = field(default_factory=list)
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+    parent_id: str | None = None
+    entry: Json = field(default_factory=dict)  # fields besides summary/details
+    split_turn: bool = False
+    no_history: bool = False  # split turn with nothing before it: Pi writes "No prior history."
+    nothing: str | None = None  # why nothing will be appended
+
+
+def _tree_and_entries(session: Session) -> tuple[Any, list[Json]]:
+    from contextlab.pi.session import SessionTree
+
+    entries = engine_entries(session)
+    return SessionTree(entries), entries
+
+
+def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
+    """Pi's ``prepareCompaction`` + the request(s) ``compact`` would send, at ``leaf_id``."""
+    from contextlab.pi import compaction as engine
+
+    tree, _ = _tree_and_entries(session)
+    path = tree.path(leaf_id)
+    if not path:
+        raise JobError(f"Entry {leaf_id} is not in session {session.session_id}")
+    options = engine.CompactionOptions(
+        reserve_tokens=params.get("reserveTokens", 16384),
+        keep_recent_tokens=params.get("keepRecentTokens", 20000),
+        model_max_tokens=params.get("modelMaxTokens", 0),
+        custom_instructions=params.get("customInstructions") or None,
+    )
+    preview = engine.compaction_preview(path, options)
+    if path[-1].get("type") == "compaction":
+        return Plan("compaction", preview.to_json(), nothing="Already compacted")
+    if preview.preparation is None:
+        return Plan(
+            "compaction", preview.to_json(), nothing="Nothing to compact (session too small)"
+        )
+    prep = preview.preparation
+    plan = Plan(
+        "compaction",
+        preview.to_json(),
+        read_files=list(prep.read_files),
+        modified_files=list(prep.modified_files),
+        parent_id=leaf_id,
+        entry={"firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before},
+        split_turn=bool(prep.is_split_turn and prep.turn_prefix_messages),
+    )
+    reasoning = params.get("thinkingLevel")
+    if preview.request is not None:
+        plan.calls.append(
+            PlannedCall(
+                "history",
+                preview.request,
+                prep.messages_to_summarize,
+                prep.previous_summary,
+                reasoning,
+            )
+        )
+    elif plan.split_turn:
+        plan.no_history = True
+    if preview.turn_prefix_request is not None:
+        plan.calls.append(
+            PlannedCall(
+                "turn_prefix",
+                preview.turn_prefix_request,
+                prep.turn_prefix_messages,
+                None,
+                reasoning,
+            )
+        )
+    return plan
+
+
+def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Json) -> Plan:
+    """Pi's ``navigateTree`` with a summary: entries to summarise, the request, the new leaf."""
+    from contextlab.pi import branch_summary as engine
+
+    tree, entries = _tree_and_entries(session)
+    by_id = {e.get("id"): e for e in entries}
+    if target not in by_id:
+        raise JobError(f"Entry {target} is not in session {session.session_id}")
+    if old_leaf not in by_id:
+        raise JobError(f"Entry {old_leaf} is not in session {session.session_id}")
+    options = engine.BranchSummaryOptions(
+        reserve_tokens=params.get("reserveTokens", 16384),
+        context_window=params.get("contextWindow", 0),
+        custom_instructions=params.get("customInstructions") or None,
+        replace_instructions=bool(params.get("replaceInstructions")),
+    )
+    preview = engine.branch_summary_preview(tree, old_leaf, target, options)
+    # Where the leaf lands (agent-session.js navigateTree): a user message or a custom message
+    # sends its text back to the editor, so the leaf is its parent.
+    target_entry = by_id[target]
+    if (
+        target_entry.get("type") == "message"
+        and (target_entry.get("message") or {}).get("role") == "user"
+    ) or target_entry.get("type") == "custom_message":
+        new_leaf = target_entry.get("parentId")
+    else:
+        new_leaf = target
+    plan = Plan(
+        "branch_summary",
+        preview.to_json(),
+        read_files=list(preview.read_files),
+        modified_files=list(preview.modified_files),
+        parent_id=new_leaf,
+        entry={"fromId": new_leaf if new_leaf is not None else "root"},
+    )
+    if not preview.entry_ids:
+        plan.nothing = "Nothing to summarise: the target is on the current branch"
+    elif preview.request is not None:
+        plan.calls.append(PlannedCall("branch", preview.request, preview.messages))
+    return plan
+
+
+# --------------------------------------------------------------------------------------------
+# Create / cancel / retry
+# --------------------------------------------------------------------------------------------
+
+
+def _enqueue(job_id: int) -> None:
+    from contextlab.jobs import tasks
+
+    tasks.enqueue(job_id)
+
+
+def job_create(
+    *,
+    session: Session,
+    kind: str,
+    leaf_entry_id: str | None = None,
+    target_entry_id: str = "",
+    parameters: Json | None = None,
+    requested_by: Any = None,
+    enqueue: bool = True,
+    retry_of: Job | None = None,
+) -> Job:
+    """Queue a job; it is enqueued only once the transaction that created it commits."""
+    if kind not in Job.Kind.values:
+        raise JobError(f"Unknown job kind {kind!r}")
+    leaf = leaf_entry_id or session.leaf_entry_id
+    if not leaf:
+        raise JobError("The session has no entries to work on")
+    if not Entry.objects.for_session(session).filter(entry_id=leaf).exists():
+        raise JobError(f"Entry {leaf} is not in session {session.session_id}")
+    if kind == Job.Kind.BRANCH_SUMMARY:
+        if not target_entry_id:
+            raise JobError("A branch summary needs a target entry")
+        if target_entry_id == leaf:
+            raise JobError("The target is the current leaf: there is nothing to navigate")
+        if not Entry.objects.for_session(session).filter(entry_id=target_entry_id).exists():
+            raise JobError(f"Entry {target_entry_id} is not in session {session.session_id}")
+    active = Job.objects.active().filter(session=session).first()
+    if active is not None:
+        raise JobConflict(_conflict_message(active))
+    config = providers.active_provider()
+    params = dict(parameters or {})
+    params.setdefault("contextWindow", config.context_window)
+    params.setdefault("modelMaxTokens", config.max_tokens)
+    try:
+        with transaction.atomic():
+            job = Job.objects.create(
+                kind=kind,
+                session=session,
+                leaf_entry_id=leaf,
+                target_entry_id=target_entry_id,
+                parameters=params,
+                provider=config.public(),
+                max_attempts=settings.CONTEXTLAB_JOB_MAX_ATTEMPTS,
+                requested_by=requested_by if getattr(requested_by, "pk", None) else None,
+                retry_of=retry_of,
+                progress_message="queued",
+            )
+    except IntegrityError:
+        # Lost the race with another request: the partial unique index saw both.
+        active = Job.objects.active().filter(session=session).first()
+        raise JobConflict(_conflict_message(active)) from None
+    if enqueue:
+        transaction.on_commit(lambda: _enqueue(job.pk))
+    return job
+
+
+def _conflict_message(active: Job | None) -> str:
+    if active is None:
+        return "Another job was just started for this session; wait for it to finish."
+    return (
+        f"{active.get_kind_display()} job #{active.pk} is already {active.status} for this "
+        "session; wait for it to finish or cancel it first."
+    )
+
+
+def job_cancel(*, job: Job) -> bool:
+    """Cancel a queued or running job. A running one stops before appending anything."""
+    now = timezone.now()
+    changed = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
+        status=Job.Status.CANCELLED, finished_at=now, progress_message="cancelled", updated_at=now
+    )
+    job.refresh_from_db()
+    return changed == 1
+
+
+def job_retry(*, job: Job, requested_by: Any = None) -> Job:
+    """Start a failed or cancelled job again, as a new job (the history keeps both)."""
+    if job.status not in (Job.Status.FAILED, Job.Status.CANCELLED):
+        raise JobError(
+            f"Only failed or cancelled jobs can be retried (job #{job.pk} is {job.status})"
+        )
+    return job_create(
+        session=job.session,
+        kind=job.kind,
+        leaf_entry_id=job.leaf_entry_id,
+        target_entry_id=job.target_entry_id,
+        parameters=job.parameters,
+        requested_by=requested_by,
+        retry_of=job,
+    )
+
+
+def session_continue_without_summary(*, session: Session, target_entry_id: str) -> str | None:
+    """Pi's navigateTree without a summary: the leaf moves, nothing is written to the file.
+
+    Like Pi, this is not persisted in the session file (reopening puts the leaf back on the last
+    line); contextlab keeps the new leaf on the session row until the next entry arrives.
+    """
+    entries = {e.get("id"): e for e in engine_entries(session)}
+    target = entries.get(target_entry_id)
+    if target is None:
+        raise JobError(f"Entry {target_entry_id} is not in session {session.session_id}")
+    is_user = (
+        target.get("type") == "message" and (target.get("message") or {}).get("role") == "user"
+    )
+    new_leaf = (
+        target.get("parentId")
+        if is_user or target.get("type") == "custom_message"
+        else target_entry_id
+    )
+    Session.objects.filter(pk=session.pk).update(leaf_entry_id=new_leaf or "")
+    session.leaf_entry_id = new_leaf or ""
+    return new_leaf
+
+
+# --------------------------------------------------------------------------------------------
+# Run
+# --------------------------------------------------------------------------------------------
+
+
+def _progress(job: Job, percent: int, message: str, **fields: Any) -> None:
+    Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+        progress=percent, progress_message=message[:200], updated_at=timezone.now(), **fields
+    )
+
+
+def _still_running(job: Job) -> bool:
+    return Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).exists()
+
+
+def job_claim(*, job_id: int, now: datetime | None = None) -> Job | None:
+    """Claim job `job_id` for this worker (see JobQuerySet.claim); None if someone else has it
+    or it already ended. A job whose attempts are used up is failed here."""
+    now = now or timezone.now()
+    if not Job.objects.claim(job_id, now=now):
+        return None
+    job = Job.objects.select_related("session").get(pk=job_id)
+    if job.attempts > job.max_attempts:
+        _fail(
+            job, f"Gave up after {job.max_attempts} attempts: {job.error or 'the worker was lost'}"
+        )
+        return None
+    return job
+
+
+def job_run(
+    *,
+    job: Job,
+    complete: Callable[..., providers.Completion] | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> Job:
+    """Run a claimed job to its end: succeeded, failed, or cancelled meanwhile.
+
+    Raises RetryLater when the model failed in a retryable way and attempts remain; the job is
+    queued again (the caller schedules the next run).
+    """
+    complete = complete or providers.complete
+    now = now or timezone.now
+    try:
+        config = providers.provider_from_public(job.provider)
+    except providers.ProviderError as exc:
+        return _fail(job, str(exc))
+    try:
+        plan = (
+            plan_compaction(job.session, job.leaf_entry_id, job.parameters)
+            if job.kind == Job.Kind.COMPACTION
+            else plan_branch_summary(
+                job.session, job.leaf_entry_id, job.target_entry_id, job.parameters
+            )
+        )
+    except JobError as exc:
+        return _fail(job, str(exc))
+    _progress(job, 10, "prepared", preview=plan.preview)
+    if plan.nothing:
+        return _fail(job, plan.nothing)
+
+    texts: dict[str, str] = {}
+    requests: list[Json] = []
+    responses: list[Json] = []
+    usage_total = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    cost = 0.0
+    for index, call in enumerate(plan.calls):
+        if not _still_running(job):
+            return _reload(job)
+        _progress(
+            job,
+            20 + 60 * index // max(1, len(plan.calls)),
+            f"summarising ({index + 1}/{len(plan.calls)}: {call.role})",
+        )
+        if config.is_offline:
+            text = offline.summarise(
+                "branch" if call.role == "branch" else call.role,
+                call.messages,
+                previous_summary=call.previous_summary,
+                read_files=plan.read_files,
+                modified_files=plan.modified_files,
+            )
+            requests.append({"role": call.role, "offline": True, "request": call.request})
+            responses.append(
+                {"role": call.role, "offline": True, "text": text, "stopReason": "stop"}
+            )
+            texts[call.role] = text
+            continue
+        try:
+            result = complete(config, call.request, reasoning=call.reasoning)
+        except providers.ProviderError as exc:
+            return _provider_failed(job, exc)
+        requests.append({"role": call.role, "body": result.request_body})
+        responses.append({"role": call.role, "stopReason": result.stop_reason, **result.response})
+        for key in usage_total:
+            usage_total[key] += result.usage.get(key, 0)
+        cost += result.usage.get("cost", {}).get("total", 0.0)
+        if result.stop_reason in ("error", "aborted"):
+            message = result.error_message or "Unknown error"
+            prefix = {
+                "history": "Summarization failed",
+                "turn_prefix": "Turn prefix summarization failed",
+            }
+            return _fail(
+                job,
+                f"{prefix.get(call.role, 'Summarization failed')}: {message}",
+                requests=requests,
+                responses=responses,
+            )
+        texts[call.role] = result.text
+
+    summary, details = _assemble(plan, texts)
+    _progress(
+        job,
+        90,
+        "appending the entry",
+        requests=requests,
+        responses=responses,
+        usage=usage_total,
+        cost=cost,
+    )
+    return _append_and_finish(job, plan, summary, details, now())
+
+
+def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
+    """Join the model's texts as Pi does (compaction.js compact / generateBranchSummary)."""
+    if plan.kind == "compaction":
+        from contextlab.pi import compaction as engine
+
+        if plan.split_turn:
+            history = texts.get("history", engine.NO_PRIOR_HISTORY)
+            summary = history + engine.SPLIT_TURN_JOINER + texts["turn_prefix"]
+        else:
+            summary = texts["history"]
+        summary += engine.format_file_operations(plan.read_files, plan.modified_files)
+    else:
+        from contextlab.pi import branch_summary as engine
+
+        if "branch" not in texts:
+            # Entries but no messages (all tool results / settings): Pi's fixed text, no call.
+            return engine.NO_CONTENT_SUMMARY, {"readFiles": [], "modifiedFiles": []}
+        summary = engine.BRANCH_SUMMARY_PREAMBLE + texts["branch"]
+        summary += engine.format_file_operations(plan.read_files, plan.modified_files)
+        summary = summary or engine.NO_SUMMARY_GENERATED
+    return summary, {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files}
+
+
+def _provider_failed(job: Job, exc: providers.ProviderError) -> Job:
+    if exc.retryable and job.attempts < job.max_attempts:
+        countdown = settings.CONTEXTLAB_JOB_RETRY_BASE_SECONDS * (2 ** (job.attempts - 1))
+        message = f"Attempt {job.attempts} failed: {exc}; retrying in {countdown:g}s"
+        Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+            status=Job.Status.QUEUED,
+            error=message,
+            progress_message="waiting to retry",
+            lease_expires_at=None,
+            updated_at=timezone.now(),
+        )
+        raise RetryLater(countdown, message)
+    return _fail(job, str(exc))
+
+
+def _fail(job: Job, message: str, **fields: Any) -> Job:
+    now = timezone.now()
+    Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
+        status=Job.Status.FAILED,
+        error=message,
+        finished_at=now,
+        progress_message="failed",
+        lease_expires_at=None,
+        updated_at=now,
+        **fields,
+    )
+    return _reload(job)
+
+
+def _reload(job: Job) -> Job:
+    job.refresh_from_db()
+    return job
+
+
+def iso_ms(moment: datetime) -> str:
+    """``new Date().toISOString()``: UTC, milliseconds, ``Z``."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def new_entry_id(existing: set[str]) -> str:
+    """Pi's ``generateId``: 8 hex chars of a random UUID not used in the session (100 tries)."""
+    for _ in range(100):
+        candidate = str(uuid.uuid4())[:8]
+        if candidate not in existing:
+            return candidate
+    return str(uuid.uuid4())
+
+
+def build_entry(plan: Plan, entry_id: str, timestamp: str, summary: str, details: Json) -> Json:
+    values = {
+        "type": plan.kind,
+        "id": entry_id,
+        "parentId": plan.parent_id,
+        "timestamp": timestamp,
+        "summary": summary,
+        "details": details,
+        # Pi itself writes fromHook false (not omitted) for summaries it generated.
+        "fromHook": False,
+        **plan.entry,
+    }
+    return {key: values[key] for key in ENTRY_KEY_ORDER[plan.kind]}
+
+
+def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment: datetime) -> Job:
+    with transaction.atomic():
+        # Lock the job row: a cancel that committed before this point wins, and nothing is
+        # appended; one that comes after finds the job succeeded.
+        locked = Job.objects.select_for_update().filter(pk=job.pk).first()
+        if locked is None or locked.status != Job.Status.RUNNING:
+            return _reload(job)
+        session = Session.objects.get(pk=job.session_id)
+        # Lock the revision row: every append to a session goes through it, so concurrent
+        # appends get distinct seq numbers and ids (the library's import takes the same lock).
+        revision = SessionRevision.objects.select_for_update().get(pk=session.current_revision_id)
+        existing = set(Entry.objects.filter(revision=revision).values_list("entry_id", flat=True))
+        if plan.parent_id is not None and plan.parent_id not in existing:
+            return _fail(
+                job, f"Entry {plan.parent_id} is no longer in the session's current revision"
+            )
+        entry_id = new_entry_id(existing)
+        data = build_entry(plan, entry_id, iso_ms(moment), summary, details)
+        parent_has_children = (
+            plan.parent_id is not None
+            and Entry.objects.filter(revision=revision, parent_id=plan.parent_id).exists()
+        )
+        parent_depth = (
+            Entry.objects.filter(revision=revision, entry_id=plan.parent_id)
+            .values_list("depth", flat=True)
+            .first()
+            if plan.parent_id is not None
+            else None
+        )
+        tokens = math.ceil(js_len(summary) / 4)
+        seq = max(
+            revision.next_seq,
+            (
+                Entry.objects.filter(revision=revision)
+                .order_by("-seq")
+                .values_list("seq", flat=True)
+                .first()
+                or -1
+            )
+            + 1,
+        )
+        Entry.objects.create(
+            session=session,
+            revision=revision,
+            seq=seq,
+            line_no=None,
+            entry_id=entry_id,
+            parent_id=plan.parent_id,
+            type=plan.kind,
+            role="",
+            timestamp=moment,
+            data=data,
+            tokens=tokens,
+            depth=(parent_depth + 1) if parent_depth is not None else 0,
+            search_text=summary[:SEARCH_TEXT_CAP],
+            origin=Entry.Origin.CONTEXTLAB,
+        )
+        SessionRevision.objects.filter(pk=revision.pk).update(next_seq=seq + 1)
+        Session.objects.filter(pk=session.pk).update(
+            leaf_entry_id=entry_id,
+            entry_count=F("entry_count") + 1,
+            tokens_estimated=F("tokens_estimated") + tokens,
+            compaction_count=F("compaction_count") + (1 if plan.kind == "compaction" else 0),
+            # A child of an entry that already had one opens a new branch (a new tree leaf).
+            branch_count=F("branch_count") + (1 if parent_has_children else 0),
+        )
+        finished = timezone.now()
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.SUCCEEDED,
+            progress=100,
+            progress_message="done",
+            result_entry_ids=[entry_id],
+            finished_at=finished,
+            lease_expires_at=None,
+            error="",
+            updated_at=finished,
+        )
+    return _reload(job)
+
+
+def job_execute(
+    *, job_id: int, complete: Callable[..., providers.Completion] | None = None
+) -> Job | None:
+    """Claim and run one job (what a Celery task or the embedded runner calls).
+
+    Returns the job after the run, or None if it could not be claimed. Raises RetryLater.
+    """
+    job = job_claim(job_id=job_id)
+    if job is None:
+        return None
+    try:
+        return job_run(job=job, complete=complete)
+    except RetryLater:
+        raise
+    except Exception as exc:
+        logger.exception("job %s crashed", job_id)
+        return _fail(job, f"Internal error: {exc.__class__.__name__}: {exc}")
+
+
+def job_fail_by_id(*, job_id: int, message: str) -> None:
+    """Mark a job failed from outside its run (time limit hit in the task)."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is not None:
+        _fail(job, message)
