@@ -157,7 +157,11 @@ def build_request_body(
     if config.kind == "openai":
         from contextlab.pi.providers import openai_completions
 
-        return openai_completions.build_simple_params(model, context, options)
+        # A summarisation request is one user message: transformMessages leaves it unchanged.
+        stream_options = openai_completions.simple_options(
+            model, reasoning=options.get("reasoning"), max_tokens=options["maxTokens"]
+        )
+        return openai_completions.build_params(model, context, stream_options)
     raise ValueError(f"provider {config.kind!r} sends no HTTP request")
 
 
