@@ -18,6 +18,7 @@ Pi draws random ids and timestamps, so a re-run gives a different but equivalent
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -96,9 +97,11 @@ def prepare_root(root: Path, port: int) -> None:
     (root / "agent" / "models.json").write_text(json.dumps(models_json(port), indent=2) + "\n")
 
 
-def record_scenario(name: str) -> dict[str, Any]:
-    root = SCENARIO_BASE / name
-    raw = SCENARIO_BASE / f"{name}.raw"
+def record_scenario(
+    name: str, *, corpus: Path = CORPUS, base: Path = SCENARIO_BASE
+) -> dict[str, Any]:
+    root = base / name
+    raw = base / f"{name}.raw"
     if raw.exists():
         shutil.rmtree(raw)
     server = FakeChatServer(raw / "bodies").start()
@@ -135,13 +138,13 @@ def record_scenario(name: str) -> dict[str, Any]:
         )
     if date_before != date_after:
         raise SystemExit(f"scenario {name} crossed midnight; record it again")
-    return collect(name, root, raw, date_before)
+    return collect(name, root, raw, date_before, corpus)
 
 
-def collect(name: str, root: Path, raw: Path, date: str) -> dict[str, Any]:
+def collect(name: str, root: Path, raw: Path, date: str, corpus: Path) -> dict[str, Any]:
     info = json.loads((raw / "info.json").read_text())
     calls = [json.loads(line) for line in (raw / "calls.jsonl").read_text().splitlines()]
-    out = CORPUS / name
+    out = corpus / name
     if out.exists():
         shutil.rmtree(out)
     (out / "requests").mkdir(parents=True)
@@ -245,11 +248,20 @@ def _ignore_generated(root: Path):  # type: ignore[no-untyped-def]
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(SCENARIOS)
-    for name in names:
+    parser = argparse.ArgumentParser(prog="python -m tests.conformance.recorder")
+    parser.add_argument("scenarios", nargs="*", help=f"default: all of {', '.join(SCENARIOS)}")
+    parser.add_argument("--out", type=Path, default=CORPUS, help="corpus directory")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=SCENARIO_BASE,
+        help="where scenario trees are laid out (their paths end up in the prompts)",
+    )
+    args = parser.parse_args(argv)
+    for name in args.scenarios or SCENARIOS:
         if name not in SCENARIOS:
             raise SystemExit(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-        manifest = record_scenario(name)
+        manifest = record_scenario(name, corpus=args.out, base=args.root)
         kinds = [r["kind"] for r in manifest["requests"]]
         print(
             f"{name}: {manifest['entryCount']} entries, {kinds.count('agent')} agent requests, "

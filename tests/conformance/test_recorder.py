@@ -1,0 +1,45 @@
+"""The recorder still drives the real Pi 0.80.2: a fresh recording is complete and consistent.
+
+Records one scenario into a temporary corpus (the committed corpus is left alone) and checks that
+every request Pi sent was captured with its leaf and context, and that the provider port rebuilds
+each body from that context byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contextlab.pi.providers.openai_completions import build_request_body, simple_options
+from tests.conformance.conftest import oracle_available
+from tests.conformance.recorder.record import record_scenario
+
+pytestmark = pytest.mark.oracle
+
+
+def test_it_records_a_scenario_whose_requests_the_port_rebuilds(tmp_path: Path) -> None:
+    if not oracle_available():
+        pytest.skip("Node 24 or the Pi oracle is not installed")
+    manifest = record_scenario("interactive", corpus=tmp_path / "corpus", base=tmp_path / "root")
+    scenario = tmp_path / "corpus" / "interactive"
+    lines = (scenario / "session.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["cwd"] == str(tmp_path / "root" / "interactive" / "work")
+    assert manifest["entryCount"] == len(lines) - 1
+    entry_ids = {json.loads(line)["id"] for line in lines[1:]}
+    sent = json.loads((scenario / "sent.json").read_text())
+    assert len(manifest["requests"]) == 6
+    for request in manifest["requests"]:
+        assert request["leafId"] in entry_ids
+        index = sent["requests"][request["seq"]]
+        model = next(m for m in manifest["models"] if m["id"] == request["model"]["id"])
+        context = {
+            "systemPrompt": sent["systemPrompts"][index["systemPrompt"]],
+            "messages": [sent["messages"][i] for i in index["messages"]],
+            "tools": manifest["toolDefinitions"],
+        }
+        options = simple_options(model, reasoning=request["reasoning"])
+        body = (scenario / request["body"]).read_text()
+        assert build_request_body(model, context, options) == body
