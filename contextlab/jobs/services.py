@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -560,9 +560,9 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
         locked = Job.objects.select_for_update().filter(pk=job.pk).first()
         if locked is None or locked.status != Job.Status.RUNNING:
             return _reload(job)
-        session = Session.objects.get(pk=job.session_id)
-        # Lock the revision row: every append to a session goes through it, so concurrent
-        # appends get distinct seq numbers and ids (the library's import takes the same lock).
+        # Lock the session row, as the library's import does before it appends synced lines, then
+        # the revision: concurrent appends (another job, a sync) get distinct seq numbers and ids.
+        session = Session.objects.select_for_update().get(pk=job.session_id)
         revision = SessionRevision.objects.select_for_update().get(pk=session.current_revision_id)
         existing = set(Entry.objects.filter(revision=revision).values_list("entry_id", flat=True))
         if plan.parent_id is not None and plan.parent_id not in existing:
@@ -657,3 +657,64 @@ def job_fail_by_id(*, job_id: int, message: str) -> None:
     job = Job.objects.filter(pk=job_id).first()
     if job is not None:
         _fail(job, message)
+
+
+# --------------------------------------------------------------------------------------------
+# Export back to Pi
+# --------------------------------------------------------------------------------------------
+
+
+def _ordered_entry(data: Json) -> Json:
+    order = ENTRY_KEY_ORDER.get(data.get("type", ""))
+    if order is None:
+        return data
+    ordered = {key: data[key] for key in order if key in data}
+    ordered.update({k: v for k, v in data.items() if k not in ordered})
+    return ordered
+
+
+def session_export_chunks(session: Session) -> Iterator[bytes]:
+    """The session as a Pi JSONL v3 file, including the entries contextlab appended.
+
+    1. A v3 file: its original bytes as read (so an untouched session exports byte for byte).
+    2. A legacy (v1/v2) file: what Pi writes when it opens and migrates it — every kept line
+       migrated, ``JSON.stringify`` per line (the engine's migration, with the same ids the
+       library stored, so appended entries still point at the right parents).
+    3. Then each entry contextlab appended, in order, keys as Pi writes them.
+    """
+    from contextlab.pi.jsutil import json_stringify
+
+    revision = session.current_revision
+    if revision is None:
+        raise JobError(f"Session {session.session_id} has no stored file")
+    with revision.open_blob() as fh:
+        if revision.original_version >= 3:
+            remaining = revision.bytes_read
+            while remaining > 0:
+                chunk = fh.read(min(1 << 20, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                yield chunk
+        else:
+            from contextlab.pi.session import parse_session_bytes
+
+            parsed = parse_session_bytes(fh.read(revision.bytes_read), source=revision.source_path)
+            lines = []
+            if parsed.header is not None:
+                lines.append(json_stringify(parsed.header))
+            lines.extend(json_stringify(entry) for entry in parsed.entries)
+            yield ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass") if lines else b""
+    added = (
+        Entry.objects.filter(revision=revision, origin=Entry.Origin.CONTEXTLAB)
+        .order_by("seq")
+        .values_list("data", flat=True)
+    )
+    for data in added:
+        yield (json_stringify(_ordered_entry(data)) + "\n").encode("utf-8")
+
+
+def session_export_filename(session: Session) -> str:
+    """Pi's file name: ``<header timestamp with : and . as ->_<session id>.jsonl``."""
+    stamp = str(session.header.get("timestamp", "")).replace(":", "-").replace(".", "-")
+    return f"{stamp}_{session.session_id}.jsonl" if stamp else f"{session.session_id}.jsonl"

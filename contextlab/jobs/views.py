@@ -1,0 +1,216 @@
+"""Jobs in the browser: compact here, continue from here, live status, cancel, retry, history,
+and the export of a session back to a Pi JSONL file.
+
+Function views; business logic lives in services. Every page works without JavaScript; with htmx
+the forms swap their partials in place and the status partial polls until the job is done.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from contextlab.jobs import providers, services
+from contextlab.jobs.models import Job
+from contextlab.library.models import Session
+
+HISTORY_LIMIT = 50
+
+
+def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
+    return get_object_or_404(Session.objects.visible_to(request.user), pk=pk)
+
+
+def _get_job_for_user(request: HttpRequest, pk: int) -> Job:
+    job = get_object_or_404(Job.objects.select_related("session", "requested_by"), pk=pk)
+    if not Session.objects.visible_to(request.user).filter(pk=job.session_id).exists():
+        raise Http404("No such job")
+    return job
+
+
+def _status_response(request: HttpRequest, job: Job) -> HttpResponse:
+    response = render(request, "jobs/_job_status.html", {"job": job})
+    if request.htmx and job.is_done:
+        # 286 tells htmx to stop polling; the body still replaces the partial one last time.
+        stop = HttpResponseStopPolling(response.content)
+        stop["Content-Type"] = response["Content-Type"]
+        return stop
+    return response
+
+
+def _compact_parameters(request: HttpRequest) -> dict:
+    params: dict = {}
+    instructions = (request.POST.get("instructions") or "").strip()
+    if instructions:
+        params["customInstructions"] = instructions
+    return params
+
+
+@login_required
+def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
+    """GET: the preview of what Pi would summarise at `leaf`. POST: queue the compaction."""
+    session = _get_session_for_user(request, session_pk)
+    source = request.POST if request.method == "POST" else request.GET
+    leaf = source.get("leaf") or session.leaf_entry_id
+    if request.method == "POST":
+        try:
+            job = services.job_create(
+                session=session,
+                kind=Job.Kind.COMPACTION,
+                leaf_entry_id=leaf,
+                parameters=_compact_parameters(request),
+                requested_by=request.user,
+            )
+        except services.JobError as exc:
+            return _form_error(request, "jobs/_compact_form.html", session, leaf, str(exc))
+        if request.htmx:
+            return render(request, "jobs/_job_status.html", {"job": job})
+        return redirect("jobs:detail", pk=job.pk)
+    preview, error = None, ""
+    try:
+        plan = services.plan_compaction(session, leaf, {**_provider_params()})
+        preview = {"plan": plan.preview, "nothing": plan.nothing, "calls": len(plan.calls)}
+    except services.JobError as exc:
+        error = str(exc)
+    context = {
+        "session": session,
+        "leaf": leaf,
+        "preview": preview,
+        "error": error,
+        "provider": providers.active_provider().public(),
+    }
+    template = "jobs/_compact_form.html" if request.htmx else "jobs/compact.html"
+    return render(request, template, context)
+
+
+def _provider_params() -> dict:
+    config = providers.active_provider()
+    return {"contextWindow": config.context_window, "modelMaxTokens": config.max_tokens}
+
+
+def _form_error(request, template, session, leaf, error, status=409):  # type: ignore[no-untyped-def]
+    context = {
+        "session": session,
+        "leaf": leaf,
+        "error": error,
+        "provider": providers.active_provider().public(),
+    }
+    if not request.htmx:
+        messages.error(request, error)
+        return redirect(f"{request.path}?leaf={leaf}")
+    return render(request, template, context, status=status)
+
+
+@login_required
+def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
+    """Pi's three choices when navigating the tree: no summary, summary, summary + instructions."""
+    session = _get_session_for_user(request, session_pk)
+    source = request.POST if request.method == "POST" else request.GET
+    target = source.get("target", "")
+    old_leaf = source.get("from") or session.leaf_entry_id
+    if request.method == "POST":
+        choice = request.POST.get("choice", "none")
+        try:
+            if choice == "none":
+                new_leaf = services.session_continue_without_summary(
+                    session=session, target_entry_id=target
+                )
+                messages.success(request, f"Leaf moved to {new_leaf or 'the root'} (no summary).")
+                return redirect("jobs:list", session_pk=session.pk)
+            params: dict = {}
+            if choice == "custom":
+                instructions = (request.POST.get("instructions") or "").strip()
+                if not instructions:
+                    raise services.JobError("Write the custom instructions, or pick another choice")
+                params["customInstructions"] = instructions
+                params["replaceInstructions"] = bool(request.POST.get("replace"))
+            job = services.job_create(
+                session=session,
+                kind=Job.Kind.BRANCH_SUMMARY,
+                leaf_entry_id=old_leaf,
+                target_entry_id=target,
+                parameters=params,
+                requested_by=request.user,
+            )
+        except services.JobError as exc:
+            context = {
+                "session": session,
+                "target": target,
+                "old_leaf": old_leaf,
+                "error": str(exc),
+            }
+            template = "jobs/_continue_form.html" if request.htmx else "jobs/continue.html"
+            return render(request, template, context, status=409)
+        if request.htmx:
+            return render(request, "jobs/_job_status.html", {"job": job})
+        return redirect("jobs:detail", pk=job.pk)
+    context = {"session": session, "target": target, "old_leaf": old_leaf, "error": ""}
+    template = "jobs/_continue_form.html" if request.htmx else "jobs/continue.html"
+    return render(request, template, context)
+
+
+@login_required
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _get_job_for_user(request, pk)
+    if request.htmx:
+        return _status_response(request, job)
+    return render(request, "jobs/detail.html", {"job": job, "session": job.session})
+
+
+@login_required
+@require_POST
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _get_job_for_user(request, pk)
+    if not services.job_cancel(job=job):
+        messages.info(request, f"Job #{job.pk} had already ended ({job.status}).")
+    if request.htmx:
+        return _status_response(request, job)
+    return redirect("jobs:detail", pk=job.pk)
+
+
+@login_required
+@require_POST
+def retry(request: HttpRequest, pk: int) -> HttpResponse:
+    job = _get_job_for_user(request, pk)
+    try:
+        new_job = services.job_retry(job=job, requested_by=request.user)
+    except services.JobError as exc:
+        messages.error(request, str(exc))
+        return redirect("jobs:detail", pk=job.pk)
+    if request.htmx:
+        return render(request, "jobs/_job_status.html", {"job": new_job})
+    return redirect("jobs:detail", pk=new_job.pk)
+
+
+@login_required
+def job_list(request: HttpRequest, session_pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, session_pk)
+    jobs = list(Job.objects.for_session(session.pk).select_related("requested_by")[:HISTORY_LIMIT])
+    context = {"session": session, "jobs": jobs, "provider": providers.active_provider().public()}
+    if request.htmx:
+        return render(request, "jobs/_job_history.html", context)
+    return render(request, "jobs/list.html", context)
+
+
+@login_required
+def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
+    """Download the session as a Pi JSONL v3 file (with the entries contextlab added)."""
+    session = _get_session_for_user(request, session_pk)
+    try:
+        chunks = services.session_export_chunks(session)
+        first = next(chunks, b"")
+    except (services.JobError, OSError) as exc:
+        raise Http404(str(exc)) from exc
+
+    def stream():  # type: ignore[no-untyped-def]
+        yield first
+        yield from chunks
+
+    response = StreamingHttpResponse(stream(), content_type="application/x-ndjson")
+    filename = services.session_export_filename(session)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
