@@ -1,0 +1,209 @@
+"""Read models for the session page: the tree index of a session and the entries of one path.
+
+A 20k-entry session must open in well under a second, so the tree is computed once per session
+state (revision, entry count, leaf) into a `SessionIndex` of light per-entry records, kept in a
+small per-process cache. Requests afterwards touch the database only for the entries they show
+in full (the selected entry's path from its last compaction on).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from django.db.models import TextField
+from django.db.models.functions import Cast
+
+from contextlab.inspector.treeview import TreeItem, collect_tool_calls, flatten, tree_item
+from contextlab.library.models import Entry, Session
+from contextlab.pi.session import SessionTree
+
+# Settings-like fields the projection reads from entries it does not send (see `path_entries`).
+_LIGHT_KEYS = ("type", "id", "parentId", "timestamp")
+
+
+@dataclass(slots=True)
+class SessionIndex:
+    key: tuple[Any, ...]
+    items: dict[str, TreeItem]
+    order: list[str]  # Pi's /tree order (flattenTree), active branch first
+    parent_of: dict[str, str | None]
+    labels: dict[str, str]
+    leaf_id: str | None
+    path_ids: list[str]  # root -> leaf
+    seq_of: dict[str, int]
+    # For entries the projection may skip: what build_session_context reads from them.
+    light: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Compaction id -> firstKeptEntryId (to fetch a path from its last compaction on).
+    first_kept: dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+
+    def path(self, entry_id: str) -> list[str]:
+        """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        current: str | None = entry_id
+        while current is not None and current not in seen and current in self.items:
+            seen.add(current)
+            out.append(current)
+            current = self.parent_of.get(current)
+        out.reverse()
+        return out
+
+
+_cache: OrderedDict[tuple[Any, ...], SessionIndex] = OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 8
+
+
+def index_key(session: Session) -> tuple[Any, ...]:
+    return (session.pk, session.current_revision_id, session.entry_count, session.leaf_entry_id)
+
+
+def session_index(session: Session) -> SessionIndex:
+    key = index_key(session)
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached
+    index = build_index(session, key)
+    with _cache_lock:
+        _cache[key] = index
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return index
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _light(entry: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an entry that build_session_context reads when it does not emit it."""
+    light = {key: entry.get(key) for key in _LIGHT_KEYS}
+    kind = entry.get("type")
+    if kind == "thinking_level_change":
+        light["thinkingLevel"] = entry.get("thinkingLevel")
+    elif kind == "model_change":
+        light["provider"] = entry.get("provider")
+        light["modelId"] = entry.get("modelId")
+    elif kind == "message":
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            light["message"] = {
+                "role": "assistant",
+                "provider": message.get("provider"),
+                "model": message.get("model"),
+            }
+    return light
+
+
+def build_index(session: Session, key: tuple[Any, ...] | None = None) -> SessionIndex:
+    rows = (
+        Entry.objects.for_session(session)
+        .annotate(raw=Cast("data", TextField()))
+        .values_list("seq", "tokens", "raw")
+    )
+    entries: list[dict[str, Any]] = []
+    seqs: list[int] = []
+    tokens: list[int] = []
+    for seq, entry_tokens, raw in rows.iterator(chunk_size=2000):
+        entries.append(orjson.loads(raw))
+        seqs.append(seq)
+        tokens.append(entry_tokens)
+    tree = SessionTree(entries)
+    tool_calls: dict[str, tuple[str, object]] = {}
+    for entry in entries:
+        collect_tool_calls(entry, tool_calls)
+    items: dict[str, TreeItem] = {}
+    seq_of: dict[str, int] = {}
+    light: dict[str, dict[str, Any]] = {}
+    first_kept: dict[str, str] = {}
+    for entry, seq, entry_tokens in zip(entries, seqs, tokens, strict=True):
+        # A repeated id resolves as Pi's Map does: the later line wins.
+        entry_id = entry["id"]
+        items[entry_id] = tree_item(entry, tool_calls, entry_tokens)
+        items[entry_id].parent_id = tree.parent(entry_id)
+        seq_of[entry_id] = seq
+        light[entry_id] = _light(entry)
+        if entry.get("type") == "compaction" and isinstance(entry.get("firstKeptEntryId"), str):
+            first_kept[entry_id] = entry["firstKeptEntryId"]
+    leaf_id = session.leaf_entry_id or tree.leaf_id
+    if leaf_id not in items:
+        leaf_id = tree.leaf_id
+    order = [i for i in flatten(tree.roots, tree.children, leaf_id) if i in items]
+    labels = {k: str(v) for k, v in tree.labels.items() if k in items}
+    index = SessionIndex(
+        key=key or index_key(session),
+        items=items,
+        order=order,
+        parent_of={i: items[i].parent_id for i in items},
+        labels=labels,
+        leaf_id=leaf_id,
+        path_ids=[],
+        seq_of=seq_of,
+        light=light,
+        first_kept=first_kept,
+        name=tree.name,
+    )
+    index.path_ids = index.path(leaf_id) if leaf_id else []
+    return index
+
+
+def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[dict[str, Any]]:
+    """The path root -> `entry_id` as entry dicts for the engine, fetching only what is sent.
+
+    build_session_context emits messages from the last compaction's firstKeptEntryId on; before
+    that it only reads settings (model, thinking level) from the path. Those earlier entries come
+    from the index as light dicts, so a deep entry in a 20k-entry session costs one query over
+    the kept range instead of the whole path.
+    """
+    ids = index.path(entry_id)
+    start = 0
+    for position in range(len(ids) - 1, -1, -1):
+        kept = index.first_kept.get(ids[position])
+        if kept is not None:
+            start = ids.index(kept) if kept in ids[:position] else position
+            break
+    wanted = ids[start:]
+    full: dict[str, dict[str, Any]] = {}
+    seqs = [index.seq_of[i] for i in wanted]
+    if seqs:
+        rows = Entry.objects.for_session(session)
+        # A long kept range is one ordered range scan (other branches' lines are dropped
+        # below) rather than an IN list of thousands of values.
+        if len(seqs) > 500:
+            rows = rows.filter(seq__gte=min(seqs), seq__lte=max(seqs))
+        else:
+            rows = rows.filter(seq__in=seqs)
+        rows = rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw")
+        wanted_seq = set(seqs)
+        for seq, raw in rows:
+            if seq in wanted_seq:
+                entry = orjson.loads(raw)
+                full[entry["id"]] = entry
+    return [full.get(i) or index.light[i] for i in ids]
+
+
+def entries_by_id(
+    session: Session, index: SessionIndex, ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    seqs = [index.seq_of[i] for i in ids if i in index.seq_of]
+    if not seqs:
+        return {}
+    rows = (
+        Entry.objects.for_session(session)
+        .filter(seq__in=seqs)
+        .annotate(raw=Cast("data", TextField()))
+        .values_list("raw", flat=True)
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for raw in rows:
+        entry = orjson.loads(raw)
+        out[entry["id"]] = entry
+    return out

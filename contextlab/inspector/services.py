@@ -1,0 +1,719 @@
+"""View-models of the turn inspector and the context growth chart, built from the engine.
+
+Every figure shown comes from `contextlab.pi` (projection, conversions, token estimates, the
+system prompt, truncation notices); this module only gathers the inputs from the database and
+arranges the results for templates. Steps of `inspect_entry`:
+
+1. the path root -> entry (only the part the projection sends is fetched in full);
+2. `build_session_context` with the entry as leaf, each emitted message paired with its entry;
+3. `convert_to_llm` then `transform_messages` for the model: what the provider receives;
+4. per-message estimates, a running total, Pi's usage-based estimate, the window and reserve,
+   the usage the provider reported for the reply to this request;
+5. the system prompt rebuilt by layer from the project's resources (or plainly "unknown");
+6. the diff against the previous request on the same path.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from contextlab.inspector.models import ResourceFile, ResourceProfile
+from contextlab.inspector.selectors import SessionIndex, entries_by_id, path_entries
+from contextlab.inspector.treeview import TreeItem
+from contextlab.library.models import Entry, Project, Session
+from contextlab.pi import context as pi_context
+from contextlab.pi import models as pi_models
+from contextlab.pi import tokens as pi_tokens
+from contextlab.pi.prompt import SystemPrompt, build_system_prompt
+from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
+from contextlab.pi.truncate import locate_notice
+
+# Pi's default compaction.reserveTokens (settings are per machine; not in the session file).
+DEFAULT_RESERVE_TOKENS = 16384
+EMITTING_TYPES = ("message", "custom_message", "branch_summary")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+_IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
+
+
+# --- small helpers ---------------------------------------------------------------------------
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+def _emits(entry: dict[str, Any]) -> bool:
+    """Whether build_session_context emits a message for this entry (Pi's appendMessage rule)."""
+    kind = entry.get("type")
+    if kind in ("message", "custom_message"):
+        return True
+    return kind == "branch_summary" and bool(entry.get("summary"))
+
+
+@dataclass
+class Block:
+    kind: str  # text, thinking, toolCall, image, other
+    text: str = ""
+    notice: tuple[int, int] | None = None  # truncation notice span inside `text`
+    image_src: str = ""
+    name: str = ""
+    redacted: bool = False
+
+    @property
+    def before_notice(self) -> str:
+        return self.text[: self.notice[0]] if self.notice else self.text
+
+    @property
+    def notice_text(self) -> str:
+        return self.text[self.notice[0] : self.notice[1]] if self.notice else ""
+
+    @property
+    def after_notice(self) -> str:
+        return self.text[self.notice[1] :] if self.notice else ""
+
+
+@dataclass
+class MessageView:
+    position: int
+    role: str
+    entry_id: str | None
+    entry_type: str
+    tokens: int
+    running: int
+    blocks: list[Block]
+    sent_as: str  # the role the provider sees ("user" for summaries and custom messages)
+    dropped: str = ""  # why the provider layer drops it, if it does
+    usage: dict[str, Any] | None = None
+    usage_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    css: str = ""
+    title: str = ""
+
+
+@dataclass
+class Inspection:
+    session: Session
+    entry_id: str
+    entry: dict[str, Any] | None
+    item: TreeItem
+    messages: list[MessageView]
+    sent: list[dict[str, Any]]
+    thinking_level: str
+    model: dict[str, Any] | None
+    model_info: dict[str, Any]
+    estimate_total: int
+    pi_estimate: dict[str, Any]
+    context_window: int | None
+    reserve_tokens: int
+    compaction: dict[str, Any] | None
+    replaced_count: int
+    invariant_ok: bool
+    invariant_text: str
+    reply: dict[str, Any] | None
+    prompt: SystemPrompt | None
+    prompt_unknown: list[str]
+    prompt_notes: list[str]
+    resources: PromptResources | None
+    profile: ResourceProfile | None
+    prompt_date: str
+    diff: dict[str, Any] | None
+    copy_json: str
+    entry_json: str
+    synthetic_results: int
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.prompt.tokens if self.prompt else 0
+
+    @property
+    def layer_token_sum(self) -> int:
+        return sum(layer.tokens for layer in self.prompt.layers) if self.prompt else 0
+
+    @property
+    def total_with_prompt(self) -> int:
+        return self.estimate_total + self.prompt_tokens
+
+    @property
+    def threshold(self) -> int | None:
+        return self.context_window - self.reserve_tokens if self.context_window else None
+
+
+# --- blocks ----------------------------------------------------------------------------------
+
+
+def _image_src(block: dict[str, Any]) -> str:
+    """A data: URL for an image block, only for well-formed base64 of a raster image type."""
+    mime = str(block.get("mimeType") or "")
+    data = block.get("data")
+    if not _IMAGE_MIME.match(mime) or not isinstance(data, str) or not _BASE64.match(data):
+        return ""
+    try:
+        base64.b64decode(data[:4096] + "=" * (-len(data[:4096]) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return ""
+    return f"data:{mime};base64,{data}"
+
+
+def _blocks(message: dict[str, Any]) -> list[Block]:
+    role = message.get("role")
+    tool_name = str(message.get("toolName") or "")
+    if role in ("compactionSummary", "branchSummary"):
+        return [Block("text", str(message.get("summary") or ""))]
+    if role == "bashExecution":
+        text = f"$ {message.get('command', '')}\n{message.get('output', '')}"
+        return [Block("text", text)]
+    content = message.get("content")
+    if isinstance(content, str):
+        return [Block("text", content)]
+    out: list[Block] = []
+    for raw in content if isinstance(content, list) else []:
+        if not isinstance(raw, dict):
+            out.append(Block("other", _dumps(raw)))
+            continue
+        kind = raw.get("type")
+        if kind == "text":
+            text = str(raw.get("text") or "")
+            notice = locate_notice(tool_name, text) if role == "toolResult" else None
+            out.append(Block("text", text, notice=notice))
+        elif kind == "thinking":
+            out.append(
+                Block(
+                    "thinking", str(raw.get("thinking") or ""), redacted=bool(raw.get("redacted"))
+                )
+            )
+        elif kind == "toolCall":
+            out.append(
+                Block("toolCall", _dumps(raw.get("arguments")), name=str(raw.get("name") or ""))
+            )
+        elif kind == "image":
+            out.append(Block("image", str(raw.get("mimeType") or ""), image_src=_image_src(raw)))
+        else:
+            out.append(Block("other", _dumps(raw)))
+    return out
+
+
+_ROLE_CSS = {
+    "compactionSummary": "compaction-summary",
+    "branchSummary": "branch-summary",
+    "custom": "custom",
+}
+_ROLE_TITLE = {
+    "compactionSummary": "compaction summary",
+    "branchSummary": "branch summary",
+    "toolResult": "tool result",
+    "bashExecution": "bash (!cmd)",
+}
+
+
+# --- resources and the system prompt ---------------------------------------------------------
+
+
+def resource_profile(project: Project) -> ResourceProfile | None:
+    return ResourceProfile.objects.filter(project=project).prefetch_related("files").first()
+
+
+def _prompt_date(entries: list[dict[str, Any]]) -> str:
+    """The date Pi put in the prompt: it is built when the session is (re)opened, not per turn,
+    and never stored; the latest user message's day (in TIME_ZONE) is the closest we know."""
+    for entry in reversed(entries):
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "user":
+            stamp = entry.get("timestamp")
+            break
+    else:
+        stamp = entries[0].get("timestamp") if entries else None
+    try:
+        when = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        when = timezone.now()
+    if timezone.is_naive(when):
+        when = timezone.make_aware(when, dt.UTC)
+    return timezone.localtime(when).date().isoformat()
+
+
+def system_prompt_for(
+    session: Session, profile: ResourceProfile | None, date: str
+) -> tuple[SystemPrompt | None, PromptResources | None, list[str], list[str]]:
+    """Rebuild the prompt, or say plainly why parts of it cannot be known on this server."""
+    cwd = str(session.header.get("cwd") or session.project.cwd)
+    unknown: list[str] = []
+    fs: Any = None
+    uploads = list(profile.files.all()) if profile else []
+    ran_here = Path(cwd).is_dir()
+    if uploads:
+        fs = {f.original_path: f.content for f in uploads}
+        agent_dir = (profile.agent_dir if profile else "") or settings.PI_AGENT_DIR
+    elif profile and profile.agent_dir:
+        agent_dir = profile.agent_dir
+    elif ran_here:
+        agent_dir = settings.PI_AGENT_DIR
+    else:
+        agent_dir = settings.PI_AGENT_DIR
+        unknown.append(
+            f"This session ran in {cwd}, which is not a directory on this server: its AGENTS.md /"
+            " CLAUDE.md files, skills, SYSTEM.md and APPEND_SYSTEM.md are unknown here. The"
+            " prompt below has only what needs no files. Give the project's resource profile"
+            " to complete it."
+        )
+    pi_root = (profile.pi_root if profile else "") or settings.PI_PACKAGE_DIR or None
+    home = (profile.home if profile else "") or None
+    tools = list(profile.tools) if profile and profile.tools else None
+    trusted = profile.project_trusted if profile else None
+    try:
+        resources = discover_resources(
+            cwd=cwd,
+            agent_dir=agent_dir,
+            home=home,
+            project_trusted=trusted,
+            fs=fs if fs is not None else (None if ran_here or profile else {}),
+        )
+    except ResourceError as exc:
+        return None, None, [*unknown, str(exc)], []
+    prompt = build_system_prompt(
+        cwd=cwd, date=date, pi_root=pi_root, tools=tools, resources=resources
+    )
+    notes = list(prompt.notes)
+    if resources.trust_reason:
+        notes.append(f"Project trust: {resources.trust_reason}.")
+    unknown.extend(resources.unknown)
+    if tools is None:
+        notes.append(
+            "Tools: Pi's default set assumed (the session file does not record --tools);"
+            " set the tool set in the resource profile if Pi ran with others."
+        )
+    if pi_root is None:
+        unknown.append(
+            "The Pi package root on this server is not set: the documentation paths in the"
+            " prompt are placeholders."
+        )
+    return prompt, resources, unknown, notes
+
+
+@transaction.atomic
+def save_resource_profile(*, project: Project, form: Any, user: Any) -> ResourceProfile:
+    profile: ResourceProfile = form.save(commit=False)
+    profile.project = project
+    profile.tools = form.cleaned_data["tools_text"]
+    trust = form.cleaned_data.get("trust")
+    profile.project_trusted = None if not trust else trust == "yes"
+    profile.updated_by = user if getattr(user, "is_authenticated", False) else None
+    profile.save()
+    for path, content in form.cleaned_data.get("uploads", []):
+        ResourceFile.objects.update_or_create(
+            profile=profile, original_path=path, defaults={"content": content}
+        )
+    return profile
+
+
+# --- the projection --------------------------------------------------------------------------
+
+
+def _model_info(model: Any) -> dict[str, Any]:
+    if not model:
+        return {}
+    provider = (
+        model.get("provider") if isinstance(model, dict) else getattr(model, "provider", None)
+    )
+    model_id = model.get("modelId") if isinstance(model, dict) else getattr(model, "model_id", None)
+    found = pi_models.find_model(str(provider), str(model_id)) if provider and model_id else None
+    return {
+        "provider": provider,
+        "id": model_id,
+        "found": found,
+        "context_window": getattr(found, "context_window", None) if found else None,
+        "max_tokens": getattr(found, "max_tokens", None) if found else None,
+        "input": list(getattr(found, "input", ()) or ()) if found else [],
+    }
+
+
+def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dict[str, Any]]]:
+    """build_session_context plus which entry each emitted message came from."""
+    result = pi_context.build_session_context(entries, leaf_id)
+    messages = list(result.messages)
+    compaction_index = None
+    for index in range(len(entries) - 1, -1, -1):
+        if entries[index].get("type") == "compaction":
+            compaction_index = index
+            break
+    owners: list[dict[str, Any]] = []
+    if compaction_index is None:
+        owners = [e for e in entries if _emits(e)]
+    else:
+        compaction = entries[compaction_index]
+        owners.append(compaction)
+        kept_id = compaction.get("firstKeptEntryId")
+        kept_at = next(
+            (i for i in range(compaction_index) if entries[i].get("id") == kept_id), None
+        )
+        if kept_at is not None:
+            owners.extend(e for e in entries[kept_at:compaction_index] if _emits(e))
+        owners.extend(e for e in entries[compaction_index + 1 :] if _emits(e))
+    if len(owners) != len(messages):
+        owners = []
+    return result, owners
+
+
+def _sent_for(messages: list[Any], model_info: dict[str, Any]) -> list[dict[str, Any]]:
+    llm = pi_context.convert_to_llm(messages)
+    return list(pi_context.transform_messages(llm, model_info.get("found")))
+
+
+def inspect_entry(
+    session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context", user: Any = None
+) -> Inspection:
+    entries = path_entries(session, index, entry_id)
+    result, owners = _project(entries, entry_id)
+    messages: list[dict[str, Any]] = list(result.messages)
+    model = result.model
+    info = _model_info(model)
+    sent = _sent_for(messages, info)
+
+    # Per-message views with running totals and reported usage.
+    views: list[MessageView] = []
+    running = 0
+    for position, message in enumerate(messages):
+        tokens = pi_tokens.estimate_tokens(message)
+        running += tokens
+        owner = owners[position] if owners else None
+        role = str(message.get("role"))
+        usage = message.get("usage") if role == "assistant" else None
+        view = MessageView(
+            position=position + 1,
+            role=role,
+            entry_id=owner.get("id") if owner else None,
+            entry_type=str(owner.get("type")) if owner else "",
+            tokens=tokens,
+            running=running,
+            blocks=_blocks(message),
+            sent_as="user"
+            if role in ("compactionSummary", "branchSummary", "custom", "bashExecution")
+            else role,
+            usage=usage if isinstance(usage, dict) else None,
+            css=_ROLE_CSS.get(role, ""),
+            title=_ROLE_TITLE.get(role, role),
+        )
+        if view.usage:
+            view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
+        if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+            view.dropped = (
+                f"stopReason {message.get('stopReason')}: pi-ai's transformMessages skips it"
+            )
+        if role == "bashExecution" and message.get("excludeFromContext"):
+            view.dropped = "!!cmd (excludeFromContext): convertToLlm drops it"
+        if role == "custom":
+            view.extra["customType"] = message.get("customType")
+            view.extra["display"] = message.get("display")
+        if role == "toolResult":
+            view.extra["toolName"] = message.get("toolName")
+            view.extra["isError"] = message.get("isError")
+        if role == "compactionSummary":
+            view.extra["tokensBefore"] = message.get("tokensBefore")
+        if view.entry_id == entry_id:
+            view.css += " is-leaf"
+        views.append(view)
+
+    estimate = pi_tokens.estimate_context_tokens(messages)
+    pi_estimate = {
+        "tokens": _attr(estimate, "tokens"),
+        "usage_tokens": _attr(estimate, "usage_tokens", "usageTokens"),
+        "trailing_tokens": _attr(estimate, "trailing_tokens", "trailingTokens"),
+        "last_usage_index": _attr(estimate, "last_usage_index", "lastUsageIndex"),
+    }
+
+    # The compaction in force and how much of the path it replaced.
+    compaction = None
+    replaced = 0
+    ids = [e.get("id") for e in entries]
+    for position in range(len(entries) - 1, -1, -1):
+        if entries[position].get("type") == "compaction":
+            entry = entries[position]
+            kept = entry.get("firstKeptEntryId")
+            kept_at = ids.index(kept) if kept in ids[:position] else position
+            replaced = sum(1 for i in ids[:kept_at] if index.items[i].type in EMITTING_TYPES)
+            compaction = {
+                "id": entry.get("id"),
+                "tokens_before": entry.get("tokensBefore"),
+                "first_kept": kept,
+                "kept_on_path": kept in ids[:position],
+            }
+            break
+
+    # Pi's invariant: the request ends with a user message or a tool result.
+    last_role = sent[-1].get("role") if sent else None
+    invariant_ok = last_role in ("user", "toolResult")
+    invariant_text = (
+        f"the last message sent is a {last_role} message"
+        if sent
+        else "nothing would be sent (the context is empty)"
+    )
+    synthetic = sum(
+        1
+        for m in sent
+        if m.get("role") == "toolResult"
+        and m.get("isError")
+        and _first_text(m) == "No result provided"
+    )
+
+    reply = _reply(session, index, entry_id)
+
+    profile = resource_profile(session.project)
+    date = _prompt_date(entries)
+    prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
+
+    selected = entries_by_id(session, index, [entry_id]).get(entry_id)
+    diff = _diff(session, index, entries, sent, info) if tab == "diff" else None
+    copy = {
+        "session": session.session_id,
+        "leaf": entry_id,
+        "model": model,
+        "thinkingLevel": result.thinking_level,
+        "systemPrompt": prompt.text if prompt else None,
+        "messages": sent,
+    }
+    return Inspection(
+        session=session,
+        entry_id=entry_id,
+        entry=selected,
+        item=index.items[entry_id],
+        messages=views,
+        sent=sent,
+        thinking_level=str(result.thinking_level),
+        model=model if isinstance(model, dict) else None,
+        model_info=info,
+        estimate_total=running,
+        pi_estimate=pi_estimate,
+        context_window=info.get("context_window"),
+        reserve_tokens=DEFAULT_RESERVE_TOKENS,
+        compaction=compaction,
+        replaced_count=replaced,
+        invariant_ok=invariant_ok,
+        invariant_text=invariant_text,
+        reply=reply,
+        prompt=prompt,
+        prompt_unknown=unknown,
+        prompt_notes=notes,
+        resources=resources,
+        profile=profile,
+        prompt_date=date,
+        diff=diff,
+        copy_json=_dumps(copy) if tab == "json" else "",
+        entry_json=_dumps(selected) if selected is not None else "",
+        synthetic_results=synthetic,
+    )
+
+
+def _attr(obj: Any, *names: str) -> Any:
+    for name in names:
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return None
+
+
+def _first_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        return str(content[0].get("text") or "")
+    return content if isinstance(content, str) else ""
+
+
+def _reply(session: Session, index: SessionIndex, entry_id: str) -> dict[str, Any] | None:
+    """The assistant message that answered this exact request, if the session has one: its
+    usage is what the provider counted for the context shown here."""
+    children = [i for i, item in index.items.items() if item.parent_id == entry_id]
+    replies = [i for i in children if index.items[i].role == "assistant"]
+    if not replies:
+        return None
+    on_path = [i for i in replies if i in set(index.path_ids)]
+    reply_id = (on_path or replies)[0]
+    entry = entries_by_id(session, index, [reply_id]).get(reply_id)
+    message = entry.get("message") if entry else None
+    if not isinstance(message, dict):
+        return None
+    usage = message.get("usage") if isinstance(message.get("usage"), dict) else None
+    prompt_tokens = None
+    if usage:
+        prompt_tokens = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    return {
+        "id": reply_id,
+        "usage": usage,
+        "prompt_tokens": prompt_tokens,
+        "context_tokens": pi_tokens.calculate_context_tokens(usage) if usage else None,
+        "stop_reason": message.get("stopReason"),
+        "model": f"{message.get('provider')}/{message.get('model')}",
+    }
+
+
+def _previous_request(index: SessionIndex, path: list[str]) -> str | None:
+    """The previous point on this path where Pi called the model: an entry whose next entry on
+    the path is an assistant message (the request Pi sent with that entry as leaf)."""
+    for position in range(len(path) - 2, 0, -1):
+        if index.items[path[position]].role == "assistant":
+            return path[position - 1]
+    return None
+
+
+def _key(message: dict[str, Any]) -> bytes:
+    return orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+
+
+def _diff(
+    session: Session,
+    index: SessionIndex,
+    entries: list[dict[str, Any]],
+    sent: list[dict[str, Any]],
+    info: dict[str, Any],
+) -> dict[str, Any] | None:
+    path = [str(e.get("id")) for e in entries]
+    previous = _previous_request(index, path)
+    if previous is None:
+        return {"previous": None}
+    prev_entries = entries[: path.index(previous) + 1]
+    if any("message" not in e and e.get("type") == "message" for e in prev_entries):
+        prev_entries = path_entries(session, index, previous)
+    prev_result, _ = _project(prev_entries, previous)
+    prev_sent = _sent_for(list(prev_result.messages), info)
+    before = [_key(m) for m in prev_sent]
+    after = [_key(m) for m in sent]
+    common = 0
+    while common < min(len(before), len(after)) and before[common] == after[common]:
+        common += 1
+    after_set, before_set = set(after), set(before)
+    removed = [prev_sent[i] for i in range(len(before)) if before[i] not in after_set]
+    added = [sent[i] for i in range(len(after)) if after[i] not in before_set]
+    return {
+        "previous": previous,
+        "previous_item": index.items[previous],
+        "common_prefix": common,
+        "added": [_summary_line(m) for m in added],
+        "removed": [_summary_line(m) for m in removed],
+        "before_count": len(prev_sent),
+        "after_count": len(sent),
+        "prompt_changed": _prompt_date(prev_entries) != _prompt_date(entries),
+        "prompt_dates": (_prompt_date(prev_entries), _prompt_date(entries)),
+    }
+
+
+def _summary_line(message: dict[str, Any]) -> dict[str, Any]:
+    role = str(message.get("role"))
+    text = _first_text(message)
+    if not text and isinstance(message.get("content"), list):
+        kinds = [str(b.get("type")) for b in message["content"] if isinstance(b, dict)]
+        text = ", ".join(kinds)
+    return {
+        "role": role,
+        "text": text[:240],
+        "tokens": pi_tokens.estimate_tokens(message),
+    }
+
+
+def replaced_items(index: SessionIndex, entry_id: str) -> list[TreeItem]:
+    """Path entries before the kept range of the compaction in force (greyed: not sent)."""
+    ids = index.path(entry_id)
+    for position in range(len(ids) - 1, -1, -1):
+        kept = index.first_kept.get(ids[position])
+        if kept is not None:
+            kept_at = ids.index(kept) if kept in ids[:position] else position
+            return [index.items[i] for i in ids[:kept_at] if index.items[i].type in EMITTING_TYPES]
+    return []
+
+
+# --- the context growth chart ----------------------------------------------------------------
+
+
+def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
+    """Context size of every request along the active path: Pi's estimate of what was sent
+    and what the provider reported for it (input + cache tokens of the reply), compactions
+    marked with their tokens before -> after.
+
+    One pass over the path with per-entry estimates from the index (the stored estimateTokens
+    of each entry), so a 20k-entry path costs one query for the replies' usage, not one
+    projection per request.
+    """
+    path = index.path_ids
+    points: list[dict[str, Any]] = []
+    if not path:
+        return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
+    usage_rows = (
+        Entry.objects.for_session(session)
+        .filter(type="message", role="assistant")
+        .values_list("entry_id", "data__message__usage", "data__message__stopReason")
+    )
+    usage_of = {entry_id: (usage, stop) for entry_id, usage, stop in usage_rows}
+    summaries = entries_by_id(session, index, [i for i in path if i in index.first_kept])
+    page = reverse("inspector:session", args=[session.pk])
+
+    emitted: list[str] = []  # ids of entries whose messages are in the current context
+    summary_tokens = 0
+    position_of = {entry_id: n for n, entry_id in enumerate(path)}
+    pending: dict[str, Any] | None = None
+    current = 0
+    for position, entry_id in enumerate(path):
+        item = index.items[entry_id]
+        if item.type == "compaction":
+            before = summaries.get(entry_id, {}).get("tokensBefore") or 0
+            summary = {
+                "role": "compactionSummary",
+                "summary": summaries.get(entry_id, {}).get("summary", ""),
+            }
+            summary_tokens = pi_tokens.estimate_tokens(summary)
+            kept = index.first_kept.get(entry_id)
+            kept_at = position_of.get(kept, position) if kept else position
+            kept_at = kept_at if kept_at < position else position
+            emitted = [
+                i
+                for i in path[kept_at:position]
+                if index.items[i].type in EMITTING_TYPES and index.items[i].type != "compaction"
+            ]
+            current = summary_tokens + sum(index.items[i].tokens for i in emitted)
+            pending = {"id": entry_id, "before": before, "after": current}
+            continue
+        if item.role == "assistant" and position > 0:
+            usage, stop = usage_of.get(entry_id, (None, None))
+            reported = None
+            if isinstance(usage, dict) and stop not in ("error", "aborted"):
+                reported = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+            leaf = path[position - 1]
+            points.append(
+                {
+                    "leaf": leaf,
+                    "reply": entry_id,
+                    "estimate": current,
+                    "reported": reported or None,
+                    "url": f"{page}?entry={leaf}&tab=context",
+                    "compaction": pending,
+                }
+            )
+            pending = None
+        if item.type in EMITTING_TYPES:
+            current += item.tokens
+    model = None
+    for entry_id in reversed(path):
+        light = index.light[entry_id]
+        if light.get("type") == "model_change":
+            model = {"provider": light.get("provider"), "modelId": light.get("modelId")}
+            break
+        message = light.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            model = {"provider": message.get("provider"), "modelId": message.get("model")}
+            break
+    info = _model_info(model)
+    return {
+        "points": points,
+        "contextWindow": info.get("context_window"),
+        "reserveTokens": DEFAULT_RESERVE_TOKENS,
+        "model": f"{info.get('provider')}/{info.get('id')}" if info else None,
+    }

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from contextlab.inspector import views
+
+app_name = "inspector"
+
+urlpatterns = [
+    path("sessions/<int:pk>/", views.session_detail, name="session"),
+    path("sessions/<int:pk>/rows/", views.tree_rows, name="tree_rows"),
+    path("sessions/<int:pk>/not-sent/", views.not_sent, name="not_sent"),
+    path("sessions/<int:pk>/chart/", views.chart, name="chart"),
+    path("projects/<int:pk>/resources/", views.profile_update, name="profile"),
+]

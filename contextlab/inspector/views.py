@@ -1,0 +1,272 @@
+"""The session page (tree + turn inspector), lazily loaded tree rows, the context growth chart.
+
+One page template, `inspector/session.html`, with inline partials: htmx requests get only the
+part they target (`#tree`, `#inspector`), plain requests the whole page, so every link works
+without JavaScript and every permalink (session + entry + tab + tree state) reloads the same view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from contextlab.inspector import services
+from contextlab.inspector.forms import ResourceProfileForm
+from contextlab.inspector.models import ResourceProfile
+from contextlab.inspector.selectors import SessionIndex, session_index
+from contextlab.inspector.treeview import FILTER_MODES, TreeView, build_view, select_rows
+from contextlab.library.models import Project, Session
+from contextlab.library.selectors import session_problems, sessions_for_user
+
+TABS = ("context", "prompt", "diff", "json", "entry")
+# Forms of the jobs app (issue 5) shown in the inspector when that app provides them.
+JOB_TEMPLATES = ("jobs/_compact_form.html", "jobs/_continue_form.html")
+# Rows sent per lazy request; a larger gap comes back as rows plus another placeholder.
+ROWS_PER_REQUEST = 400
+
+
+def _job_templates() -> list[str]:
+    found = []
+    for name in JOB_TEMPLATES:
+        try:
+            get_template(name)
+        except TemplateDoesNotExist:
+            continue
+        found.append(name)
+    return found
+
+
+def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
+    """The session if this user may see it, else 404 (never 403: do not confirm it exists)."""
+    return get_object_or_404(sessions_for_user(request.user), pk=pk)
+
+
+def _get_project_for_user(request: HttpRequest, pk: int) -> Project:
+    visible = sessions_for_user(request.user)
+    return get_object_or_404(Project.objects.filter(sessions__in=visible).distinct(), pk=pk)
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """What the URL says about the tree and the selection."""
+
+    mode: str = "default"
+    query: str = ""
+    folded: tuple[str, ...] = ()
+    entry: str | None = None
+    tab: str = "context"
+
+    @classmethod
+    def from_request(cls, request: HttpRequest) -> TreeState:
+        mode = request.GET.get("mode", "default")
+        tab = request.GET.get("tab", "context")
+        folded = tuple(f for f in request.GET.get("fold", "").split(",") if f)[:200]
+        return cls(
+            mode=mode if mode in FILTER_MODES else "default",
+            query=request.GET.get("q", "").strip()[:200],
+            folded=folded,
+            entry=request.GET.get("entry") or None,
+            tab=tab if tab in TABS else "context",
+        )
+
+    def query_string(self, **changes: object) -> str:
+        """The URL query for this state with `changes` applied (defaults left out)."""
+        values = {
+            "mode": self.mode,
+            "q": self.query,
+            "fold": ",".join(self.folded),
+            "tab": self.tab,
+            "entry": self.entry or "",
+        }
+        values.update({k: v for k, v in changes.items()})
+        defaults = {"mode": "default", "tab": "context"}
+        pairs = [(k, v) for k, v in values.items() if v and defaults.get(k) != v and k != "entry"]
+        if values["entry"]:
+            pairs.append(("entry", values["entry"]))
+        return urlencode(pairs)
+
+    def toggled(self, entry_id: str) -> tuple[str, ...]:
+        if entry_id in self.folded:
+            return tuple(f for f in self.folded if f != entry_id)
+        return (*self.folded, entry_id)
+
+
+def _tree_context(
+    session: Session, index: SessionIndex, state: TreeState, selected: str | None
+) -> dict[str, object]:
+    view = build_view(
+        index.order,
+        index.items,
+        index.labels,
+        index.leaf_id,
+        set(index.path_ids),
+        mode=state.mode,
+        query=state.query,
+        folded=state.folded,
+    )
+    selected_index = view.nearest_visible(selected, index.parent_of.get) if selected else -1
+    leaf_index = view.index_of.get(index.leaf_id or "", -1)
+    ranges = select_rows(view, [selected_index, leaf_index])
+    return {
+        "view": view,
+        "segments": _segments(view, ranges, 0, len(view.rows) - 1),
+        "selected_id": view.rows[selected_index].item.id if selected_index >= 0 else None,
+        "page_url": reverse("inspector:session", args=[session.pk]),
+        "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
+        "fold_links": _fold_links(view, state),
+        "qs_prefix": _with_amp(state.query_string(entry="")),
+        "mode_links": [(m, state.query_string(mode=m, fold="")) for m in FILTER_MODES],
+    }
+
+
+def _segments(
+    view: TreeView, ranges: list[tuple[int, int]], start: int, end: int
+) -> list[dict[str, object]]:
+    """Rows to render and the gaps between them (placeholders that load lazily)."""
+    out: list[dict[str, object]] = []
+    cursor = start
+    for first, last in ranges:
+        first, last = max(first, start), min(last, end)
+        if first > last:
+            continue
+        if first > cursor:
+            out.append(_gap(view, cursor, first - 1))
+        out.append({"rows": view.rows[first : last + 1]})
+        cursor = last + 1
+    if cursor <= end:
+        out.append(_gap(view, cursor, end))
+    return out
+
+
+def _gap(view: TreeView, first: int, last: int) -> dict[str, object]:
+    return {
+        "gap": True,
+        "start": first,
+        "end": last,
+        "count": last - first + 1,
+        "first_id": view.rows[first].item.id,
+        "prefix": view.rows[first].prefix,
+    }
+
+
+def _with_amp(query: str) -> str:
+    return f"{query}&" if query else ""
+
+
+def _fold_links(view: TreeView, state: TreeState) -> dict[str, str]:
+    return {
+        row.item.id: state.query_string(fold=",".join(state.toggled(row.item.id)))
+        for row in view.rows
+        if row.foldable or row.folded
+    }
+
+
+@login_required
+def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, pk)
+    index = session_index(session)
+    state = TreeState.from_request(request)
+    if state.entry is not None and state.entry not in index.items:
+        raise Http404("No such entry in this session")
+    selected = state.entry or index.leaf_id
+    target = request.htmx.target if request.htmx else None
+
+    context: dict[str, object] = {
+        "session": session,
+        "index": index,
+        "state": state,
+        "tabs": [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS],
+        "nav": "library",
+        "job_templates": _job_templates(),
+    }
+    if target != "inspector":
+        context.update(_tree_context(session, index, state, selected))
+    if target != "tree":
+        context["inspection"] = (
+            services.inspect_entry(session, index, selected, tab=state.tab, user=request.user)
+            if selected
+            else None
+        )
+    if target == "inspector":
+        return render(request, "inspector/session.html#inspector", context)
+    if target == "tree":
+        return render(request, "inspector/session.html#tree", context)
+    context["problems"] = list(session_problems(session)[:200])
+    return render(request, "inspector/session.html", context)
+
+
+@login_required
+def tree_rows(request: HttpRequest, pk: int) -> HttpResponse:
+    """A run of tree rows that the first response left out (htmx replaces its placeholder)."""
+    session = _get_session_for_user(request, pk)
+    index = session_index(session)
+    state = TreeState.from_request(request)
+    context = _tree_context(session, index, state, state.entry)
+    view = context["view"]
+    assert isinstance(view, TreeView)
+    try:
+        start = max(0, int(request.GET.get("start", "0")))
+        end = min(len(view.rows) - 1, int(request.GET.get("end", "0")))
+    except ValueError:
+        raise Http404("Bad row range") from None
+    last = min(end, start + ROWS_PER_REQUEST - 1)
+    context["segments"] = _segments(view, [(start, last)], start, end)
+    context["session"] = session
+    context["state"] = state
+    return render(request, "inspector/session.html#tree-segments", context)
+
+
+@login_required
+def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
+    """The path entries a compaction replaced (listed on demand: there can be thousands)."""
+    session = _get_session_for_user(request, pk)
+    index = session_index(session)
+    entry_id = request.GET.get("entry", "")
+    if entry_id not in index.items:
+        raise Http404("No such entry in this session")
+    context = {
+        "session": session,
+        "replaced": services.replaced_items(index, entry_id),
+        "page_url": reverse("inspector:session", args=[session.pk]),
+    }
+    return render(request, "inspector/_not_sent.html", context)
+
+
+@login_required
+def chart(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, pk)
+    index = session_index(session)
+    growth = services.context_growth(session, index)
+    return render(
+        request,
+        "inspector/chart.html",
+        {"session": session, "growth": growth, "nav": "library"},
+    )
+
+
+@login_required
+@require_POST
+def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
+    """Save the resource profile of a project (what Pi read on the machine it ran on)."""
+    project = _get_project_for_user(request, pk)
+    profile = ResourceProfile.objects.filter(project=project).first()
+    form = ResourceProfileForm(request.POST, request.FILES, instance=profile)
+    back = request.POST.get("next") or reverse("library:index")
+    if not back.startswith("/"):
+        back = reverse("library:index")
+    if form.is_valid():
+        services.save_resource_profile(project=project, form=form, user=request.user)
+        messages.success(request, f"Resource profile of {project.cwd} saved.")
+    else:
+        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        messages.error(request, f"Resource profile not saved: {errors}")
+    return redirect(back)

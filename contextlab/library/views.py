@@ -1,0 +1,111 @@
+"""The session library: sessions grouped by project, full-text search, upload."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import TextField
+from django.db.models.functions import Cast
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from contextlab.library.forms import SORTS, LibraryFilterForm
+from contextlab.library.selectors import projects_for_user, search_entries, sessions_for_user
+
+# The library is one page; past this many sessions, filters narrow it down.
+LIBRARY_LIMIT = 500
+SEARCH_LIMIT = 100
+
+
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    form = LibraryFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    sort = filters.get("sort") or "recent"
+
+    sessions = sessions_for_user(request.user)
+    if filters.get("q"):
+        text = filters["q"]
+        sessions = sessions.filter(name__icontains=text) | sessions.filter(
+            first_message__icontains=text
+        )
+    if filters.get("project"):
+        sessions = sessions.filter(project_id=filters["project"])
+    if filters.get("model"):
+        # models_used is a JSON list; matching its text works on PostgreSQL and SQLite alike.
+        sessions = sessions.annotate(models_text=Cast("models_used", TextField())).filter(
+            models_text__icontains=filters["model"]
+        )
+    flag = filters.get("flag")
+    if flag == "problems":
+        sessions = sessions.filter(problem_count__gt=0)
+    elif flag == "compacted":
+        sessions = sessions.filter(compaction_count__gt=0)
+    elif flag == "branched":
+        sessions = sessions.filter(branch_count__gt=1)
+
+    sessions = list(sessions.order_by("project__cwd", "project_id", *SORTS[sort])[:LIBRARY_LIMIT])
+    groups = [
+        (project, list(items)) for project, items in groupby(sessions, key=lambda s: s.project)
+    ]
+    context = {
+        "nav": "library",
+        "form": form,
+        "filters": filters,
+        "sort": sort,
+        "groups": groups,
+        "session_total": len(sessions),
+        "truncated": len(sessions) == LIBRARY_LIMIT,
+        "projects": projects_for_user(request.user).order_by("cwd"),
+        "known_models": sorted({m for s in sessions for m in (s.models_used or [])}),
+        "sorts": list(SORTS),
+    }
+    if request.htmx and request.htmx.target == "library-table":
+        return render(request, "library/index.html#library-table", context)
+    return render(request, "library/index.html", context)
+
+
+@login_required
+def search(request: HttpRequest) -> HttpResponse:
+    query = request.GET.get("q", "").strip()[:500]
+    hits = list(search_entries(query, user=request.user)[:SEARCH_LIMIT]) if query else []
+    context = {
+        "nav": "library",
+        "search_query": query,
+        "hits": hits,
+        "limit": SEARCH_LIMIT,
+    }
+    if request.htmx and request.htmx.target == "search-results":
+        return render(request, "library/search.html#search-results", context)
+    return render(request, "library/search.html", context)
+
+
+@login_required
+@require_POST
+def upload(request: HttpRequest) -> HttpResponse:
+    from contextlab.library.services import import_session_file
+
+    files = request.FILES.getlist("files")
+    results = []
+    for upload_file in files:
+        try:
+            outcome = import_session_file(
+                fileobj=upload_file, name=upload_file.name, user=request.user
+            )
+        except Exception as exc:  # one bad file must not hide the results of the others
+            results.append({"name": upload_file.name, "error": str(exc)})
+            continue
+        results.append({"name": upload_file.name, "outcome": outcome})
+    if request.htmx:
+        return render(request, "library/index.html#upload-results", {"results": results})
+    if not files:
+        messages.error(request, "Choose one or more session files (.jsonl) to upload.")
+    for result in results:
+        if "error" in result:
+            messages.error(request, f"{result['name']}: {result['error']}")
+        else:
+            messages.success(request, f"{result['name']}: {result['outcome'].status}")
+    return redirect("library:index")
