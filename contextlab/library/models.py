@@ -12,8 +12,39 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+
+
+class OrderedJSONField(models.JSONField):
+    """A JSONField stored as PostgreSQL `json` (the exact text) rather than `jsonb`.
+
+    jsonb re-orders object keys (by length, then bytes). Pi serialises parts of stored entries
+    with JSON.stringify (tool-call arguments in provider requests and summarisation prompts, whole
+    lines on export), so key order is part of what the model saw and must survive storage.
+    The Python API is JSONField's; lookups inside `data` (has_key, contains, key = value) need jsonb
+    and do not work: filter on the columns (type, role, entry_id) instead.
+    """
+
+    def db_type(self, connection):  # type: ignore[no-untyped-def]
+        if connection.vendor == "postgresql":
+            return "json"
+        return super().db_type(connection)
+
+    def get_db_prep_value(self, value, connection, prepared=False):  # type: ignore[no-untyped-def]
+        if connection.vendor == "postgresql":
+            from psycopg.types.json import Json
+
+            if not prepared:
+                value = self.get_prep_value(value)
+            return None if value is None else Json(value)
+        return super().get_db_prep_value(value, connection, prepared)
+
+    def from_db_value(self, value, expression, connection):  # type: ignore[no-untyped-def]
+        if value is not None and not isinstance(value, str):
+            return value  # psycopg already decoded the json column
+        return super().from_db_value(value, expression, connection)
 
 
 class Project(models.Model):
@@ -50,7 +81,7 @@ class Session(models.Model):
     session_id = models.CharField(max_length=255, unique=True)
     # The last path the file was read from (CLI / watcher); uploads keep their file name here.
     source_path = models.TextField(blank=True)
-    header = models.JSONField(default=dict)
+    header = OrderedJSONField(default=dict)  # as migrated; key order kept for export
     parent_session = models.TextField(blank=True)
     name = models.TextField(blank=True)  # last session_info name, as Pi's getSessionName
     first_message = models.TextField(blank=True)  # first user text, shown when there is no name
@@ -161,7 +192,8 @@ class Entry(models.Model):
     """One line of a session file (never the header), as the migrated v3 entry Pi would hold.
 
     `data` is the whole entry, unknown fields and types included, so nothing the file says is lost
-    even where Pi 0.80 would not interpret it (Pi 1.x `context_edit` entries, `system` messages).
+    even where Pi 0.80 would not interpret it (Pi 1.x `context_edit` entries, `system` messages);
+    its key order is kept too (PostgreSQL `json`, see OrderedJSONField for why not jsonb).
     """
 
     class Origin(models.TextChoices):
@@ -169,7 +201,10 @@ class Entry(models.Model):
         CONTEXTLAB = "contextlab"  # appended by contextlab (compaction / branch-summary jobs)
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries")
-    revision = models.ForeignKey(SessionRevision, on_delete=models.CASCADE, related_name="entries")
+    # No index of its own: the (revision, seq) unique index leads with it.
+    revision = models.ForeignKey(
+        SessionRevision, on_delete=models.CASCADE, related_name="entries", db_index=False
+    )
     seq = models.PositiveIntegerField()  # file order within the revision, from 0
     line_no = models.PositiveIntegerField(null=True, blank=True)  # 1-based; header is line 1
     entry_id = models.CharField(max_length=100)
@@ -178,12 +213,16 @@ class Entry(models.Model):
     type = models.CharField(max_length=64)
     role = models.CharField(max_length=64, blank=True)  # message.role for `message` entries
     timestamp = models.DateTimeField(null=True, blank=True)
-    data = models.JSONField()
+    data = OrderedJSONField()
     tokens = models.PositiveIntegerField(default=0)  # Pi's estimateTokens of what it contributes
     depth = models.PositiveIntegerField(default=0)  # distance from its root in the tree
     # Plain text of the entry for full-text search (tool results included), capped per entry
     # because PostgreSQL's tsvector holds at most 1 MB.
     search_text = models.TextField(blank=True)
+    # to_tsvector('english', search_text), filled after the rows are stored (index_search): PG's
+    # text parser runs at ~6 MB/s, so doing it inside the import would cap a large import there.
+    # NULL = not indexed yet. Unused on SQLite.
+    search_vector = SearchVectorField(null=True, blank=True)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.FILE)
 
     objects = EntryQuerySet.as_manager()
@@ -201,7 +240,7 @@ class Entry(models.Model):
             # Children of a node (lazy tree loading, branch counting while syncing appends).
             models.Index(fields=["revision", "parent_id"], name="library_entry_rev_parent"),
         )
-        # The full-text GIN index (PostgreSQL only) is created in migration 0002.
+        # The full-text GIN index on search_vector (PostgreSQL only) is created in migration 0003.
 
     def __str__(self) -> str:
         return f"{self.type} {self.entry_id}"

@@ -13,10 +13,9 @@ from django.contrib.postgres.search import (
     SearchHeadline,
     SearchQuery,
     SearchRank,
-    SearchVectorField,
 )
 from django.db import connection
-from django.db.models import F, Func, QuerySet, Value
+from django.db.models import F, QuerySet, Value
 from django.utils.safestring import SafeString, mark_safe
 
 START, STOP = "\ue000", "\ue001"
@@ -27,12 +26,29 @@ MAX_SEARCH_CHARS = 100_000
 SNIPPET_RADIUS = 90
 
 
-class EntryVector(Func):
-    """to_tsvector over Entry.search_text: exactly the expression of the GIN index (migration 0002),
-    so the planner can use it."""
+INDEX_SQL = """
+UPDATE library_entry SET search_vector = to_tsvector('english'::regconfig, search_text)
+WHERE id IN (
+    SELECT id FROM library_entry WHERE search_vector IS NULL AND revision_id = %s LIMIT %s
+)
+"""
 
-    template = "to_tsvector('english'::regconfig, %(expressions)s)"
-    output_field = SearchVectorField()
+
+def index_revision(revision_id: int, *, batch: int = 2000) -> int:
+    """Fill the search vectors of a revision's entries that have none yet; returns rows indexed.
+
+    Batched so each UPDATE commits on its own (autocommit) and never holds long locks while a
+    watcher keeps appending to the same session.
+    """
+    if not uses_postgres():
+        return 0
+    total = 0
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(INDEX_SQL, [revision_id, batch])
+            total += cursor.rowcount
+            if cursor.rowcount < batch:
+                return total
 
 
 def uses_postgres() -> bool:
@@ -43,10 +59,9 @@ def apply_search(qs: QuerySet, query: str) -> QuerySet:
     if uses_postgres():
         tsquery = SearchQuery(query, config=CONFIG, search_type="websearch")
         return (
-            qs.annotate(search_vector=EntryVector(F("search_text")))
-            .filter(search_vector=tsquery)
+            qs.filter(search_vector=tsquery)
             .annotate(
-                rank=SearchRank(EntryVector(F("search_text")), tsquery),
+                rank=SearchRank(F("search_vector"), tsquery),
                 headline=SearchHeadline(
                     "search_text",
                     tsquery,
@@ -99,3 +114,83 @@ def _python_headline(text: str, terms: list[str]) -> str:
     window = text[start:end]
     marked = pattern.sub(lambda m: f"{START}{m.group(0)}{STOP}", window)
     return ("… " if start else "") + marked + (" …" if end < len(text) else "")
+
+
+def entry_search_text(entry: dict) -> str:
+    """The words of an entry worth finding: message text, thinking, tool calls and tool results,
+    bash commands and output, summaries, custom messages, names and labels."""
+    parts: list[str] = []
+    budget = [MAX_SEARCH_CHARS]
+
+    def add(text: object) -> None:
+        if isinstance(text, str) and text and budget[0] > 0:
+            parts.append(text[: budget[0]])
+            budget[0] -= len(text) + 1
+
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if isinstance(message, dict):
+            _message_text(message, add)
+    elif kind in ("compaction", "branch_summary"):
+        add(entry.get("summary"))
+    elif kind == "custom_message":
+        _content_text(entry.get("content"), add)
+    elif kind == "session_info":
+        add(entry.get("name"))
+    elif kind == "label":
+        add(entry.get("label"))
+    elif kind == "model_change":
+        add(f"{entry.get('provider')} {entry.get('modelId')}")
+    elif kind not in ("thinking_level_change",):
+        # custom, context_edit (Pi 1.x) and unknown types: every string they carry.
+        _all_strings({k: v for k, v in entry.items() if k not in _ENVELOPE}, add)
+    return "\n".join(parts)
+
+
+_ENVELOPE = frozenset({"type", "id", "parentId", "timestamp"})
+
+
+def _message_text(message: dict, add) -> None:  # type: ignore[no-untyped-def]
+    role = message.get("role")
+    if role == "bashExecution":
+        add(message.get("command"))
+        add(message.get("output"))
+        return
+    _content_text(message.get("content"), add)
+    if role == "assistant":
+        add(message.get("errorMessage"))
+
+
+def _content_text(content: object, add) -> None:  # type: ignore[no-untyped-def]
+    if isinstance(content, str):
+        add(content)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            add(block.get("text"))
+        elif kind == "thinking":
+            add(block.get("thinking"))
+        elif kind == "toolCall":
+            add(block.get("name"))
+            arguments = block.get("arguments")
+            if isinstance(arguments, dict):
+                _all_strings(arguments, add)
+
+
+def _all_strings(value: object, add, depth: int = 0) -> None:  # type: ignore[no-untyped-def]
+    if depth > 20:
+        return
+    if isinstance(value, str):
+        add(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _all_strings(item, add, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _all_strings(item, add, depth + 1)
