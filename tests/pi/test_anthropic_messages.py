@@ -1,6 +1,7 @@
 """The Anthropic Messages body port (pi-ai anthropic-messages.js), checked rule by rule.
 
-The byte-for-byte comparison with the real Pi over HTTP is tests/conformance/test_provider_requests.py.
+The byte-for-byte comparison with the real Pi over HTTP is in
+tests/conformance/test_provider_requests.py.
 """
 
 from contextlab.pi.providers import anthropic_messages as am
