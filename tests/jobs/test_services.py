@@ -1,0 +1,151 @@
+"""Job services against PostgreSQL: creation rules, the atomic claim, cancel, append, export."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contextlab.jobs import services
+from contextlab.jobs.models import Job
+from contextlab.library.models import Entry
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_refuses_a_second_active_job_on_the_same_session(import_corpus, offline_provider):
+    session, _ = import_corpus("tools")
+    first = services.job_create(session=session, kind="compaction", enqueue=False)
+    with pytest.raises(services.JobConflict, match=f"job #{first.pk} is already queued"):
+        services.job_create(session=session, kind="compaction", enqueue=False)
+    services.job_cancel(job=first)
+    second = services.job_create(session=session, kind="compaction", enqueue=False)
+    assert second.leaf_entry_id == session.leaf_entry_id
+
+
+def test_the_database_refuses_two_active_jobs_even_past_the_check(import_corpus, offline_provider):
+    from django.db import IntegrityError, transaction
+
+    session, _ = import_corpus("tools")
+    Job.objects.create(kind="compaction", session=session, leaf_entry_id=session.leaf_entry_id)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Job.objects.create(kind="compaction", session=session, leaf_entry_id=session.leaf_entry_id)
+
+
+def test_it_rejects_unknown_entries_and_a_target_equal_to_the_leaf(import_corpus, offline_provider):
+    session, _ = import_corpus("branches")
+    with pytest.raises(services.JobError, match="Entry nope is not in session"):
+        services.job_create(session=session, kind="compaction", leaf_entry_id="nope", enqueue=False)
+    with pytest.raises(services.JobError, match="nothing to navigate"):
+        services.job_create(
+            session=session,
+            kind="branch_summary",
+            target_entry_id=session.leaf_entry_id,
+            enqueue=False,
+        )
+
+
+def test_only_one_claim_wins(import_corpus, offline_provider):
+    session, _ = import_corpus("tools")
+    job = services.job_create(session=session, kind="compaction", enqueue=False)
+    assert services.job_claim(job_id=job.pk) is not None
+    assert services.job_claim(job_id=job.pk) is None
+    job.refresh_from_db()
+    assert job.status == "running" and job.attempts == 1
+
+
+def test_a_running_job_whose_lease_expired_is_taken_over_then_given_up(
+    import_corpus, offline_provider
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    session, _ = import_corpus("tools")
+    job = services.job_create(session=session, kind="compaction", enqueue=False)
+    for attempt in range(1, job.max_attempts + 1):
+        later = timezone.now() + timedelta(seconds=10_000 * attempt)
+        assert services.job_claim(job_id=job.pk, now=later) is not None
+    job.refresh_from_db()
+    assert job.attempts == job.max_attempts
+    assert services.job_claim(job_id=job.pk, now=timezone.now() + timedelta(days=30)) is None
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert job.error.startswith(f"Gave up after {job.max_attempts} attempts")
+
+
+def _plan(session, kind="compaction"):
+    leaf = session.leaf_entry_id
+    if kind == "compaction":
+        entry = {"firstKeptEntryId": leaf, "tokensBefore": 1234}
+    else:
+        entry = {"fromId": leaf}
+    return services.Plan(
+        kind, {}, parent_id=leaf, entry=entry, read_files=["a.py"], modified_files=[]
+    )
+
+
+def test_an_appended_entry_has_pis_keys_a_fresh_id_and_moves_the_leaf(
+    import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    old_leaf = session.leaf_entry_id
+    job = services.job_create(session=session, kind="compaction", enqueue=False)
+    job = services.job_claim(job_id=job.pk)
+    from django.utils import timezone
+
+    done = services._append_and_finish(
+        job, _plan(session), "S", {"readFiles": ["a.py"], "modifiedFiles": []}, timezone.now()
+    )
+    assert done.status == "succeeded"
+    entry = Entry.objects.get(entry_id=done.result_entry_ids[0])
+    assert entry.origin == "contextlab" and entry.parent_id == old_leaf
+    assert list(entry.data) == list(services.ENTRY_KEY_ORDER["compaction"])
+    assert entry.data["fromHook"] is False
+    assert len(entry.entry_id) == 8 and int(entry.entry_id, 16) >= 0
+    assert entry.data["timestamp"].endswith("Z") and len(entry.data["timestamp"]) == 24
+    session.refresh_from_db()
+    assert session.leaf_entry_id == entry.entry_id
+    assert (
+        Entry.objects.filter(revision=session.current_revision, entry_id=entry.entry_id).count()
+        == 1
+    )
+
+
+def test_a_job_cancelled_before_the_append_appends_nothing(import_corpus, offline_provider):
+    from django.utils import timezone
+
+    session, _ = import_corpus("tools")
+    count = Entry.objects.filter(session=session).count()
+    job = services.job_claim(
+        job_id=services.job_create(session=session, kind="compaction", enqueue=False).pk
+    )
+    services.job_cancel(job=job)
+    done = services._append_and_finish(job, _plan(session), "S", {}, timezone.now())
+    assert done.status == "cancelled"
+    assert Entry.objects.filter(session=session).count() == count
+
+
+def test_it_exports_an_untouched_v3_session_byte_for_byte(import_corpus):
+    session, path = import_corpus("branches")
+    assert b"".join(services.session_export_chunks(session)) == path.read_bytes()
+
+
+def test_it_exports_added_entries_after_the_original_bytes(import_corpus, offline_provider):
+    from django.utils import timezone
+
+    session, path = import_corpus("branches")
+    job = services.job_claim(
+        job_id=services.job_create(session=session, kind="compaction", enqueue=False).pk
+    )
+    services._append_and_finish(
+        job, _plan(session), "S", {"readFiles": [], "modifiedFiles": []}, timezone.now()
+    )
+    exported = b"".join(services.session_export_chunks(session))
+    original = path.read_bytes()
+    assert exported.startswith(original)
+    added = exported[len(original) :].decode()
+    assert added.count("\n") == 1
+    line = json.loads(added)
+    assert list(line) == list(services.ENTRY_KEY_ORDER["compaction"])
+    assert added.startswith('{"type":"compaction","id":"')
