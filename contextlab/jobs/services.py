@@ -148,7 +148,8 @@ def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
         entry={"firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before},
         split_turn=bool(prep.is_split_turn and prep.turn_prefix_messages),
     )
-    reasoning = params.get("thinkingLevel")
+    # Pi passes the session's thinking level to the summariser (used only by reasoning models).
+    reasoning = params.get("thinkingLevel") or _path_thinking_level(path)
     if preview.request is not None:
         plan.calls.append(
             PlannedCall(
@@ -172,6 +173,14 @@ def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
             )
         )
     return plan
+
+
+def _path_thinking_level(path: list[Json]) -> str | None:
+    level = None
+    for entry in path:
+        if entry.get("type") == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+    return level if level and level != "off" else None
 
 
 def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Json) -> Plan:
@@ -400,6 +409,9 @@ def job_run(
     except JobError as exc:
         return _fail(job, str(exc))
     _progress(job, 10, "prepared", preview=plan.preview)
+    if plan.nothing and plan.kind == Job.Kind.BRANCH_SUMMARY:
+        # Pi navigates without a summary when the abandoned branch is empty.
+        return _finish_without_entry(job, plan)
     if plan.nothing:
         return _fail(job, plan.nothing)
 
@@ -487,6 +499,24 @@ def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
         summary += engine.format_file_operations(plan.read_files, plan.modified_files)
         summary = summary or engine.NO_SUMMARY_GENERATED
     return summary, {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files}
+
+
+def _finish_without_entry(job: Job, plan: Plan) -> Job:
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().filter(pk=job.pk).first()
+        if locked is None or locked.status != Job.Status.RUNNING:
+            return _reload(job)
+        Session.objects.filter(pk=job.session_id).update(leaf_entry_id=plan.parent_id or "")
+        finished = timezone.now()
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.SUCCEEDED,
+            progress=100,
+            progress_message=f"{plan.nothing}; the leaf moved without a summary",
+            finished_at=finished,
+            lease_expires_at=None,
+            updated_at=finished,
+        )
+    return _reload(job)
 
 
 def _provider_failed(job: Job, exc: providers.ProviderError) -> Job:
