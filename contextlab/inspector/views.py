@@ -14,8 +14,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template import TemplateDoesNotExist
-from django.template.loader import get_template
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -28,21 +26,9 @@ from contextlab.library.models import Project, Session
 from contextlab.library.selectors import session_problems, sessions_for_user
 
 TABS = ("context", "prompt", "diff", "json", "entry")
-# Forms of the jobs app (issue 5) shown in the inspector when that app provides them.
-JOB_TEMPLATES = ("jobs/_compact_form.html", "jobs/_continue_form.html")
+
 # Rows sent per lazy request; a larger gap comes back as rows plus another placeholder.
 ROWS_PER_REQUEST = 400
-
-
-def _job_templates() -> list[str]:
-    found = []
-    for name in JOB_TEMPLATES:
-        try:
-            get_template(name)
-        except TemplateDoesNotExist:
-            continue
-        found.append(name)
-    return found
 
 
 def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
@@ -186,7 +172,6 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "state": state,
         "tabs": [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS],
         "nav": "library",
-        "job_templates": _job_templates(),
     }
     if target != "inspector":
         context.update(_tree_context(session, index, state, selected))
