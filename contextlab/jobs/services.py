@@ -491,12 +491,13 @@ def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
         summary += engine.format_file_operations(plan.read_files, plan.modified_files)
     else:
         from contextlab.pi import branch_summary as engine
+        from contextlab.pi.compaction import format_file_operations
 
         if "branch" not in texts:
             # Entries but no messages (all tool results / settings): Pi's fixed text, no call.
             return engine.NO_CONTENT_SUMMARY, {"readFiles": [], "modifiedFiles": []}
         summary = engine.BRANCH_SUMMARY_PREAMBLE + texts["branch"]
-        summary += engine.format_file_operations(plan.read_files, plan.modified_files)
+        summary += format_file_operations(plan.read_files, plan.modified_files)
         summary = summary or engine.NO_SUMMARY_GENERATED
     return summary, {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files}
 
@@ -748,3 +749,30 @@ def session_export_filename(session: Session) -> str:
     """Pi's file name: ``<header timestamp with : and . as ->_<session id>.jsonl``."""
     stamp = str(session.header.get("timestamp", "")).replace(":", "-").replace(".", "-")
     return f"{stamp}_{session.session_id}.jsonl" if stamp else f"{session.session_id}.jsonl"
+
+
+def what_if_auto_compaction(
+    session: Session,
+    *,
+    leaf_id: str | None,
+    context_window: int,
+    reserve_tokens: int,
+    keep_recent_tokens: int,
+) -> list[Json]:
+    """Where along the active path Pi would have auto-compacted, and what each would cut."""
+    from contextlab.pi.compaction import auto_compaction_what_if
+
+    tree, _ = _tree_and_entries(session)
+    leaf = leaf_id or session.leaf_entry_id
+    path = tree.path(leaf)
+    if not path:
+        raise JobError(f"Entry {leaf} is not in session {session.session_id}")
+    return [
+        w.to_json()
+        for w in auto_compaction_what_if(
+            path,
+            context_window=context_window,
+            reserve_tokens=reserve_tokens,
+            keep_recent_tokens=keep_recent_tokens,
+        )
+    ]

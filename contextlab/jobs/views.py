@@ -214,3 +214,46 @@ def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
     filename = services.session_export_filename(session)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def _int_param(request: HttpRequest, name: str, default: int) -> int:
+    raw = request.GET.get(name, "")
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        return default
+    return max(0, value)
+
+
+@login_required
+def what_if(request: HttpRequest, session_pk: int) -> HttpResponse:
+    """Auto-compaction what-if: where Pi would have compacted for these settings (no model)."""
+    session = _get_session_for_user(request, session_pk)
+    config = providers.active_provider()
+    context_window = _int_param(request, "contextWindow", config.context_window)
+    reserve = _int_param(request, "reserveTokens", 16384)
+    keep = _int_param(request, "keepRecentTokens", 20000)
+    leaf = request.GET.get("leaf") or session.leaf_entry_id
+    error, compactions = "", []
+    try:
+        compactions = services.what_if_auto_compaction(
+            session,
+            leaf_id=leaf,
+            context_window=context_window,
+            reserve_tokens=reserve,
+            keep_recent_tokens=keep,
+        )
+    except services.JobError as exc:
+        error = str(exc)
+    context = {
+        "session": session,
+        "leaf": leaf,
+        "contextWindow": context_window,
+        "reserveTokens": reserve,
+        "keepRecentTokens": keep,
+        "compactions": compactions,
+        "error": error,
+    }
+    if request.htmx:
+        return render(request, "jobs/what_if.html#what-if-results", context)
+    return render(request, "jobs/what_if.html", context)
