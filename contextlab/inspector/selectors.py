@@ -17,7 +17,14 @@ import orjson
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from contextlab.inspector.treeview import TreeItem, collect_tool_calls, flatten, tree_item
+from contextlab.inspector.treeview import (
+    TreeItem,
+    TreeView,
+    build_view,
+    collect_tool_calls,
+    flatten,
+    tree_item,
+)
 from contextlab.library.models import Entry, Session
 from contextlab.pi.session import SessionTree
 
@@ -40,6 +47,33 @@ class SessionIndex:
     # Compaction id -> firstKeptEntryId (to fetch a path from its last compaction on).
     first_kept: dict[str, str] = field(default_factory=dict)
     name: str | None = None
+    # Tree views by (mode, query, folds): selecting entries re-renders the same view.
+    views: OrderedDict[tuple[str, str, tuple[str, ...]], TreeView] = field(
+        default_factory=OrderedDict
+    )
+
+    def view(self, mode: str, query: str, folded: tuple[str, ...]) -> TreeView:
+        key = (mode, query, folded)
+        with _cache_lock:
+            cached = self.views.get(key)
+            if cached is not None:
+                self.views.move_to_end(key)
+                return cached
+        view = build_view(
+            self.order,
+            self.items,
+            self.labels,
+            self.leaf_id,
+            set(self.path_ids),
+            mode=mode,
+            query=query,
+            folded=folded,
+        )
+        with _cache_lock:
+            self.views[key] = view
+            while len(self.views) > 6:
+                self.views.popitem(last=False)
+        return view
 
     def path(self, entry_id: str) -> list[str]:
         """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files)."""

@@ -284,10 +284,6 @@ def build_view(
         parent = row.visible_parent
         if row.visible_children:
             row.foldable = parent is None or len(visible_children.get(parent, [])) > 1
-        row.prefix = _prefix(row, multiple_roots)
-        if row.show_connector and not row.is_virtual_root_child and (row.foldable or row.folded):
-            display_indent = max(0, row.indent - 1) if multiple_roots else row.indent
-            row.marker_at = (display_indent - 1) * 3 + 1
     # Subtree ends, bottom-up: a row's subtree ends where its last visible child's ends.
     for row in reversed(ordered_rows):
         kids = visible_children.get(row.item.id, [])
@@ -303,26 +299,36 @@ def build_view(
 
 
 def _prefix(row: Row, multiple_roots: bool) -> str:
-    """The characters Pi prints before the entry text: gutters, connector, fold marker."""
+    """The characters Pi prints before the entry text: gutters, connector, fold marker.
+
+    Pi builds it character by character (three per level); per level is the same string.
+    """
     display_indent = max(0, row.indent - 1) if multiple_roots else row.indent
     has_connector = row.show_connector and not row.is_virtual_root_child
     connector_position = display_indent - 1 if has_connector else -1
     gutters = dict(row.gutters)
-    chars: list[str] = []
-    for i in range(display_indent * 3):
-        level, pos = divmod(i, 3)
-        if level in gutters:
-            chars.append(("│" if gutters[level] else " ") if pos == 0 else " ")
-        elif has_connector and level == connector_position:
-            if pos == 0:
-                chars.append("└" if row.is_last else "├")
-            elif pos == 1:
-                chars.append("⊞" if row.folded else "⊟" if row.foldable else "─")
-            else:
-                chars.append(" ")
+    parts: list[str] = []
+    for level in range(display_indent):
+        show = gutters.get(level)
+        if show is not None:
+            parts.append("│  " if show else "   ")
+        elif level == connector_position:
+            marker = "⊞" if row.folded else "⊟" if row.foldable else "─"
+            parts.append(("└" if row.is_last else "├") + marker + " ")
         else:
-            chars.append(" ")
-    return "".join(chars)
+            parts.append("   ")
+    return "".join(parts)
+
+
+def finish(view: TreeView, rows: Iterable[Row]) -> None:
+    """Compute the printed prefix of the rows about to be rendered (not of all 20k rows)."""
+    for row in rows:
+        if row.prefix or row.indent == 0:
+            continue
+        row.prefix = _prefix(row, view.multiple_roots)
+        if row.show_connector and not row.is_virtual_root_child and (row.foldable or row.folded):
+            display_indent = max(0, row.indent - 1) if view.multiple_roots else row.indent
+            row.marker_at = (display_indent - 1) * 3 + 1
 
 
 def select_rows(

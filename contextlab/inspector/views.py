@@ -20,8 +20,9 @@ from django.views.decorators.http import require_POST
 from contextlab.inspector import services
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
+from contextlab.inspector.rendering import tree_rows_html
 from contextlab.inspector.selectors import SessionIndex, session_index
-from contextlab.inspector.treeview import FILTER_MODES, TreeView, build_view, select_rows
+from contextlab.inspector.treeview import FILTER_MODES, TreeView, finish, select_rows
 from contextlab.library.models import Project, Session
 from contextlab.library.selectors import session_problems, sessions_for_user
 
@@ -89,33 +90,32 @@ class TreeState:
 def _tree_context(
     session: Session, index: SessionIndex, state: TreeState, selected: str | None
 ) -> dict[str, object]:
-    view = build_view(
-        index.order,
-        index.items,
-        index.labels,
-        index.leaf_id,
-        set(index.path_ids),
-        mode=state.mode,
-        query=state.query,
-        folded=state.folded,
-    )
+    view = index.view(state.mode, state.query, state.folded)
     selected_index = view.nearest_visible(selected, index.parent_of.get) if selected else -1
     leaf_index = view.index_of.get(index.leaf_id or "", -1)
     ranges = select_rows(view, [selected_index, leaf_index])
-    return {
-        "view": view,
-        "segments": _segments(view, ranges, 0, len(view.rows) - 1),
-        "selected_id": view.rows[selected_index].item.id if selected_index >= 0 else None,
+    links: dict[str, object] = {
         "page_url": reverse("inspector:session", args=[session.pk]),
-        "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
-        "fold_links": _fold_links(view, state),
         "qs_prefix": _with_amp(state.query_string(entry="")),
+        "fold_links": _fold_links(view, state),
+        "selected_id": view.rows[selected_index].item.id if selected_index >= 0 else None,
+    }
+    return {
+        **links,
+        "links": links,
+        "view": view,
+        "segments": _segments(view, ranges, 0, len(view.rows) - 1, links),
+        "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
         "mode_links": [(m, state.query_string(mode=m, fold="")) for m in FILTER_MODES],
     }
 
 
 def _segments(
-    view: TreeView, ranges: list[tuple[int, int]], start: int, end: int
+    view: TreeView,
+    ranges: list[tuple[int, int]],
+    start: int,
+    end: int,
+    links: dict[str, object],
 ) -> list[dict[str, object]]:
     """Rows to render and the gaps between them (placeholders that load lazily)."""
     out: list[dict[str, object]] = []
@@ -126,7 +126,9 @@ def _segments(
             continue
         if first > cursor:
             out.append(_gap(view, cursor, first - 1))
-        out.append({"rows": view.rows[first : last + 1]})
+        rows = view.rows[first : last + 1]
+        finish(view, rows)
+        out.append({"html": tree_rows_html(rows, **links)})  # type: ignore[arg-type]
         cursor = last + 1
     if cursor <= end:
         out.append(_gap(view, cursor, end))
@@ -134,6 +136,7 @@ def _segments(
 
 
 def _gap(view: TreeView, first: int, last: int) -> dict[str, object]:
+    finish(view, [view.rows[first]])
     return {
         "gap": True,
         "start": first,
@@ -204,7 +207,7 @@ def tree_rows(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError:
         raise Http404("Bad row range") from None
     last = min(end, start + ROWS_PER_REQUEST - 1)
-    context["segments"] = _segments(view, [(start, last)], start, end)
+    context["segments"] = _segments(view, [(start, last)], start, end, context["links"])  # type: ignore[arg-type]
     context["session"] = session
     context["state"] = state
     return render(request, "inspector/session.html#tree-segments", context)
