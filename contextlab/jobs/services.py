@@ -119,12 +119,16 @@ def _tree_and_entries(session: Session) -> tuple[Any, list[Json]]:
 
 def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
     """Pi's ``prepareCompaction`` + the request(s) ``compact`` would send, at ``leaf_id``."""
-    from contextlab.pi import compaction as engine
+    return plan_compaction_entries(engine_entries(session), leaf_id, params, session.session_id)
 
-    tree, _ = _tree_and_entries(session)
-    path = tree.path(leaf_id)
+
+def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, name: str) -> Plan:
+    from contextlab.pi import compaction as engine
+    from contextlab.pi.session import SessionTree
+
+    path = SessionTree(entries).path(leaf_id)
     if not path:
-        raise JobError(f"Entry {leaf_id} is not in session {session.session_id}")
+        raise JobError(f"Entry {leaf_id} is not in session {name}")
     options = engine.CompactionOptions(
         reserve_tokens=params.get("reserveTokens", 16384),
         keep_recent_tokens=params.get("keepRecentTokens", 20000),
@@ -185,14 +189,23 @@ def _path_thinking_level(path: list[Json]) -> str | None:
 
 def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Json) -> Plan:
     """Pi's ``navigateTree`` with a summary: entries to summarise, the request, the new leaf."""
-    from contextlab.pi import branch_summary as engine
+    return plan_branch_summary_entries(
+        engine_entries(session), old_leaf, target, params, session.session_id
+    )
 
-    tree, entries = _tree_and_entries(session)
+
+def plan_branch_summary_entries(
+    entries: list[Json], old_leaf: str, target: str, params: Json, name: str
+) -> Plan:
+    from contextlab.pi import branch_summary as engine
+    from contextlab.pi.session import SessionTree
+
+    tree = SessionTree(entries)
     by_id = {e.get("id"): e for e in entries}
     if target not in by_id:
-        raise JobError(f"Entry {target} is not in session {session.session_id}")
+        raise JobError(f"Entry {target} is not in session {name}")
     if old_leaf not in by_id:
-        raise JobError(f"Entry {old_leaf} is not in session {session.session_id}")
+        raise JobError(f"Entry {old_leaf} is not in session {name}")
     options = engine.BranchSummaryOptions(
         reserve_tokens=params.get("reserveTokens", 16384),
         context_window=params.get("contextWindow", 0),
@@ -415,22 +428,71 @@ def job_run(
     if plan.nothing:
         return _fail(job, plan.nothing)
 
-    texts: dict[str, str] = {}
-    requests: list[Json] = []
-    responses: list[Json] = []
-    usage_total = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
-    cost = 0.0
-    for index, call in enumerate(plan.calls):
+    def on_call(index: int, call: PlannedCall) -> bool:
         if not _still_running(job):
-            return _reload(job)
+            return False
         _progress(
             job,
             20 + 60 * index // max(1, len(plan.calls)),
             f"summarising ({index + 1}/{len(plan.calls)}: {call.role})",
         )
+        return True
+
+    try:
+        outcome = summarise_plan(plan, config, complete=complete, before_call=on_call)
+    except providers.ProviderError as exc:
+        return _provider_failed(job, exc)
+    if outcome is None:  # cancelled between two calls
+        return _reload(job)
+    if outcome.error:
+        return _fail(job, outcome.error, requests=outcome.requests, responses=outcome.responses)
+    _progress(
+        job,
+        90,
+        "appending the entry",
+        requests=outcome.requests,
+        responses=outcome.responses,
+        usage=outcome.usage,
+        cost=outcome.cost,
+    )
+    return _append_and_finish(job, plan, outcome.summary, outcome.details, now())
+
+
+@dataclass
+class Summarised:
+    summary: str
+    details: Json
+    requests: list[Json]
+    responses: list[Json]
+    usage: Json
+    cost: float
+    error: str = ""
+
+
+def summarise_plan(
+    plan: Plan,
+    config: providers.ProviderConfig,
+    *,
+    complete: Callable[..., providers.Completion] | None = None,
+    before_call: Callable[[int, PlannedCall], bool] | None = None,
+) -> Summarised | None:
+    """Send the plan's requests (or write them offline) and join the texts as Pi does.
+
+    Raises ProviderError when a call fails; returns None when ``before_call`` says stop, and a
+    result with ``error`` when the model answered with an error stop reason (Pi's messages).
+    """
+    complete = complete or providers.complete
+    texts: dict[str, str] = {}
+    requests: list[Json] = []
+    responses: list[Json] = []
+    usage = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    cost = 0.0
+    for index, call in enumerate(plan.calls):
+        if before_call is not None and not before_call(index, call):
+            return None
         if config.is_offline:
             text = offline.summarise(
-                "branch" if call.role == "branch" else call.role,
+                call.role,
                 call.messages,
                 previous_summary=call.previous_summary,
                 read_files=plan.read_files,
@@ -442,40 +504,22 @@ def job_run(
             )
             texts[call.role] = text
             continue
-        try:
-            result = complete(config, call.request, reasoning=call.reasoning)
-        except providers.ProviderError as exc:
-            return _provider_failed(job, exc)
+        result = complete(config, call.request, reasoning=call.reasoning)
         requests.append({"role": call.role, "body": result.request_body})
         responses.append({"role": call.role, "stopReason": result.stop_reason, **result.response})
-        for key in usage_total:
-            usage_total[key] += result.usage.get(key, 0)
+        for key in usage:
+            usage[key] += result.usage.get(key, 0)
         cost += result.usage.get("cost", {}).get("total", 0.0)
         if result.stop_reason in ("error", "aborted"):
-            message = result.error_message or "Unknown error"
             prefix = {
                 "history": "Summarization failed",
                 "turn_prefix": "Turn prefix summarization failed",
-            }
-            return _fail(
-                job,
-                f"{prefix.get(call.role, 'Summarization failed')}: {message}",
-                requests=requests,
-                responses=responses,
-            )
+            }.get(call.role, "Summarization failed")
+            error = f"{prefix}: {result.error_message or 'Unknown error'}"
+            return Summarised("", {}, requests, responses, usage, cost, error)
         texts[call.role] = result.text
-
     summary, details = _assemble(plan, texts)
-    _progress(
-        job,
-        90,
-        "appending the entry",
-        requests=requests,
-        responses=responses,
-        usage=usage_total,
-        cost=cost,
-    )
-    return _append_and_finish(job, plan, summary, details, now())
+    return Summarised(summary, details, requests, responses, usage, cost)
 
 
 def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
