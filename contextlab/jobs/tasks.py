@@ -13,12 +13,14 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db import close_old_connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from contextlab.jobs import services
@@ -44,10 +46,15 @@ def run_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
 
 @shared_task(name="jobs.requeue_stale")
 def requeue_stale_jobs() -> int:
-    """Re-enqueue running jobs whose lease expired (their worker died without a trace)."""
+    """Re-enqueue jobs whose worker died (running, lease expired) or whose message was lost
+    (queued and untouched for a whole lease). A duplicate message is harmless: the claim is
+    a conditional UPDATE."""
+    now = timezone.now()
+    idle_since = now - timedelta(seconds=settings.CONTEXTLAB_JOB_LEASE_SECONDS)
     stale = list(
         Job.objects.filter(
-            status=Job.Status.RUNNING, lease_expires_at__lt=timezone.now()
+            Q(status=Job.Status.RUNNING, lease_expires_at__lt=now)
+            | Q(status=Job.Status.QUEUED, updated_at__lt=idle_since)
         ).values_list("pk", flat=True)
     )
     for job_id in stale:
