@@ -85,3 +85,38 @@ def page(chromium):  # type: ignore[no-untyped-def]
     page = context.new_page()
     yield page
     context.close()
+
+
+# --- Stored sessions: real Pi 0.80.2 recordings (tests/conformance/corpus) imported through the
+# --- library, with blobs in a private directory.
+CORPUS = REPO / "tests" / "conformance" / "corpus"
+
+
+@pytest.fixture
+def blob_dir(tmp_path, settings):  # type: ignore[no-untyped-def]
+    settings.CONTEXTLAB_BLOB_DIR = tmp_path / "blobs"
+    return settings.CONTEXTLAB_BLOB_DIR
+
+
+@pytest.fixture
+def import_corpus(tmp_path, blob_dir):  # type: ignore[no-untyped-def]
+    """Import corpus/<name>/session.jsonl (a private copy); returns (Session, path of the copy)."""
+    import shutil
+
+    from contextlab.library.services import import_session_file
+
+    def _import(name: str):  # type: ignore[no-untyped-def]
+        copy = tmp_path / f"{name}.jsonl"
+        shutil.copyfile(CORPUS / name / "session.jsonl", copy)
+        result = import_session_file(path=copy, index_search=False)
+        assert result.session is not None, result
+        result.session.refresh_from_db()
+        return result.session, copy
+
+    return _import
+
+
+@pytest.fixture
+def offline_provider(settings):  # type: ignore[no-untyped-def]
+    """Summaries by the offline summariser (no network), whatever the environment says."""
+    settings.CONTEXTLAB_LLM = {**settings.CONTEXTLAB_LLM, "provider": "offline"}
