@@ -820,3 +820,49 @@ def what_if_auto_compaction(
             keep_recent_tokens=keep_recent_tokens,
         )
     ]
+
+
+def summarise_file_entries(
+    *,
+    entries: list[Json],
+    kind: str,
+    leaf_id: str,
+    target_id: str = "",
+    parameters: Json | None = None,
+    name: str = "<file>",
+    config: providers.ProviderConfig | None = None,
+    now: datetime | None = None,
+) -> tuple[Json, Summarised]:
+    """The entry Pi would append to a session *file* (not stored): for ``compact`` and
+    ``branch-summary`` on the command line without ``--dry-run``.
+
+    Same plan, same model calls and same joining as a job; the result is the entry dict (keys in
+    Pi's order, a fresh id unique in the file) for the caller to print as one JSONL line.
+    Raises JobError with Pi's message when there is nothing to do, ProviderError when the model
+    fails.
+    """
+    config = config or providers.active_provider()
+    params = {
+        "contextWindow": config.context_window,
+        "modelMaxTokens": config.max_tokens,
+        **(parameters or {}),
+    }
+    if kind == Job.Kind.COMPACTION:
+        plan = plan_compaction_entries(entries, leaf_id, params, name)
+    else:
+        plan = plan_branch_summary_entries(entries, leaf_id, target_id, params, name)
+    if plan.nothing:
+        raise JobError(plan.nothing)
+    outcome = summarise_plan(plan, config)
+    assert outcome is not None
+    if outcome.error:
+        raise JobError(outcome.error)
+    existing = {str(e.get("id")) for e in entries}
+    entry = build_entry(
+        plan,
+        new_entry_id(existing),
+        iso_ms(now or timezone.now()),
+        outcome.summary,
+        outcome.details,
+    )
+    return entry, outcome
