@@ -7,6 +7,47 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class PromptRules:
+    """The system prompt's fixed strings and the version-specific rules that shape it.
+
+    Pi 0.80 keeps them in dist/core/system-prompt.js, dist/core/skills.js,
+    dist/core/resource-loader.js and dist/core/trust-manager.js.
+    """
+
+    identity: str
+    tools_header: str
+    no_tools: str
+    tools_footer: str
+    guidelines_header: str
+    # Added first when bash is active and none of the tools named next is.
+    bash_file_ops_guideline: str
+    bash_guideline_suppressed_by: tuple[str, ...]
+    always_guidelines: tuple[str, ...]
+    docs_header: str
+    # Templates with {readme}, {docs} and {examples}.
+    docs_lines: tuple[str, ...]
+    # Templates with {path} and {content} for the files; open/close wrap the block.
+    project_context_open: str
+    project_context_file: str
+    project_context_close: str
+    skills_preamble: tuple[str, ...]
+    skills_open: str
+    skills_close: str
+    date_prefix: str
+    cwd_prefix: str
+    default_tools: tuple[str, ...]
+    context_file_names: tuple[str, ...]
+    config_dir_name: str = ".pi"
+    # Project .pi/ resources and ancestor .agents/skills need project trust (0.80+).
+    project_trust_gates_resources: bool = True
+    trust_requiring_config_entries: tuple[str, ...] = ()
+    skill_max_name_length: int = 64
+    skill_max_description_length: int = 1024
+    # 0.73 also warned when a skill's name differed from its parent directory.
+    skill_name_must_match_parent: bool = False
+
+
+@dataclass(frozen=True)
 class Dialect:
     version: str
 
@@ -35,6 +76,9 @@ class Dialect:
     zero_usage_is_valid: bool = False
     summary_max_tokens_capped_by_model: bool = True
     prepare_compaction_none_when_empty: bool = True
+
+    # System-prompt strings and rules (contextlab/pi/prompt.py, contextlab/pi/resources.py).
+    prompt: PromptRules | None = None
 
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -3,7 +3,61 @@
 from __future__ import annotations
 
 from contextlab.pi.dialects import pi_0_80_data as data
-from contextlab.pi.dialects.base import Dialect
+from contextlab.pi.dialects.base import Dialect, PromptRules
+
+# Copied from dist/core/system-prompt.js and dist/core/skills.js by a script (not retyped);
+# tests/conformance/test_prompt_oracle.py proves them byte-exact against the real Pi.
+# ruff: noqa: E501
+PROMPT_RULES_0_80 = PromptRules(
+    identity="You are an expert coding assistant operating inside pi, a coding agent harness. You help users by reading files, executing commands, editing code, and writing new files.",
+    tools_header="Available tools:",
+    no_tools="(none)",
+    tools_footer="In addition to the tools above, you may have access to other custom tools depending on the project.",
+    guidelines_header="Guidelines:",
+    bash_file_ops_guideline="Use bash for file operations like ls, rg, find",
+    bash_guideline_suppressed_by=("grep", "find", "ls"),
+    always_guidelines=(
+        "Be concise in your responses",
+        "Show file paths clearly when working with files",
+    ),
+    docs_header="Pi documentation (read only when the user asks about pi itself, its SDK, extensions, themes, skills, or TUI):",
+    docs_lines=(
+        "- Main documentation: {readme}",
+        "- Additional docs: {docs}",
+        "- Examples: {examples} (extensions, custom tools, SDK)",
+        "- When reading pi docs or examples, resolve docs/... under Additional docs and examples/... under Examples, not the current working directory",
+        "- When asked about: extensions (docs/extensions.md, examples/extensions/), themes (docs/themes.md), skills (docs/skills.md), prompt templates (docs/prompt-templates.md), TUI components (docs/tui.md), keybindings (docs/keybindings.md), SDK integrations (docs/sdk.md), custom providers (docs/custom-provider.md), adding models (docs/models.md), pi packages (docs/packages.md)",
+        "- When working on pi topics, read the docs and examples, and follow .md cross-references before implementing",
+        "- Always read pi .md files completely and follow links to related docs (e.g., tui.md for TUI API details)",
+    ),
+    project_context_open="\n\n<project_context>\n\nProject-specific instructions and guidelines:\n\n",
+    project_context_file='<project_instructions path="{path}">\n{content}\n</project_instructions>\n\n',
+    project_context_close="</project_context>\n",
+    skills_preamble=(
+        "\n\nThe following skills provide specialized instructions for specific tasks.",
+        "Use the read tool to load a skill's file when the task matches its description.",
+        "When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.",
+        "",
+    ),
+    skills_open="<available_skills>",
+    skills_close="</available_skills>",
+    date_prefix="\nCurrent date: ",
+    cwd_prefix="\nCurrent working directory: ",
+    default_tools=("read", "bash", "edit", "write"),
+    context_file_names=("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"),
+    config_dir_name=".pi",
+    project_trust_gates_resources=True,
+    trust_requiring_config_entries=(
+        "settings.json",
+        "extensions",
+        "skills",
+        "prompts",
+        "themes",
+        "SYSTEM.md",
+        "APPEND_SYSTEM.md",
+    ),
+)
+
 
 PI_0_80 = Dialect(
     version="0.80.2",
@@ -18,4 +72,5 @@ PI_0_80 = Dialect(
     branch_summary_preamble=data.BRANCH_SUMMARY_PREAMBLE,
     branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
     tools=tuple(data.TOOLS),
+    prompt=PROMPT_RULES_0_80,
 )
