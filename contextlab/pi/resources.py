@@ -550,7 +550,9 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
     if not yaml_string:
         return {}, body
     try:
-        parsed = yaml.load(yaml_string, Loader=_CoreSchemaLoader)
+        # The `yaml` package ends a final block scalar with its line break even when the text
+        # stops right after it (clip chomping); PyYAML needs the break to be there.
+        parsed = yaml.load(yaml_string + "\n", Loader=_CoreSchemaLoader)
     except yaml.YAMLError as error:
         raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(str(error))}") from error
     return ({} if parsed is None else parsed), body

@@ -1,0 +1,407 @@
+"""Differential proof: our system prompt and resources against the real Pi 0.80.2.
+
+Each scenario builds a small world in a temp dir (a HOME, an agent dir, a project tree) and asks
+both sides for the prompt: Pi through DefaultResourceLoader + a real AgentSession (so tool
+snippets and guidelines are Pi's own), we through discover_resources + build_system_prompt. The
+whole matrix goes to Node in one batch. Every scenario compares the full prompt text byte for
+byte, the context files, SYSTEM/APPEND texts, the skills, the skill diagnostics, the trust
+decision and the active tools.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from contextlab.pi.prompt import (
+    active_tool_names,
+    build_system_prompt,
+    build_system_prompt_from_options,
+)
+from contextlab.pi.resources import ContextFile, Skill, discover_resources
+
+from .conftest import run_oracle
+
+pytestmark = pytest.mark.oracle
+
+TZ = "Pacific/Kiritimati"  # UTC+14: a date that differs from UTC's for part of each day
+PI_ROOT = "/opt/pi-0.80.2/"
+
+Files = dict[str, str | None]  # relative path -> content; None makes a directory
+
+
+def _sk(name: str | None, description: str | None, extra: str = "") -> str:
+    lines = ["---"]
+    if name is not None:
+        lines.append(f"name: {name}")
+    if description is not None:
+        lines.append(f"description: {description}")
+    if extra:
+        lines.append(extra)
+    lines.append("---")
+    lines.append("# Body\nDo things.\n")
+    return "\n".join(lines)
+
+
+# name -> (files, cwd, projectTrusted, tools, symlinks {link: target})
+SCENARIOS: dict[str, tuple[Files, str, bool | None, list[str] | None, dict[str, str]]] = {}
+
+
+def scenario(
+    name: str,
+    files: Files,
+    *,
+    cwd: str = "w",
+    trusted: bool | None = True,
+    tools: list[str] | None = None,
+    links: dict[str, str] | None = None,
+) -> None:
+    SCENARIOS[name] = (files, cwd, trusted, tools, links or {})
+
+
+NESTED: Files = {
+    "agent/AGENTS.md": "global rules\n",
+    "w/AGENTS.md": "outer\n",
+    "w/a/CLAUDE.md": "claude in a",
+    "w/a/b/AGENTS.MD": "upper-case MD\r\nwith CRLF\r\n",
+    "w/a/b/c/README.md": "not a context file",
+}
+scenario("empty", {"w/x.txt": "x"})
+scenario("nested-context", NESTED, cwd="w/a/b/c")
+scenario("nested-context-no-tools", NESTED, cwd="w/a/b/c", tools=[])
+scenario("agents-wins-over-claude", {"w/AGENTS.md": "a", "w/CLAUDE.md": "c", "w/CLAUDE.MD": "C"})
+scenario("claude-upper-only", {"w/CLAUDE.MD": "only upper"})
+scenario("cwd-is-agent-dir", {"agent/AGENTS.md": "same file"}, cwd="agent")
+scenario("agents-md-is-a-directory", {"w/AGENTS.md/x": "dir", "w/CLAUDE.md": "fallback"})
+scenario(
+    "non-ascii-and-xml-specials",
+    {
+        "w/prøj ü &<>\"'/AGENTS.md": '<tag attr="x"> & \' 😀 \u2028 end',
+        "agent/skills/xml/SKILL.md": _sk(
+            "xml-skill", "Use <b>bold</b> & \"quotes\" 'single' — ü 😀"
+        ),
+    },
+    cwd="w/prøj ü &<>\"'",
+)
+SKILLS: Files = {
+    "agent/skills/foo/SKILL.md": _sk("foo", "Does foo things."),
+    "agent/skills/foo/other.md": _sk("ignored-because-skill-md", "x"),
+    "agent/skills/foo/sub/SKILL.md": _sk("never-seen", "below a SKILL.md"),
+    "agent/skills/bar.md": _sk(None, "A root-level md skill named after its folder."),
+    "agent/skills/group/baz/SKILL.md": _sk("baz", "Nested in a group folder."),
+    "agent/skills/group/loose.md": _sk("loose", "Not at the root: not a skill."),
+    "agent/skills/.hidden/SKILL.md": _sk("hidden-dir", "dot folders are skipped"),
+    "agent/skills/node_modules/x/SKILL.md": _sk("nm", "node_modules is skipped"),
+    "agent/skills/manual/SKILL.md": _sk("manual", "Manual only.", "disable-model-invocation: true"),
+    "agent/skills/strbool/SKILL.md": _sk(
+        "strbool", "String true.", 'disable-model-invocation: "true"'
+    ),
+    "agent/skills/multi/SKILL.md": _sk("multi", "|\n  Line one\n  Line two & <three>"),
+    "agent/skills/crlf/SKILL.md": (
+        "---\r\nname: crlf\r\ndescription: CRLF frontmatter\r\n---\r\nbody\r\n"
+    ),
+    "agent/skills/yes/SKILL.md": _sk("yes", "yes"),
+    "agent/skills/nofm/SKILL.md": "# no frontmatter at all\n",
+    "agent/skills/unclosed/SKILL.md": "---\nname: unclosed\ndescription: never closed\n",
+}
+scenario("skills-valid", SKILLS)
+scenario("skills-hidden-without-read", SKILLS, tools=["bash", "edit"])
+scenario("skills-with-only-read", SKILLS, tools=["read"])
+INVALID: Files = {
+    "agent/skills/nodesc/SKILL.md": _sk("nodesc", None),
+    "agent/skills/blank/SKILL.md": _sk("blank", '"   "'),
+    "agent/skills/badyaml/SKILL.md": "---\nname: [unclosed\ndescription: x\n---\n",
+    "agent/skills/dupkey/SKILL.md": _sk("dupkey", "one", "description: two"),
+    "agent/skills/longname/SKILL.md": _sk("a" * 70, "Long name."),
+    "agent/skills/badchars/SKILL.md": _sk("Bad_Name", "Bad characters."),
+    "agent/skills/hyphens/SKILL.md": _sk("-bad--name-", "Hyphens."),
+    "agent/skills/longdesc/SKILL.md": _sk("longdesc", "x" * 1030),
+    "agent/skills/numdesc/SKILL.md": _sk("numdesc", "42"),
+    "agent/skills/numname/SKILL.md": _sk("7", "Numeric name."),
+    "agent/skills/zeroname/SKILL.md": _sk("0", "Zero name falls back to the folder."),
+    "agent/skills/boolname/SKILL.md": _sk("true", "Boolean name."),
+    "agent/skills/falsedesc/SKILL.md": _sk("falsedesc", "false"),
+    "agent/skills/Upper/SKILL.md": _sk(None, "Folder name with capitals."),
+}
+scenario("skills-invalid", INVALID)
+scenario(
+    "skills-collisions",
+    {
+        "agent/skills/dup/SKILL.md": _sk("dup", "From the agent dir."),
+        "home/.agents/skills/dup/SKILL.md": _sk("dup", "From ~/.agents."),
+        "home/.agents/skills/other/SKILL.md": _sk("dup", "Another with the same name."),
+        "home/.agents/skills/root.md": _sk("root-md", "agents mode takes no root .md files"),
+        "w/.pi/skills/dup/SKILL.md": _sk("dup", "Project wins."),
+    },
+)
+IGNORED: Files = {
+    "agent/skills/.gitignore": "ignored/\n*.draft.md\n# comment\n!keep.draft.md\n/rooted\n",
+    "agent/skills/.ignore": "Secret*\n",
+    "agent/skills/ignored/SKILL.md": _sk("ignored", "gitignored folder"),
+    "agent/skills/a.draft.md": _sk("a-draft", "ignored root file"),
+    "agent/skills/keep.draft.md": _sk("keep-draft", "negated back in"),
+    "agent/skills/rooted/SKILL.md": _sk("rooted", "anchored pattern"),
+    "agent/skills/secrets/SKILL.md": _sk("secrets", "case-insensitive match of Secret*"),
+    "agent/skills/group/.fdignore": "inner\n",
+    "agent/skills/group/inner/SKILL.md": _sk("inner", "ignored by a nested .fdignore"),
+    "agent/skills/group/outer/SKILL.md": _sk("outer", "kept"),
+    "agent/skills/group/deep/x/**/y": None,
+}
+scenario("skills-ignore-files", IGNORED)
+ANCESTORS: Files = {
+    ".agents/skills/above-git/SKILL.md": _sk("above-git", "Above the git root."),
+    "w/.git/HEAD": "ref: refs/heads/main\n",
+    "w/.agents/skills/at-root/SKILL.md": _sk("at-root", "At the git root."),
+    "w/x/.agents/skills/in-x/SKILL.md": _sk("in-x", "In x."),
+    "w/x/y/.agents/skills/in-y/SKILL.md": _sk("in-y", "In y (the cwd)."),
+    "w/x/y/.agents/skills/root-file.md": _sk("root-file", "agents mode: no root md"),
+}
+scenario("agents-skills-to-git-root", ANCESTORS, cwd="w/x/y")
+scenario("agents-skills-untrusted", ANCESTORS, cwd="w/x/y", trusted=False)
+scenario("agents-skills-trust-ask", ANCESTORS, cwd="w/x/y", trusted=None)
+NO_GIT = {k: v for k, v in ANCESTORS.items() if not k.startswith("w/.git")}
+scenario("agents-skills-no-git-root", NO_GIT, cwd="w/x/y")
+PROMPTS: Files = {
+    "agent/SYSTEM.md": "Global SYSTEM.md\n",
+    "agent/APPEND_SYSTEM.md": "Global append.",
+    "w/.pi/SYSTEM.md": "Project SYSTEM.md: you are a pirate.",
+    "w/.pi/APPEND_SYSTEM.md": "Project append\n\n",
+    "w/.pi/skills/proj/SKILL.md": _sk("proj", "Project skill."),
+    "w/AGENTS.md": "context",
+    "agent/skills/user/SKILL.md": _sk("user", "User skill."),
+}
+scenario("system-md-trusted", PROMPTS)
+scenario("system-md-untrusted", PROMPTS, trusted=False)
+scenario("system-md-custom-without-read", PROMPTS, tools=["bash"])
+scenario("system-md-custom-empty-tools", PROMPTS, tools=[])
+scenario(
+    "trust-json-true-on-parent",
+    {**PROMPTS, "agent/trust.json": "{{ROOT_JSON_TRUE}}"},
+    trusted=None,
+)
+scenario("trust-json-false", {**PROMPTS, "agent/trust.json": "{{CWD_JSON_FALSE}}"}, trusted=None)
+scenario(
+    "trust-default-always",
+    {**PROMPTS, "agent/settings.json": '{"defaultProjectTrust": "always"}'},
+    trusted=None,
+)
+scenario(
+    "trust-default-never",
+    {**PROMPTS, "agent/settings.json": '{"defaultProjectTrust": "never"}'},
+    trusted=None,
+)
+scenario("trust-ask", PROMPTS, trusted=None)
+scenario("trust-bare-pi-dir", {"w/.pi/notes.txt": "x", "w/AGENTS.md": "a"}, trusted=None)
+scenario(
+    "empty-system-and-append",
+    {"agent/SYSTEM.md": "", "agent/APPEND_SYSTEM.md": "", "w/AGENTS.md": ""},
+)
+scenario("append-only-global", {"agent/APPEND_SYSTEM.md": "Always answer in French.\n"})
+for label, tools in (
+    ("tools-bash-grep", ["bash", "grep"]),
+    ("tools-explorers", ["read", "grep", "find", "ls"]),
+    ("tools-unknown", ["nope", "read", "also-nope"]),
+    ("tools-repeated", ["edit", "edit", "bash", "read", "bash"]),
+    ("tools-all", ["read", "bash", "edit", "write", "grep", "find", "ls"]),
+    ("tools-ls-first", ["ls", "write"]),
+):
+    scenario(label, {"w/AGENTS.md": "ctx", "agent/skills/s/SKILL.md": _sk("s", "S.")}, tools=tools)
+scenario(
+    "settings-skill-paths",
+    {
+        "agent/settings.json": '{"skills": ["extra", "~/homeskills/one.md", "missing-dir"]}',
+        "agent/extra/e1/SKILL.md": _sk("e1", "From a settings folder."),
+        "agent/extra/top.md": _sk("top", "Root md in a settings folder."),
+        "home/homeskills/one.md": _sk("one", "A single file from settings."),
+        "agent/skills/e1/SKILL.md": _sk("e1", "Auto-discovered, loses to settings."),
+    },
+)
+scenario(
+    "symlinked-skill-seen-once",
+    {"agent/skills/real/SKILL.md": _sk("real", "Real file.")},
+    links={"home/.agents/skills/link": "agent/skills/real"},
+)
+scenario(
+    "windows-cwd",
+    {"agent/AGENTS.md": "global", "agent/skills/win/SKILL.md": _sk("win", "Still found.")},
+    cwd="C:\\Users\\ann\\proj",
+)
+
+
+def _materialise(root: Path, name: str) -> dict[str, Any]:
+    files, cwd, trusted, tools, links = SCENARIOS[name]
+    base = root / name
+    for rel in ("home", "agent", "w"):
+        (base / rel).mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = base / rel
+        if content is None:
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if content == "{{ROOT_JSON_TRUE}}":
+            content = json.dumps({str(base): True, "/nowhere": False})
+        elif content == "{{CWD_JSON_FALSE}}":
+            content = json.dumps({str(base / cwd): False, str(base): True})
+        path.write_bytes(content.encode("utf-8"))
+    for link, target in links.items():
+        (base / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(base / target, base / link)
+    full_cwd = cwd if "\\" in cwd else str(base / cwd)
+    return {
+        "kind": "session",
+        "cwd": full_cwd,
+        "agentDir": str(base / "agent"),
+        "home": str(base / "home"),
+        "projectTrusted": trusted,
+        "tools": tools,
+    }
+
+
+@pytest.fixture(scope="module")
+def matrix() -> dict[str, tuple[dict[str, Any], dict[str, Any], Any]]:
+    with tempfile.TemporaryDirectory(prefix="prompt-oracle-") as tmp:
+        root = Path(tmp).resolve()
+        cases = {name: _materialise(root, name) for name in SCENARIOS}
+        # Ours first: Pi's session setup writes auth.json into the agent dir.
+        ours = {
+            name: discover_resources(
+                cwd=c["cwd"],
+                agent_dir=c["agentDir"],
+                home=c["home"],
+                project_trusted=c["projectTrusted"],
+            )
+            for name, c in cases.items()
+        }
+        empty_cwd = root / "process-cwd"
+        empty_cwd.mkdir()
+        for case in cases.values():
+            case["processCwd"] = str(empty_cwd)
+        results = run_oracle(
+            "prompt.mjs",
+            list(cases.values()),
+            env={"TZ": TZ, "PI_PACKAGE_DIR": PI_ROOT},
+            cwd=empty_cwd,
+        )
+        yield {
+            name: (case, result, ours[name])
+            for (name, case), result in zip(cases.items(), results, strict=True)
+        }
+
+
+def _skill_dict(skill: Skill) -> dict[str, Any]:
+    out = skill.as_dict()
+    del out["source"]
+    return out
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_it_matches_pi_for_scenario(matrix: dict[str, Any], name: str) -> None:
+    case, pi, ours = matrix[name]
+    assert "error" not in pi, pi.get("error")
+    if case["projectTrusted"] is None:
+        assert ours.project_trusted is pi["projectTrusted"], ours.trust_reason
+    assert active_tool_names(case["tools"]) == pi["activeTools"]
+    assert [{"path": c.path, "content": c.content} for c in ours.context_files] == pi[
+        "contextFiles"
+    ]
+    assert ours.system_prompt == pi["systemPrompt"]
+    assert list(ours.append_system_prompt) == pi["appendSystemPrompt"]
+    assert [_skill_dict(s) for s in ours.skills] == pi["skills"]
+    ours_diags = [d.as_dict() for d in ours.diagnostics if d.type != "error"]
+    assert len(ours_diags) == len(pi["diagnostics"]), (ours_diags, pi["diagnostics"])
+    for mine, theirs in zip(ours_diags, pi["diagnostics"], strict=True):
+        if mine.pop("exact", True):
+            assert mine == theirs
+        else:  # YAML syntax errors: same kind and file, our own wording
+            assert (mine["type"], mine["path"]) == (theirs["type"], theirs["path"])
+
+    # The date Pi used is its local date in TZ at build time; ours must be the same day.
+    today = datetime.now(ZoneInfo(TZ)).date().isoformat()
+    if pi["dateBefore"] != pi["dateAfter"] or pi["dateAfter"] != today:
+        pytest.skip("the test ran across midnight in the oracle's time zone")
+    prompt = build_system_prompt(
+        cwd=case["cwd"], date=today, pi_root=PI_ROOT, tools=case["tools"], resources=ours
+    )
+    assert "".join(layer.text for layer in prompt.layers) == prompt.text
+    expected = pi["prompt"]
+    if "\\" in case["cwd"]:
+        # Pi on Linux resolves a Windows path against its process cwd; on Windows, where such
+        # a session comes from, the cwd stays native (see the options case context-then-skills).
+        expected = expected.replace(f"{case['processCwd']}/", "", 1)
+    assert prompt.text == expected
+
+
+SKILL_A = Skill("alpha", "A <skill> & 'more'", "/s/alpha/SKILL.md", "/s/alpha")
+SKILL_HIDDEN = Skill("hidden", "H", "/s/hidden/SKILL.md", "/s/hidden", True)
+OPTION_CASES: dict[str, dict[str, Any]] = {
+    "undefined-tools-default": {"cwd": "/p"},
+    "custom-undefined-tools-shows-skills": {
+        "cwd": "/p",
+        "customPrompt": "Custom.",
+        "skills": [SKILL_A],
+    },
+    "custom-empty-string-is-absent": {"cwd": "/p", "customPrompt": "", "skills": [SKILL_A]},
+    "selected-without-snippets": {"cwd": "/p", "selectedTools": ["read", "bash", "mine"]},
+    "snippets-for-custom-tool": {
+        "cwd": "/p",
+        "selectedTools": ["mine", "read"],
+        "toolSnippets": {"mine": "My tool", "read": "Read"},
+        "promptGuidelines": ["  Use mine.  ", "", "Use mine.", "Be concise in your responses"],
+    },
+    "only-hidden-skills": {"cwd": "/p", "skills": [SKILL_HIDDEN], "contextFiles": [["/c.md", ""]]},
+    "context-then-skills": {
+        "cwd": "D:\\work\\repo",
+        "appendSystemPrompt": "app",
+        "contextFiles": [["/a/AGENTS.md", "x\n"], ["/b/CLAUDE.md", "y"]],
+        "skills": [SKILL_A, SKILL_HIDDEN],
+    },
+    "empty-append-is-absent": {"cwd": "/p", "appendSystemPrompt": ""},
+}
+
+
+def _to_pi_options(spec: dict[str, Any]) -> dict[str, Any]:
+    out = dict(spec)
+    if "contextFiles" in out:
+        out["contextFiles"] = [{"path": p, "content": c} for p, c in out["contextFiles"]]
+    if "skills" in out:
+        out["skills"] = [_skill_dict(s) for s in out["skills"]]
+    return out
+
+
+def _to_ours(spec: dict[str, Any], date: str) -> Callable[[], Any]:
+    return lambda: build_system_prompt_from_options(
+        cwd=spec["cwd"],
+        date=date,
+        custom_prompt=spec.get("customPrompt"),
+        selected_tools=spec.get("selectedTools"),
+        tool_snippets=spec.get("toolSnippets"),
+        prompt_guidelines=spec.get("promptGuidelines"),
+        append_system_prompt=spec.get("appendSystemPrompt"),
+        context_files=[ContextFile(p, c) for p, c in spec.get("contextFiles", [])],
+        skills=spec.get("skills"),
+        pi_root=PI_ROOT,
+    )
+
+
+def test_it_matches_pi_build_system_prompt_on_identical_options() -> None:
+    payload = [
+        {"kind": "options", "home": "/nonexistent-home", "options": _to_pi_options(spec)}
+        for spec in OPTION_CASES.values()
+    ]
+    results = run_oracle("prompt.mjs", payload, env={"TZ": TZ, "PI_PACKAGE_DIR": PI_ROOT})
+    for (name, spec), result in zip(OPTION_CASES.items(), results, strict=True):
+        assert "error" not in result, (name, result)
+        if result["dateBefore"] != result["dateAfter"]:
+            pytest.skip("midnight")
+        ours = _to_ours(spec, result["dateBefore"])()
+        assert ours.text == result["prompt"], name
+        assert "".join(layer.text for layer in ours.layers) == ours.text
