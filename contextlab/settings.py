@@ -138,6 +138,8 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "static_root"))
 # Uploaded and synced session files are kept byte for byte (nothing imported is ever lost).
 CONTEXTLAB_BLOB_DIR = Path(os.environ.get("CONTEXTLAB_BLOB_DIR", VAR_DIR / "blobs"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
+# A session line longer than this is not decoded (it stays in the blob, reported as a problem).
+CONTEXTLAB_MAX_LINE_BYTES = env_int("CONTEXTLAB_MAX_LINE_BYTES", 256 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Where Pi's resources live on this server (agent dir: AGENTS.md, skills, SYSTEM.md; Pi root: docs).
