@@ -217,12 +217,12 @@ class Entry(models.Model):
     tokens = models.PositiveIntegerField(default=0)  # Pi's estimateTokens of what it contributes
     depth = models.PositiveIntegerField(default=0)  # distance from its root in the tree
     # Plain text of the entry for full-text search (tool results included), capped per entry
-    # because PostgreSQL's tsvector holds at most 1 MB.
+    # because PostgreSQL's tsvector holds at most 1 MB, and its tsvector. Both are filled after the
+    # rows are stored (contextlab.library.search.index_revision): PG's text parser runs at a few
+    # MB/s, and writing the text twice at import time doubled what a large import sends and logs.
     search_text = models.TextField(blank=True)
-    # to_tsvector('english', search_text), filled after the rows are stored (index_search): PG's
-    # text parser runs at ~6 MB/s, so doing it inside the import would cap a large import there.
-    # NULL = not indexed yet. Unused on SQLite.
-    search_vector = SearchVectorField(null=True, blank=True)
+    search_vector = SearchVectorField(null=True, blank=True)  # unused on SQLite (LIKE search)
+    search_indexed = models.BooleanField(default=False)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.FILE)
 
     objects = EntryQuerySet.as_manager()
@@ -239,6 +239,12 @@ class Entry(models.Model):
             models.Index(fields=["revision", "entry_id"], name="library_entry_rev_id"),
             # Children of a node (lazy tree loading, branch counting while syncing appends).
             models.Index(fields=["revision", "parent_id"], name="library_entry_rev_parent"),
+            # The search indexer's work queue: only rows still to index, so it stays tiny.
+            models.Index(
+                fields=["revision"],
+                condition=Q(search_indexed=False),
+                name="library_entry_unindexed_q",
+            ),
         )
         # The full-text GIN index on search_vector (PostgreSQL only) is created in migration 0003.
 

@@ -26,29 +26,76 @@ MAX_SEARCH_CHARS = 100_000
 SNIPPET_RADIUS = 90
 
 
-INDEX_SQL = """
-UPDATE library_entry SET search_vector = to_tsvector('english'::regconfig, search_text)
-WHERE id IN (
-    SELECT id FROM library_entry WHERE search_vector IS NULL AND revision_id = %s LIMIT %s
-)
+INDEX_BATCH = 200
+
+UPDATE_SQL = """
+UPDATE library_entry AS e
+SET search_text = v.text,
+    search_vector = to_tsvector('english'::regconfig, v.text),
+    search_indexed = true
+FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text) AS v
+WHERE e.id = v.id
 """
 
 
-def index_revision(revision_id: int, *, batch: int = 2000) -> int:
-    """Fill the search vectors of a revision's entries that have none yet; returns rows indexed.
+def index_revision(revision_id: int | None, *, batch: int = INDEX_BATCH) -> int:
+    """Give the revision's not-yet-indexed entries their search text (and, on PostgreSQL, their
+    tsvector); returns how many were indexed.
 
-    Batched so each UPDATE commits on its own (autocommit) and never holds long locks while a
-    watcher keeps appending to the same session.
+    Batched, each batch committed on its own when not inside a transaction, so a watcher that
+    keeps appending to the same session never waits long on these rows.
     """
-    if not uses_postgres():
+    from contextlab.library.models import Entry
+
+    if revision_id is None:
         return 0
+    postgres = uses_postgres()
     total = 0
-    with connection.cursor() as cursor:
-        while True:
-            cursor.execute(INDEX_SQL, [revision_id, batch])
-            total += cursor.rowcount
-            if cursor.rowcount < batch:
-                return total
+    while True:
+        rows = list(
+            Entry.objects.filter(revision_id=revision_id, search_indexed=False)
+            .order_by("seq")
+            .values_list("id", "data")[:batch]
+        )
+        if not rows:
+            return total
+        ids = [row[0] for row in rows]
+        texts = [_storable(entry_search_text(row[1])) for row in rows]
+        if postgres:
+            with connection.cursor() as cursor:
+                cursor.execute(UPDATE_SQL, [ids, texts])
+        else:
+            Entry.objects.bulk_update(
+                [
+                    Entry(id=i, search_text=t, search_indexed=True)
+                    for i, t in zip(ids, texts, strict=True)
+                ],
+                ["search_text", "search_indexed"],
+            )
+        total += len(rows)
+
+
+def index_pending(*, limit: int | None = None) -> int:
+    """Index every revision that has entries waiting (e.g. entries appended by jobs)."""
+    from contextlab.library.models import Entry
+
+    revisions = (
+        Entry.objects.filter(search_indexed=False).values_list("revision_id", flat=True).distinct()
+    )
+    total = 0
+    for revision_id in revisions[:limit] if limit else revisions:
+        total += index_revision(revision_id)
+    return total
+
+
+def _storable(text: str) -> str:
+    # PostgreSQL text holds neither NUL nor lone surrogates; the search copy may lose them.
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def uses_postgres() -> bool:
