@@ -504,13 +504,30 @@ for _tag, _regex, _first in (
     _CoreSchemaLoader.add_implicit_resolver(_tag, re.compile(_regex), list(_first))
 
 
-def _construct_core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+def _construct_core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
     value = str(loader.construct_scalar(node))
     if value.startswith("0o"):
-        return int(value[2:], 8)
-    if value.startswith("0x"):
-        return int(value[2:], 16)
-    return int(value)
+        number = int(value[2:], 8)
+    elif value.startswith("0x"):
+        number = int(value[2:], 16)
+    else:
+        number = int(value)
+    # JavaScript numbers are doubles: past 2**53 integers lose precision.
+    return float(number) if abs(number) > 2**53 else number
+
+
+def _flow_key(value: Any) -> str:
+    """How the `yaml` package turns a collection used as a map key into a string key."""
+    if isinstance(value, list):
+        return "[ " + ", ".join(_flow_key(v) for v in value) + " ]" if value else "[]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{_flow_key(k)}: {_flow_key(v)}" for k, v in value.items())
+        return "{ " + items + " }" if value else "{}"
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    return str(value)
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -520,7 +537,7 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, (list, dict)):
-            key = json.dumps(key)
+            key = _flow_key(key)
         if key in result:
             raise yaml.constructor.ConstructorError(
                 None, None, "Map keys must be unique", key_node.start_mark
@@ -537,6 +554,9 @@ class FrontmatterError(ValueError):
     pass
 
 
+_TAB_AFTER_KEY = re.compile(r"(?m)^([ ]*[^\s#][^:\n]*:)(\t+)")
+
+
 def parse_frontmatter(content: str) -> tuple[Any, str]:
     """``parseFrontmatter``: (frontmatter value, body). Raises FrontmatterError on bad YAML."""
     normalized = content.replace("\r\n", "\n").replace("\r", "\n")
@@ -546,15 +566,25 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
     if end == -1:
         return {}, normalized
     yaml_string = normalized[4:end]
-    body = normalized[end + 4 :].strip()
+    body = _js_trim(normalized[end + 4 :])
     if not yaml_string:
         return {}, body
+    # The `yaml` package ends a final block scalar with its line break even when the text
+    # stops right after it (clip chomping); PyYAML needs the break to be there.
+    if not yaml_string.endswith("\n"):
+        yaml_string += "\n"
     try:
-        # The `yaml` package ends a final block scalar with its line break even when the text
-        # stops right after it (clip chomping); PyYAML needs the break to be there.
-        parsed = yaml.load(yaml_string + "\n", Loader=_CoreSchemaLoader)
+        parsed = yaml.load(yaml_string, Loader=_CoreSchemaLoader)
     except yaml.YAMLError as error:
-        raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(str(error))}") from error
+        # YAML 1.2 accepts tabs as separation after "key:"; PyYAML (YAML 1.1) does not.
+        retry = _TAB_AFTER_KEY.sub(lambda m: m.group(1) + " " * len(m.group(2)), yaml_string)
+        message = f"invalid YAML frontmatter: {_one_line(str(error))}"
+        if retry == yaml_string:
+            raise FrontmatterError(message) from error
+        try:
+            parsed = yaml.load(retry, Loader=_CoreSchemaLoader)
+        except yaml.YAMLError:
+            raise FrontmatterError(message) from error
     return ({} if parsed is None else parsed), body
 
 

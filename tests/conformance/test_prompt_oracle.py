@@ -405,3 +405,132 @@ def test_it_matches_pi_build_system_prompt_on_identical_options() -> None:
         ours = _to_ours(spec, result["dateBefore"])()
         assert ours.text == result["prompt"], name
         assert "".join(layer.text for layer in ours.layers) == ours.text
+
+
+# --- node-ignore and frontmatter, on many small inputs in one batch --------------------------
+
+_IGNORE_PARTS = [
+    "a", "b", "ab", "*", "**", "?", "[ab]", "[a-c]", "[!a]", "[z-a]", "\\*", "*.md", "foo.md",
+    "Foo", ".x", "c d", "c\\ d", "x*y", "a?", "[]", "\\[a]", "***",
+]  # fmt: skip
+_PATH_PARTS = ["a", "b", "ab", "foo.md", "Foo.MD", ".x", "c d", "x", "xzy", "a1", "*", "[ab]"]
+
+
+def _ignore_cases() -> list[dict[str, list[str]]]:
+    import random
+
+    rng = random.Random(20261202)
+    cases = []
+    for _ in range(400):
+        patterns = []
+        for _ in range(rng.randint(1, 4)):
+            pattern = "/".join(rng.choice(_IGNORE_PARTS) for _ in range(rng.randint(1, 3)))
+            pattern = rng.choice(["", "", "!", "/", "\\!", "#", "\\#"]) + pattern
+            pattern += rng.choice(["", "", "/", " ", "\\ ", "  "])
+            patterns.append(pattern)
+        paths = []
+        for _ in range(12):
+            path = "/".join(rng.choice(_PATH_PARTS) for _ in range(rng.randint(1, 4)))
+            paths.append(path + rng.choice(["", "/"]))
+        cases.append({"patterns": patterns, "paths": paths})
+    cases.append({"patterns": ["ignored/", "*.draft.md", "!keep.draft.md"], "paths": ["./a", "../b"]})
+    return cases
+
+
+FRONTMATTERS = [
+    "---\nname: x\ndescription: plain\n---\nbody\n",
+    "---\nbools: [true, True, TRUE, false, yes, no, on, off, y, n, Yes]\n---\n",
+    "---\nnulls: [~, null, Null, NULL, , nil]\nempty:\n---\n",
+    "---\nints: [0, -0, +5, 017, 0o17, 0x1f, 0b101, 1_000, 12:30, 9007199254740993]\n---\n",
+    "---\nfloats: [1.5, .5, -.5, 1e3, 1E-2, .inf, -.Inf, 1.]\n---\n",
+    "---\nwhen: 2024-01-01\nat: 2024-01-01T10:00:00Z\n---\n",
+    '---\ndq: "tab\\there \\u00e9 \\x41 \\"q\\" \\\\"\nsq: \'it\'\'s\'\n---\n',
+    "---\ndescription: first line\n  continued line\n\n  new paragraph\n---\n",
+    "---\ndescription: >\n  folded\n  text\n\n  more\n---\n",
+    "---\ndescription: |-\n  strip\n  chomp\n---\n",
+    "---\ndescription: |+\n  keep\n\n---\n",
+    "---\ndescription: >2\n   indented\n  two\n---\n",
+    "---\nlist:\n  - a\n  - b: c\nmap: {x: 1, y: [2]}\n---\n",
+    "---\nbase: &b {k: v}\nref: *b\n---\n",
+    "---\ns: !!str 5\nn: !!int '7'\n---\n",
+    "---\n# comment\nname: c # trailing\ndescription: 'x # not a comment'\n---\n",
+    "---\nname:\tx\n---\n",
+    "---\n\tname: x\n---\n",
+    "---\nname: a\nname: b\n---\n",
+    "---\nname: a: b\n---\n",
+    "---\nkey without value\n---\n",
+    "---\njust a scalar\n---\n",
+    "---\n- a\n- b\n---\n",
+    "---\nname: ü 😀 <&>\n---\n",
+    "\ufeff---\nname: bom\n---\n",
+    "---\r\nname: crlf\r\ndescription: x\r\n---\r\nbody\r\n",
+    "---\rname: cr\rdescription: y\r---\r",
+    "---\n---\nbody only\n",
+    "----\nname: four dashes\n---\n",
+    "---\nname: x\n---more\nafter\n",
+    "---\nname: unclosed\n",
+    "no frontmatter\n---\nname: x\n---\n",
+    "---\nname: x\n...\n---\n",
+    "---\n? complex key\n: value\n---\n",
+    "---\n[1, 2]: list key\n---\n",
+    "---\nname: 'unterminated\n---\n",
+    '---\nname: "bad escape \\q"\n---\n',
+    "---\nname: [a, b\n---\n",
+    "---\n  indented: root\n  second: x\n---\n",
+    "---\nname: x\n  bad: indent\n---\n",
+    "---\ndisable-model-invocation: true\ndescription: d\n---\n",
+    "---\nlong: " + "w " * 600 + "\n---\n",
+    "---\n%YAML 1.1\n---\n",
+    "---\n@reserved\n---\n",
+    "---\nname: `backtick\n---\n",
+    "---\nname: -\n---\n",
+    "---\nname: - item\n---\n",
+    "---\nx: 0.1\ny: 1e400\nz: -1e-400\n---\n",
+]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None  # JSON.stringify writes Infinity and NaN as null
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+def test_it_ports_node_ignore_rule_for_rule() -> None:
+    from contextlab.pi.resources import Ignore
+
+    cases = _ignore_cases()
+    results = run_oracle("prompt_units.mjs", {"ignore": cases})["ignore"]
+    mismatches = []
+    for case, expected in zip(cases, results, strict=True):
+        ig = Ignore()
+        ig.add(case["patterns"])
+        for path, want in zip(case["paths"], expected, strict=True):
+            try:
+                got: Any = ig.ignores(path)
+            except (TypeError, ValueError):
+                got = "throws"
+            if got != want:
+                mismatches.append((case["patterns"], path, want, got))
+    assert not mismatches, mismatches[:10]
+    assert sum(len(c["paths"]) for c in cases) > 4800
+
+
+def test_it_parses_frontmatter_like_the_yaml_package() -> None:
+    from contextlab.pi.resources import FrontmatterError, parse_frontmatter
+
+    results = run_oracle("prompt_units.mjs", {"frontmatter": FRONTMATTERS})["frontmatter"]
+    mismatches = []
+    for text, expected in zip(FRONTMATTERS, results, strict=True):
+        try:
+            value, body = parse_frontmatter(text)
+            got: dict[str, Any] = {"value": _json_value(value), "body": body}
+        except FrontmatterError:
+            got = {"error": True}
+        want = {"error": True} if "error" in expected else expected
+        if got != want:
+            mismatches.append((text, want, got))
+    assert not mismatches, "\n".join(repr(m) for m in mismatches)

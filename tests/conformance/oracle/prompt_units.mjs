@@ -1,0 +1,39 @@
+// Small pieces of Pi 0.80.2's resource loading, for tests/conformance/test_prompt_oracle.py.
+// stdin: {ignore: [{patterns: [...], paths: [...]}], frontmatter: ["file text", ...]}
+// stdout: {ignore: [[true|false|"throws", ...], ...], frontmatter: [{value} | {error}, ...]}
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { parseFrontmatter } from "./node_modules/@earendil-works/pi-coding-agent/dist/utils/frontmatter.js";
+
+const require = createRequire(import.meta.url);
+// The same copy of `ignore` that Pi's skills.js and package-manager.js import.
+const ignore = require(
+    require.resolve("ignore", {
+        paths: [new URL("./node_modules/@earendil-works/pi-coding-agent/dist/core/", import.meta.url).pathname],
+    }),
+);
+
+const input = JSON.parse(readFileSync(0, "utf-8"));
+const out = { ignore: [], frontmatter: [] };
+for (const c of input.ignore ?? []) {
+    const ig = ignore();
+    ig.add(c.patterns);
+    out.ignore.push(
+        c.paths.map((p) => {
+            try {
+                return ig.ignores(p);
+            } catch {
+                return "throws";
+            }
+        }),
+    );
+}
+for (const text of input.frontmatter ?? []) {
+    try {
+        const { frontmatter, body } = parseFrontmatter(text);
+        out.frontmatter.push({ value: frontmatter, body });
+    } catch (error) {
+        out.frontmatter.push({ error: String(error.message ?? error) });
+    }
+}
+process.stdout.write(JSON.stringify(out));
