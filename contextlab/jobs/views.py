@@ -82,6 +82,7 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
         "preview": preview,
         "error": error,
         "provider": providers.active_provider().public(),
+        "loaded": True,
     }
     template = "jobs/_compact_form.html" if request.htmx else "jobs/compact.html"
     return render(request, template, context)
@@ -98,6 +99,7 @@ def _form_error(request, template, session, leaf, error, status=409):  # type: i
         "leaf": leaf,
         "error": error,
         "provider": providers.active_provider().public(),
+        "loaded": True,
     }
     if not request.htmx:
         messages.error(request, error)
@@ -190,7 +192,12 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
 def job_list(request: HttpRequest, session_pk: int) -> HttpResponse:
     session = _get_session_for_user(request, session_pk)
     jobs = list(Job.objects.for_session(session.pk).select_related("requested_by")[:HISTORY_LIMIT])
-    context = {"session": session, "jobs": jobs, "provider": providers.active_provider().public()}
+    context = {
+        "session": session,
+        "jobs": jobs,
+        "provider": providers.active_provider().public(),
+        "loaded": True,
+    }
     if request.htmx:
         return render(request, "jobs/_job_history.html", context)
     return render(request, "jobs/list.html", context)
