@@ -29,6 +29,7 @@ from contextlab.pi.truncate import (
     format_ls_output,
     format_read_output,
     format_size,
+    grep_context_line,
     grep_match_line,
     locate_notice,
     truncate_head,
@@ -352,6 +353,9 @@ def test_it_matches_pi_grep_tool_notices(tmp_path):
         {"pattern": "match", "path": "src/a.py", "limit": 5},
         {"pattern": "match", "path": "src/a.py"},
         {"pattern": "match", "path": "big.txt", "limit": 500},
+        {"pattern": "MATCH", "path": "b.md", "context": 1},
+        {"pattern": "match 1[0-2]$", "path": "src/a.py", "context": 2},
+        {"pattern": "match", "path": "src/long.txt", "context": 3, "limit": 1},
     ]
     calls = [{"tool": "grep", "args": a} for a in arg_sets]
     got = run_oracle(
@@ -368,11 +372,25 @@ def test_it_matches_pi_grep_tool_notices(tmp_path):
         limit = max(1, args.get("limit", 100))
         lines = []
         truncated_any = False
+        context = args.get("context", 0)
+        file_lines = target.read_text().replace("\r\n", "\n").replace("\r", "\n").split("\n")
         for raw in proc.stdout.decode().splitlines()[:limit]:
-            _, number, text = raw.split(":", 2)
-            line = grep_match_line(target.name, int(number), text)
-            truncated_any |= line.was_truncated
-            lines.append(line.text)
+            _, number_text, text = raw.split(":", 2)
+            number = int(number_text)
+            if not context:
+                cut = grep_match_line(target.name, number, text)
+                truncated_any |= cut.was_truncated
+                lines.append(cut.text)
+                continue
+            # With context, Pi re-reads the file and prints a block around each match.
+            for current in range(
+                max(1, number - context), min(len(file_lines), number + context) + 1
+            ):
+                cut = grep_context_line(
+                    target.name, current, file_lines[current - 1], is_match=current == number
+                )
+                truncated_any |= cut.was_truncated
+                lines.append(cut.text)
         matches = len(proc.stdout.decode().splitlines())
         out = format_grep_output(
             lines,
