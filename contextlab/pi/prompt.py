@@ -27,7 +27,7 @@ from typing import Any
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.jsutil import js_len
-from contextlab.pi.resources import ContextFile, PromptResources, Skill
+from contextlab.pi.resources import ContextFile, PromptResources, Skill, is_foreign_path
 
 # Shown instead of the Pi package folder when it is not known; the docs layer is then flagged.
 PI_ROOT_PLACEHOLDER = "<pi-package-dir>"
@@ -382,8 +382,11 @@ def build_system_prompt(
     selected, snippets, guidelines = tool_prompt_options(tools, dialect=dialect)
     dropped = [name for name in (tools or []) if name not in selected]
     append = "\n\n".join(resources.append_system_prompt) if resources.append_system_prompt else None
+    # createAgentSession resolves the cwd (path.resolve) before the prompt sees it. A Windows
+    # cwd stays as recorded: on Windows, where such a session ran, it was already absolute.
+    prompt_cwd = cwd if is_foreign_path(cwd) else _js_resolve(cwd)
     result = build_system_prompt_from_options(
-        cwd=cwd,
+        cwd=prompt_cwd,
         date=date,
         custom_prompt=resources.system_prompt,
         selected_tools=selected,

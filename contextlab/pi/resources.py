@@ -179,10 +179,14 @@ class MappingFileSystem:
     def __init__(self, files: Mapping[str, str]) -> None:
         self.files: dict[str, str] = {}
         self.dirs: set[str] = {"/"}
+        # Keys that cannot be placed on a POSIX tree (C:\\..., relative paths): kept aside so
+        # discovery can say they were not used instead of failing on them.
+        self.skipped: list[str] = []
         for raw, content in files.items():
+            if is_foreign_path(str(raw)):
+                self.skipped.append(str(raw))
+                continue
             path = _normalize(str(raw))
-            if not path.startswith("/"):
-                raise ResourceError(f"{raw}: uploaded files need absolute POSIX paths")
             self.files[path] = content
             parent = posixpath.dirname(path)
             while parent not in self.dirs:
@@ -1055,6 +1059,7 @@ def discover_resources(
     """
     rules = _prompt_rules(dialect)
     files = as_file_system(fs)
+    skipped = list(getattr(files, "skipped", []))
     if is_foreign_path(agent_dir):
         raise ResourceError(f"agent dir {agent_dir!r} is not an absolute POSIX path")
     agent_dir = _normalize(agent_dir)
@@ -1096,6 +1101,8 @@ def discover_resources(
                 "no saved decision and defaultProjectTrust is 'ask': print mode treats the "
                 "project as untrusted; the interactive TUI would have asked"
             )
+    for raw in skipped:
+        unknown.append(f"uploaded file {raw} has no absolute POSIX path: not used")
     if search_cwd is None:
         unknown.append(
             f"cwd {cwd} is not a POSIX path on this server: context files, .pi/ resources and "

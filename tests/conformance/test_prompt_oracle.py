@@ -234,6 +234,79 @@ scenario(
     {"agent/AGENTS.md": "global", "agent/skills/win/SKILL.md": _sk("win", "Still found.")},
     cwd="C:\\Users\\ann\\proj",
 )
+scenario(
+    "project-settings-skills-trusted",
+    {
+        "w/.pi/settings.json": '{"skills": ["../shared-skills", "local.md"]}',
+        "w/shared-skills/sh/SKILL.md": _sk("sh", "From project settings."),
+        "w/.pi/local.md": _sk("local", "A file listed in project settings."),
+        "agent/skills/sh/SKILL.md": _sk("sh", "User skill that loses to the project."),
+    },
+)
+scenario(
+    "project-settings-skills-untrusted",
+    {
+        "w/.pi/settings.json": '{"skills": ["../shared-skills"]}',
+        "w/shared-skills/sh/SKILL.md": _sk("sh", "Ignored: untrusted project settings."),
+    },
+    trusted=False,
+)
+scenario(
+    "settings-legacy-skills-object",
+    {
+        "agent/settings.json": '{"skills": {"customDirectories": ["legacy"]}}',
+        "agent/legacy/old/SKILL.md": _sk("old", "Found through customDirectories."),
+    },
+)
+scenario(
+    "settings-not-markdown-and-broken-json",
+    {
+        "agent/settings.json": '{"skills": ["notes.txt"]}',
+        "agent/notes.txt": "not markdown",
+        "w/.pi/settings.json": "{broken",
+    },
+)
+scenario(
+    "skill-md-is-a-directory-and-broken-link",
+    {
+        "agent/skills/odd/SKILL.md/inner/SKILL.md": _sk("inner-of-odd", "SKILL.md is a folder."),
+        "agent/skills/fine/SKILL.md": _sk("fine", "Fine."),
+    },
+    links={"agent/skills/broken": "agent/nowhere", "agent/skills/broken.md": "agent/gone.md"},
+)
+scenario(
+    "cwd-through-a-symlink",
+    {
+        "real/proj/AGENTS.md": "via link",
+        "real/proj/.pi/SYSTEM.md": "linked project system",
+        "agent/trust.json": "{{REAL_TRUE}}",
+    },
+    cwd="w/link",
+    trusted=None,
+    links={"w/link": "real/proj"},
+)
+scenario(
+    "cwd-is-home-with-agents-skills",
+    {"home/.agents/skills/h/SKILL.md": _sk("h", "Home skill."), "home/AGENTS.md": "home ctx"},
+    cwd="home",
+    trusted=None,
+)
+scenario(
+    "unnormalised-paths",
+    {"agent/AGENTS.md": "g", "w/sub/AGENTS.md": "s", "agent/skills/n/SKILL.md": _sk("n", "N.")},
+    cwd="w/sub/../sub/./",
+)
+scenario(
+    "unicode-file-order",
+    {
+        "agent/skills/Zed/SKILL.md": _sk("zed", "Capital Z sorts first."),
+        "agent/skills/alpha/SKILL.md": _sk("alpha", "a."),
+        "agent/skills/émile/SKILL.md": _sk("emile", "Non-ASCII sorts last."),
+        "agent/skills/_under/SKILL.md": _sk("under", "Underscore."),
+        "agent/skills/10/SKILL.md": _sk("ten", "Digits."),
+        "agent/skills/9/SKILL.md": _sk("nine", "Digits."),
+    },
+)
 
 
 def _materialise(root: Path, name: str) -> dict[str, Any]:
@@ -251,11 +324,13 @@ def _materialise(root: Path, name: str) -> dict[str, Any]:
             content = json.dumps({str(base): True, "/nowhere": False})
         elif content == "{{CWD_JSON_FALSE}}":
             content = json.dumps({str(base / cwd): False, str(base): True})
+        elif content == "{{REAL_TRUE}}":
+            content = json.dumps({str(base / "real" / "proj"): True})
         path.write_bytes(content.encode("utf-8"))
     for link, target in links.items():
         (base / link).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(base / target, base / link)
-    full_cwd = cwd if "\\" in cwd else str(base / cwd)
+    full_cwd = cwd if "\\" in cwd else f"{base}/{cwd}"
     return {
         "kind": "session",
         "cwd": full_cwd,
@@ -433,7 +508,9 @@ def _ignore_cases() -> list[dict[str, list[str]]]:
             path = "/".join(rng.choice(_PATH_PARTS) for _ in range(rng.randint(1, 4)))
             paths.append(path + rng.choice(["", "/"]))
         cases.append({"patterns": patterns, "paths": paths})
-    cases.append({"patterns": ["ignored/", "*.draft.md", "!keep.draft.md"], "paths": ["./a", "../b"]})
+    cases.append(
+        {"patterns": ["ignored/", "*.draft.md", "!keep.draft.md"], "paths": ["./a", "../b"]}
+    )
     return cases
 
 
@@ -444,7 +521,7 @@ FRONTMATTERS = [
     "---\nints: [0, -0, +5, 017, 0o17, 0x1f, 0b101, 1_000, 12:30, 9007199254740993]\n---\n",
     "---\nfloats: [1.5, .5, -.5, 1e3, 1E-2, .inf, -.Inf, 1.]\n---\n",
     "---\nwhen: 2024-01-01\nat: 2024-01-01T10:00:00Z\n---\n",
-    '---\ndq: "tab\\there \\u00e9 \\x41 \\"q\\" \\\\"\nsq: \'it\'\'s\'\n---\n',
+    "---\ndq: \"tab\\there \\u00e9 \\x41 \\\"q\\\" \\\\\"\nsq: 'it''s'\n---\n",
     "---\ndescription: first line\n  continued line\n\n  new paragraph\n---\n",
     "---\ndescription: >\n  folded\n  text\n\n  more\n---\n",
     "---\ndescription: |-\n  strip\n  chomp\n---\n",

@@ -134,8 +134,16 @@ def test_it_rejects_an_agent_dir_that_is_not_absolute() -> None:
         discover_resources(cwd="/w", agent_dir="agent", home="/h", fs={})
     with pytest.raises(ResourceError, match="lacks exists"):
         discover_resources(cwd="/w", agent_dir="/a", home="/h", fs=object())
-    with pytest.raises(ResourceError, match="absolute POSIX paths"):
-        MappingFileSystem({"rel/AGENTS.md": "x"})
+
+
+def test_it_sets_aside_uploaded_files_without_a_posix_path() -> None:
+    fs = MappingFileSystem({"rel/AGENTS.md": "x", "C:\\p\\AGENTS.md": "y", "/p/AGENTS.md": "z"})
+    assert fs.skipped == ["rel/AGENTS.md", "C:\\p\\AGENTS.md"]
+    resources = discover_resources(cwd="/p", agent_dir="/a", home="/h", fs=fs)
+    assert [c.content for c in resources.context_files] == ["z"]
+    assert "uploaded file C:\\p\\AGENTS.md has no absolute POSIX path: not used" in (
+        resources.unknown
+    )
 
 
 @pytest.mark.parametrize(
