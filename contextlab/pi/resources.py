@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
@@ -489,7 +489,7 @@ def _add_ignore_rules(fs: FileSystem, ig: Ignore, directory: str, root: str) -> 
 # package parses them: yes/no/on/off stay strings, no timestamps, no sexagesimal numbers.
 
 
-class _CoreSchemaLoader(yaml.SafeLoader):
+class _CoreSchemaLoader(yaml.SafeLoader):  # type: ignore[misc]
     pass
 
 
