@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.prompt import (
     active_tool_names,
     build_system_prompt,
@@ -611,3 +612,48 @@ def test_it_parses_frontmatter_like_the_yaml_package() -> None:
         if got != want:
             mismatches.append((text, want, got))
     assert not mismatches, "\n".join(repr(m) for m in mismatches)
+
+
+# --- The recorded corpus: the prompt Pi really sent, rebuilt from the uploaded resources ------
+
+
+SUMMARY_SYSTEM = PI_0_80.summarization_system_prompt
+
+
+def _corpus_scenarios() -> list[Path]:
+    corpus = Path(__file__).resolve().parent / "corpus"
+    return sorted(
+        p for p in corpus.glob("*") if (p / "manifest.json").exists() and (p / "fs").is_dir()
+    )
+
+
+@pytest.mark.parametrize("scenario_dir", _corpus_scenarios(), ids=lambda p: p.name)
+def test_it_rebuilds_the_system_prompt_pi_sent_in_recorded_sessions(scenario_dir: Path) -> None:
+    manifest = json.loads((scenario_dir / "manifest.json").read_text())
+    root = manifest["scenarioRoot"]
+    uploads = {
+        f"{root}/{path.relative_to(scenario_dir / 'fs').as_posix()}": path.read_text(
+            encoding="utf-8"
+        )
+        for path in (scenario_dir / "fs").rglob("*")
+        if path.is_file()
+    }
+    resources = discover_resources(
+        cwd=manifest["cwd"], agent_dir=manifest["agentDir"], home=manifest["home"], fs=uploads
+    )
+    prompt = build_system_prompt(
+        cwd=manifest["cwd"],
+        date=manifest["recordedDate"],
+        pi_root=manifest["piPackageDir"],
+        tools=manifest["activeTools"],
+        resources=resources,
+    )
+    sent = set()
+    for body_path in sorted((scenario_dir / "requests").glob("*.body.json")):
+        body = json.loads(body_path.read_text(encoding="utf-8"))
+        first = body["messages"][0]
+        # Compaction and branch-summary requests carry their own fixed system prompt.
+        if first["role"] in ("system", "developer") and first["content"] != SUMMARY_SYSTEM:
+            sent.add(first["content"])
+    assert sent == {prompt.text}
+    assert {layer.name for layer in prompt.layers} >= {"project_context", "skills"}
