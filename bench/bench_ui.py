@@ -62,7 +62,16 @@ def main() -> dict[str, Any]:
     settings.CONTEXTLAB_BLOB_DIR = work / "blobs"
     try:
         path = work / "large.jsonl"
-        _generator().write_session(path, entries=ENTRIES)
+        _generator().write_session(
+            path,
+            entries=ENTRIES,
+            target_bytes=20 * 1024 * 1024,
+            branches=20,
+            compactions=5,
+            seed=1,
+            session_id="bench-ui-20k",
+            cwd="/home/dev/projects/pelican",
+        )
         imported = import_session_file(path=path, index_search=False)
         session = imported.session
         assert session is not None

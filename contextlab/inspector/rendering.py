@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from django.utils.safestring import SafeString, mark_safe
@@ -79,4 +80,31 @@ def tree_rows_html(
             parts.append('<span class="leaf" title="current leaf: where Pi resumes">leaf</span>')
         parts.append("</a></li>\n")
         out.append("".join(parts))
+    return mark_safe("".join(out))  # every value above went through escape()
+
+
+def message_rows_html(messages: Iterable[Any], *, page_url: str, body_url: str) -> SafeString:
+    """Collapsed one-line rows for the middle of a long projection; each body loads on open."""
+    out: list[str] = []
+    for m in messages:
+        entry = escape(m.entry_id or "")
+        link = escape(f"{page_url}?entry={quote(m.entry_id or '', safe='')}&tab=entry")
+        body = escape(f"{body_url}?entry={quote(m.entry_id or '', safe='')}")
+        sent_as = (
+            f' <span class="muted">→ {escape(m.sent_as)}</span>' if m.sent_as != m.role else ""
+        )
+        dropped = (
+            ' <span class="badge badge-warn">dropped before sending</span>' if m.dropped else ""
+        )
+        css = escape(m.css) + (" not-sent" if m.dropped else "")
+        out.append(
+            f'<li><details class="msg {css}" data-role="{escape(m.role)}" hx-get="{body}" '
+            f'hx-trigger="toggle once" hx-target="find .body" hx-swap="innerHTML" '
+            f'hx-push-url="false">'
+            f'<summary><span class="msg-role">{m.position}. {escape(m.title)}{sent_as}</span>'
+            f'<a class="mono muted" href="{escape(page_url)}?entry={entry}">{entry}</a>{dropped}'
+            f'<span class="muted">{escape(m.preview)}</span>'
+            f'<span class="tok">{m.tokens} tok · Σ {m.running}</span></summary>'
+            f'<div class="body"><a href="{link}">the stored entry</a></div></details></li>\n'
+        )
     return mark_safe("".join(out))  # every value above went through escape()

@@ -47,6 +47,9 @@ class SessionIndex:
     # Compaction id -> firstKeptEntryId (to fetch a path from its last compaction on).
     first_kept: dict[str, str] = field(default_factory=dict)
     name: str | None = None
+    children: dict[str, list[str]] = field(default_factory=dict)
+    paths: OrderedDict[str, list[str]] = field(default_factory=OrderedDict)
+    path_set: frozenset[str] = frozenset()
     # Tree views by (mode, query, folds): selecting entries re-renders the same view.
     views: OrderedDict[tuple[str, str, tuple[str, ...]], TreeView] = field(
         default_factory=OrderedDict
@@ -76,7 +79,22 @@ class SessionIndex:
         return view
 
     def path(self, entry_id: str) -> list[str]:
-        """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files)."""
+        """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files).
+
+        Cached for the last few entries: one inspector request walks the same path several
+        times, and a deep path of a large session is tens of thousands of steps.
+        """
+        cached = self.paths.get(entry_id)
+        if cached is not None:
+            return cached
+        out = self._walk(entry_id)
+        with _cache_lock:
+            self.paths[entry_id] = out
+            while len(self.paths) > 16:
+                self.paths.popitem(last=False)
+        return out
+
+    def _walk(self, entry_id: str) -> list[str]:
         out: list[str] = []
         seen: set[str] = set()
         current: str | None = entry_id
@@ -128,12 +146,11 @@ def _light(entry: dict[str, Any]) -> dict[str, Any]:
         light["modelId"] = entry.get("modelId")
     elif kind == "message":
         message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            light["message"] = {
-                "role": "assistant",
-                "provider": message.get("provider"),
-                "model": message.get("model"),
-            }
+        role = message.get("role") if isinstance(message, dict) else None
+        light["message"] = {"role": role}
+        if role == "assistant" and isinstance(message, dict):
+            light["message"]["provider"] = message.get("provider")
+            light["message"]["model"] = message.get("model")
     return light
 
 
@@ -186,16 +203,23 @@ def build_index(session: Session, key: tuple[Any, ...] | None = None) -> Session
         name=tree.name,
     )
     index.path_ids = index.path(leaf_id) if leaf_id else []
+    index.path_set = frozenset(index.path_ids)
+    for entry_id, item in items.items():
+        if item.parent_id is not None:
+            index.children.setdefault(item.parent_id, []).append(entry_id)
     return index
 
 
 def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[dict[str, Any]]:
-    """The path root -> `entry_id` as entry dicts for the engine, fetching only what is sent.
+    """The path root -> `entry_id`, condensed to what build_session_context reads.
 
-    build_session_context emits messages from the last compaction's firstKeptEntryId on; before
-    that it only reads settings (model, thinking level) from the path. Those earlier entries come
-    from the index as light dicts, so a deep entry in a 20k-entry session costs one query over
-    the kept range instead of the whole path.
+    The engine emits messages from the last compaction's firstKeptEntryId on; before that it
+    only reads settings from the path, and for each setting the last value wins (thinking level;
+    model from model_change or any assistant message). So the entries before the kept range are
+    replaced by at most two light stand-ins (the last of each), chained to the first kept entry,
+    and only the kept range is fetched: a deep entry of a 20k-entry session costs one query and
+    a short walk instead of the whole path. The projection is unchanged (tested against the
+    engine on whole files).
     """
     ids = index.path(entry_id)
     start = 0
@@ -221,7 +245,31 @@ def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[d
             if seq in wanted_seq:
                 entry = orjson.loads(raw)
                 full[entry["id"]] = entry
-    return [full.get(i) or index.light[i] for i in ids]
+    if start == 0:
+        return [full.get(i) or index.light[i] for i in ids]
+    last_thinking = last_model = None
+    for i in reversed(ids[:start]):
+        light = index.light[i]
+        if light.get("type") == "thinking_level_change":
+            last_thinking = last_thinking or i
+        elif light.get("type") == "model_change" or (
+            light.get("type") == "message" and light["message"].get("role") == "assistant"
+        ):
+            last_model = last_model or i
+        if last_thinking and last_model:
+            break
+    chain = [dict(index.light[i]) for i in ids[:start] if i in (last_thinking, last_model)]
+    out: list[dict[str, Any]] = []
+    parent: str | None = None
+    for stub in chain:
+        stub["parentId"] = parent
+        parent = stub["id"]
+        out.append(stub)
+    first = dict(full.get(wanted[0]) or index.light[wanted[0]])
+    first["parentId"] = parent
+    out.append(first)
+    out.extend(full.get(i) or index.light[i] for i in wanted[1:])
+    return out
 
 
 def entries_by_id(

@@ -43,6 +43,7 @@ from contextlab.pi.truncate import locate_notice
 # Pi's default compaction.reserveTokens (settings are per machine; not in the session file).
 DEFAULT_RESERVE_TOKENS = 16384
 EMITTING_TYPES = ("message", "custom_message", "branch_summary")
+FULL_TAIL = 25
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 _IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
 
@@ -92,7 +93,7 @@ class MessageView:
     entry_type: str
     tokens: int
     running: int
-    blocks: list[Block]
+    blocks: list[Block]  # only for messages shown in full (the others load on demand)
     sent_as: str  # the role the provider sees ("user" for summaries and custom messages)
     dropped: str = ""  # why the provider layer drops it, if it does
     usage: dict[str, Any] | None = None
@@ -100,6 +101,11 @@ class MessageView:
     extra: dict[str, Any] = field(default_factory=dict)
     css: str = ""
     title: str = ""
+    message: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def preview(self) -> str:
+        return _preview(self.message)
 
 
 @dataclass
@@ -132,6 +138,16 @@ class Inspection:
     copy_json: str
     entry_json: str
     synthetic_results: int
+    # The messages shown in full: a leading summary and the last FULL_TAIL; the middle ones
+    # are one line each with their body loaded on demand (a deep entry can have thousands).
+    head: list[MessageView] = field(default_factory=list)
+    middle: list[MessageView] = field(default_factory=list)
+    tail: list[MessageView] = field(default_factory=list)
+
+    @property
+    def open_from(self) -> int:
+        """Messages after this position start unfolded (the end of the request matters most)."""
+        return len(self.messages) - 6
 
     @property
     def prompt_tokens(self) -> int:
@@ -396,13 +412,14 @@ def inspect_entry(
             entry_type=str(owner.get("type")) if owner else "",
             tokens=tokens,
             running=running,
-            blocks=_blocks(message),
+            blocks=[],
             sent_as="user"
             if role in ("compactionSummary", "branchSummary", "custom", "bashExecution")
             else role,
             usage=usage if isinstance(usage, dict) else None,
             css=_ROLE_CSS.get(role, ""),
             title=_ROLE_TITLE.get(role, role),
+            message=message,
         )
         if view.usage:
             view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
@@ -423,6 +440,10 @@ def inspect_entry(
         if view.entry_id == entry_id:
             view.css += " is-leaf"
         views.append(view)
+    head_count = 1 if messages and messages[0].get("role") == "compactionSummary" else 0
+    tail_start = max(head_count, len(views) - FULL_TAIL)
+    for position in [*range(head_count), *range(tail_start, len(views))]:
+        views[position].blocks = _blocks(messages[position])
 
     estimate = pi_tokens.estimate_context_tokens(messages)
     pi_estimate = {
@@ -432,21 +453,23 @@ def inspect_entry(
         "last_usage_index": _attr(estimate, "last_usage_index", "lastUsageIndex"),
     }
 
-    # The compaction in force and how much of the path it replaced.
+    # The compaction in force and how much of the path it replaced (from the index: the
+    # entries handed to the engine are condensed before the kept range).
     compaction = None
     replaced = 0
-    ids = [e.get("id") for e in entries]
-    for position in range(len(entries) - 1, -1, -1):
-        if entries[position].get("type") == "compaction":
-            entry = entries[position]
-            kept = entry.get("firstKeptEntryId")
-            kept_at = ids.index(kept) if kept in ids[:position] else position
-            replaced = sum(1 for i in ids[:kept_at] if index.items[i].type in EMITTING_TYPES)
+    path_ids = index.path(entry_id)
+    for position in range(len(path_ids) - 1, -1, -1):
+        if path_ids[position] in index.first_kept or index.items[path_ids[position]].type == (
+            "compaction"
+        ):
+            compaction_entry = next((e for e in entries if e.get("id") == path_ids[position]), {})
+            kept = index.first_kept.get(path_ids[position])
+            replaced = len(replaced_items(index, entry_id))
             compaction = {
-                "id": entry.get("id"),
-                "tokens_before": entry.get("tokensBefore"),
+                "id": path_ids[position],
+                "tokens_before": compaction_entry.get("tokensBefore"),
                 "first_kept": kept,
-                "kept_on_path": kept in ids[:position],
+                "kept_on_path": kept in path_ids[:position],
             }
             break
 
@@ -511,7 +534,45 @@ def inspect_entry(
         copy_json=_dumps(copy) if tab == "json" else "",
         entry_json=_dumps(selected) if selected is not None else "",
         synthetic_results=synthetic,
+        head=views[:head_count],
+        middle=views[head_count:tail_start],
+        tail=views[tail_start:],
     )
+
+
+def _preview(message: dict[str, Any]) -> str:
+    """One line of a message for the collapsed list (its first text, tool call or summary)."""
+    if message.get("role") in ("compactionSummary", "branchSummary"):
+        text = str(message.get("summary") or "")
+    elif message.get("role") == "bashExecution":
+        text = f"$ {message.get('command', '')}"
+    else:
+        content = message.get("content")
+        text = ""
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and block.get("text"):
+                    text = str(block["text"])
+                    break
+                if block.get("type") == "toolCall":
+                    text = f"{block.get('name')}({_dumps(block.get('arguments'))[:160]})"
+                    break
+                if block.get("type") == "thinking":
+                    text = text or "(thinking)"
+    return " ".join(text[:300].split())[:160]
+
+
+def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
+    """The blocks of the message one entry contributes (for a collapsed row opened later)."""
+    from contextlab.library.services import entry_as_message
+
+    entry = entries_by_id(session, index, [entry_id]).get(entry_id)
+    message = entry_as_message(entry) if entry else None
+    return _blocks(message) if message else []
 
 
 def _attr(obj: Any, *names: str) -> Any:
@@ -533,11 +594,10 @@ def _first_text(message: dict[str, Any]) -> str:
 def _reply(session: Session, index: SessionIndex, entry_id: str) -> dict[str, Any] | None:
     """The assistant message that answered this exact request, if the session has one: its
     usage is what the provider counted for the context shown here."""
-    children = [i for i, item in index.items.items() if item.parent_id == entry_id]
-    replies = [i for i in children if index.items[i].role == "assistant"]
+    replies = [i for i in index.children.get(entry_id, ()) if index.items[i].role == "assistant"]
     if not replies:
         return None
-    on_path = [i for i in replies if i in set(index.path_ids)]
+    on_path = [i for i in replies if i in index.path_set]
     reply_id = (on_path or replies)[0]
     entry = entries_by_id(session, index, [reply_id]).get(reply_id)
     message = entry.get("message") if entry else None
@@ -581,9 +641,9 @@ def _diff(
     previous = _previous_request(index, path)
     if previous is None:
         return {"previous": None}
-    prev_entries = entries[: path.index(previous) + 1]
-    if any("message" not in e and e.get("type") == "message" for e in prev_entries):
-        prev_entries = path_entries(session, index, previous)
+    # Fetched again: the current path's early entries are light stand-ins (a compaction hid
+    # them), while the previous request may still have sent them.
+    prev_entries = path_entries(session, index, previous)
     prev_result, _ = _project(prev_entries, previous)
     prev_sent = _sent_for(list(prev_result.messages), info)
     before = [_key(m) for m in prev_sent]

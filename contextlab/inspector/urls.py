@@ -8,6 +8,8 @@ urlpatterns = [
     path("sessions/<int:pk>/", views.session_detail, name="session"),
     path("sessions/<int:pk>/rows/", views.tree_rows, name="tree_rows"),
     path("sessions/<int:pk>/not-sent/", views.not_sent, name="not_sent"),
+    path("sessions/<int:pk>/message/", views.message, name="message"),
+    path("sessions/<int:pk>/messages/", views.messages_page, name="messages"),
     path("sessions/<int:pk>/chart/", views.chart, name="chart"),
     path("projects/<int:pk>/resources/", views.profile_update, name="profile"),
 ]

@@ -15,12 +15,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from contextlab.inspector import services
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.rendering import tree_rows_html
+from contextlab.inspector.rendering import message_rows_html, tree_rows_html
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.treeview import FILTER_MODES, TreeView, finish, select_rows
 from contextlab.library.models import Project, Session
@@ -30,6 +31,8 @@ TABS = ("context", "prompt", "diff", "json", "entry")
 
 # Rows sent per lazy request; a larger gap comes back as rows plus another placeholder.
 ROWS_PER_REQUEST = 400
+# The chart holds every request; its table (the no-JavaScript view of it) only the first ones.
+CHART_TABLE_LIMIT = 1000
 
 
 def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
@@ -184,6 +187,9 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
             if selected
             else None
         )
+    inspection = context.get("inspection")
+    if isinstance(inspection, services.Inspection) and inspection.middle:
+        context["middle_html"] = _middle_html(session, inspection, 0)
     if target == "inspector":
         return render(request, "inspector/session.html#inspector", context)
     if target == "tree":
@@ -229,6 +235,63 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "inspector/_not_sent.html", context)
 
 
+# Collapsed middle messages sent per request; the rest come with "show more".
+MIDDLE_PAGE = 100
+
+
+def _middle_html(session: Session, inspection: services.Inspection, start: int) -> str:
+    """A page of the collapsed middle of a long projection, then a link for the next one."""
+    page_url = reverse("inspector:session", args=[session.pk])
+    rows = inspection.middle[start : start + MIDDLE_PAGE]
+    html = message_rows_html(
+        rows, page_url=page_url, body_url=reverse("inspector:message", args=[session.pk])
+    )
+    rest = len(inspection.middle) - start - len(rows)
+    if rest > 0:
+        more = reverse("inspector:messages", args=[session.pk])
+        query = urlencode({"entry": inspection.entry_id, "start": start + len(rows)})
+        fallback = f"{page_url}?{urlencode({'entry': inspection.entry_id, 'tab': 'json'})}"
+        html += format_html(
+            '<li class="notsent-group"><a href="{}" hx-get="{}?{}" hx-target="closest li" '
+            'hx-swap="outerHTML" hx-push-url="false">⋯ {} more messages (show the next {})</a>'
+            "</li>",
+            fallback,
+            more,
+            query,
+            rest,
+            min(rest, MIDDLE_PAGE),
+        )
+    return html
+
+
+@login_required
+def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """The next page of collapsed messages of one projection (htmx "show more")."""
+    session = _get_session_for_user(request, pk)
+    index = session_index(session)
+    entry_id = request.GET.get("entry", "")
+    if entry_id not in index.items:
+        raise Http404("No such entry in this session")
+    try:
+        start = max(0, int(request.GET.get("start", "0")))
+    except ValueError:
+        raise Http404("Bad start") from None
+    inspection = services.inspect_entry(session, index, entry_id, user=request.user)
+    return HttpResponse(_middle_html(session, inspection, start))
+
+
+@login_required
+def message(request: HttpRequest, pk: int) -> HttpResponse:
+    """The body of one message of a projection (collapsed rows load it when opened)."""
+    session = _get_session_for_user(request, pk)
+    index = session_index(session)
+    entry_id = request.GET.get("entry", "")
+    if entry_id not in index.items:
+        raise Http404("No such entry in this session")
+    blocks = services.message_blocks(session, index, entry_id)
+    return render(request, "inspector/_blocks.html", {"blocks": blocks})
+
+
 @login_required
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
     session = _get_session_for_user(request, pk)
@@ -237,7 +300,13 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "inspector/chart.html",
-        {"session": session, "growth": growth, "nav": "library"},
+        {
+            "session": session,
+            "growth": growth,
+            "nav": "library",
+            "table_limit": CHART_TABLE_LIMIT,
+            "table_limit_slice": f":{CHART_TABLE_LIMIT}",
+        },
     )
 
 
