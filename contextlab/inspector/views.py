@@ -229,10 +229,12 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such entry in this session")
     context = {
         "session": session,
+        "entry_id": entry_id,
         "replaced": services.replaced_items(index, entry_id),
         "page_url": reverse("inspector:session", args=[session.pk]),
     }
-    return render(request, "inspector/_not_sent.html", context)
+    template = "inspector/_not_sent.html" if request.htmx else "inspector/not_sent.html"
+    return render(request, template, context)
 
 
 # Collapsed middle messages sent per request; the rest come with "show more".
