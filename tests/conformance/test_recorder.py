@@ -30,7 +30,7 @@ def test_it_records_a_scenario_whose_requests_the_port_rebuilds(tmp_path: Path) 
     assert manifest["entryCount"] == len(lines) - 1
     entry_ids = {json.loads(line)["id"] for line in lines[1:]}
     sent = json.loads((scenario / "sent.json").read_text())
-    assert len(manifest["requests"]) == 6
+    assert len(manifest["requests"]) == 8
     for request in manifest["requests"]:
         assert request["leafId"] in entry_ids
         index = sent["requests"][request["seq"]]

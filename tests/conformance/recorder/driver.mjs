@@ -153,6 +153,9 @@ function lastEntry(predicate) {
 // Single-character lines keep the truncated outputs (2000 lines each) small in the corpus.
 const BIG_LINES = Array.from({ length: 2100 }, (_, i) => `${i % 10}`).join("\n") + "\n";
 
+const PIXEL_PNG =
+	"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 const scenarios = {
 	// Real tool calls executed by Pi: read truncated at 2000 lines, bash with a long output cut to
 	// its tail (temp file notice), bash with a non-zero exit, write, edit; a label and a name.
@@ -240,9 +243,11 @@ const scenarios = {
 
 	// User bash executions (`!` and `!!`), custom messages (appended, next-turn and triggering a
 	// turn), a model change (thinking from the other model becomes text) and thinking level changes,
+	// user and tool-result images (sent to the vision model, placeholders for the other one),
 	// a skill invoked with /skill:, a label and a session name.
 	async interactive() {
 		writeFileSync(join(cwd, "secret.txt"), "token=abc123\n");
+		writeFileSync(join(cwd, "pixel.png"), Buffer.from(PIXEL_PNG, "base64"));
 		await start();
 		await session.executeBash("echo hello from the shell && pwd");
 		await session.executeBash("cat secret.txt", undefined, { excludeFromContext: true });
@@ -259,6 +264,13 @@ const scenarios = {
 		);
 		await session.setModel(findModel("fake-plain"));
 		await prompt("Summarise what you know so far.", say("Greeting printed, a listing failed, a long sequence ran; deploy closes at 17:00."));
+		// Images: a user image and a tool-result image go to the vision model as image_url parts;
+		// once the text-only model is back, pi-ai replaces them with placeholders.
+		await queue(call("read", { path: "pixel.png" }), say("A single pixel, in both images."));
+		await session.prompt("Compare this picture with pixel.png.", {
+			images: [{ type: "image", mimeType: "image/png", data: PIXEL_PNG }],
+		});
+		await assertQueueEmpty("image prompt");
 		await session.setModel(findModel("fake-reasoner"));
 		session.setThinkingLevel("low");
 		await prompt("/skill:release-check v1.2", call("bash", { command: "echo release ok" }, { thinking: "Follow the skill." }), say("Release v1.2 checks out."));
