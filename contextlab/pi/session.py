@@ -1,0 +1,602 @@
+"""Pi session files: parse, migrate (v1/v2 -> v3) and navigate the entry tree.
+
+Truth: ``dist/core/session-manager.js`` of Pi 0.80.2 (``loadEntriesFromFile``,
+``migrateToCurrentVersion``, ``SessionManager._buildIndex/getTree/getBranch/getSessionName``).
+
+Where we deliberately differ from Pi (each for the inspector's sake, none changes a projection):
+
+- Pi draws random ids for legacy (v1) entries on every load; ours are derived from the header id
+  and the line number, so the same file always gets the same ids.
+- Pi silently skips bad lines and rejects a whole file whose first parsed line is not a header;
+  we report every bad line as a ``Problem`` (line number and reason) and keep what we can.
+- Pi keeps any truthy JSON value as an "entry" (``123``, ``[]``, objects without ``type``); we
+  report those as problems and leave them out (they never contribute anything to a context).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextlab.pi.jsutil import date_parse_ms
+
+__all__ = [
+    "CURRENT_SESSION_VERSION",
+    "Migrator",
+    "Problem",
+    "SessionFile",
+    "SessionTree",
+    "decode_entry",
+    "entry_time_ms",
+    "js_trim",
+    "js_truthy",
+    "parse_session_bytes",
+    "parse_session_file",
+]
+
+CURRENT_SESSION_VERSION = 3
+
+# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim() removes.
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: Python's ``strip()`` removes a different set of characters."""
+    return text.strip(_JS_WHITESPACE)
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value (``0``, ``""``, ``null``, ``false``, NaN are falsy)."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, int | float):
+        return value != 0 and not (isinstance(value, float) and math.isnan(value))
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def entry_time_ms(value: Any) -> float | None:
+    """``new Date(value).getTime()``; ``None`` where JavaScript gives NaN."""
+    if isinstance(value, str):
+        return date_parse_ms(value)
+    if value is None:
+        return 0  # new Date(null) is the epoch
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return math.trunc(value) if abs(value) <= 8.64e15 else None
+    return None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A line of a session file that could not be used as Pi would use it."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding one line
+# --------------------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN/Infinity; JSON.parse does not.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _js_int(text: str) -> int | float:
+    # JSON.parse reads every number as a double: integers beyond 2**53 lose precision.
+    value = int(text)
+    if -(2**53) <= value <= 2**53:
+        return value
+    return float(text)
+
+
+def _json_type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def _parse_json(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+
+
+def _is_pi_entry(value: Any) -> bool:
+    """Whether Pi's loader would keep this parsed value (it keeps every truthy value)."""
+    return js_truthy(value)
+
+
+def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
+    """Decode one JSONL line into an entry object, or say precisely why it cannot be used.
+
+    The object is returned as parsed: unknown entry types and unknown fields are kept intact.
+    Checks: UTF-8, JSON syntax (as strict as ``JSON.parse``), a JSON object, a string ``type``,
+    and, where present, a string ``id`` and a string-or-null ``parentId``.
+    """
+    if isinstance(raw, bytes | bytearray):
+        try:
+            text = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Problem(line_no, f"invalid UTF-8 at byte {exc.start + 1} of the line")
+    else:
+        text = raw
+    if text.startswith("\ufeff"):
+        return Problem(line_no, "starts with a byte order mark (JSON.parse rejects the line)")
+    try:
+        value = _parse_json(text)
+    except json.JSONDecodeError as exc:
+        return Problem(line_no, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    except (ValueError, RecursionError) as exc:
+        return Problem(line_no, f"invalid JSON: {exc}")
+    if not isinstance(value, dict):
+        return Problem(line_no, f"not a JSON object (got {_json_type_name(value)})")
+    kind = value.get("type")
+    if "type" not in value:
+        return Problem(line_no, 'missing "type" field')
+    if not isinstance(kind, str) or not kind:
+        return Problem(line_no, f'"type" must be a non-empty string, got {_json_type_name(kind)}')
+    if "id" in value and not isinstance(value["id"], str):
+        return Problem(line_no, f'"id" must be a string, got {_json_type_name(value["id"])}')
+    if kind != "session" and "parentId" in value:
+        parent = value["parentId"]
+        if parent is not None and not isinstance(parent, str):
+            return Problem(
+                line_no, f'"parentId" must be a string or null, got {_json_type_name(parent)}'
+            )
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Migration
+# --------------------------------------------------------------------------------------------
+
+
+def _js_number(value: Any) -> float:
+    """ToNumber for the header's version (``"2"`` compares as 2 in JavaScript)."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    if value is None:
+        return 0.0
+    if isinstance(value, str):
+        stripped = js_trim(value)
+        if stripped == "":
+            return 0.0
+        try:
+            return float(stripped)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+class Migrator:
+    """Streaming, deterministic version of Pi's ``migrateToCurrentVersion``.
+
+    Feed every parsed entry (header excluded) in file order; each is migrated in place and
+    returned. Rules, as in Pi:
+
+    1. v1 -> v2: every entry gets ``id`` and ``parentId`` (the previous entry's id, a single
+       chain), keys appended at the end. A compaction's numeric ``firstKeptEntryIndex`` indexes the
+       whole parsed array with the header at index 0; if it names an entry (not the header) that
+       already has an id, ``firstKeptEntryId`` is appended; the index is deleted either way.
+    2. v2 -> v3: a message with role ``hookMessage`` becomes role ``custom``.
+    3. The header's ``version`` becomes 3 (appended at the end if it was absent).
+
+    Ids: Pi uses ``randomUUID().slice(0, 8)``; we use the first 8 hex digits of
+    ``sha256("<header id>:<line number>")``, re-hashed with a counter on collision, so a file
+    always migrates to the same ids.
+    """
+
+    def __init__(self, header: dict[str, Any] | None, *, version: Any = None) -> None:
+        self.header = header
+        raw_version = version if version is not None else (header or {}).get("version")
+        if raw_version is None:
+            raw_version = 1
+        number = _js_number(raw_version)
+        self._needs_v2 = number < 2
+        self._needs_v3 = number < 3
+        self.version: int = int(number) if math.isfinite(number) and number == int(number) else 0
+        self._seed = str((header or {}).get("id", ""))
+        self._ids: set[str] = set()
+        self._prev_id: str | None = None
+        # Pi's parsed array: header at index 0, then every kept line in order.
+        self._parsed: list[dict[str, Any] | None] = [header] if header is not None else []
+        if header is not None and self._needs_v3:
+            header["version"] = CURRENT_SESSION_VERSION
+
+    @property
+    def migrates(self) -> bool:
+        return self._needs_v3
+
+    def skip(self) -> None:
+        """Count a line Pi keeps but we drop, so later ``firstKeptEntryIndex`` values align."""
+        self._parsed.append(None)
+
+    def _new_id(self, line_no: int) -> str:
+        attempt = 0
+        while True:
+            key = f"{self._seed}:{line_no}"
+            if attempt:
+                key += f":{attempt}"
+            candidate = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
+            if candidate not in self._ids:
+                self._ids.add(candidate)
+                return candidate
+            attempt += 1
+
+    def feed(self, entry: dict[str, Any], line_no: int) -> dict[str, Any]:
+        self._parsed.append(entry)
+        if entry.get("type") == "session":
+            return entry
+        if self._needs_v2:
+            entry_id = self._new_id(line_no)
+            entry["id"] = entry_id
+            entry["parentId"] = self._prev_id
+            self._prev_id = entry_id
+            if entry.get("type") == "compaction" and "firstKeptEntryIndex" in entry:
+                index = entry["firstKeptEntryIndex"]
+                if isinstance(index, int | float) and not isinstance(index, bool):
+                    target = None
+                    if index == int(index) and 0 <= index < len(self._parsed):
+                        target = self._parsed[int(index)]
+                    # A forward reference has no id yet in Pi either (undefined, not written).
+                    if target is not None and target.get("type") != "session" and "id" in target:
+                        entry["firstKeptEntryId"] = target["id"]
+                    del entry["firstKeptEntryIndex"]
+        if self._needs_v3 and entry.get("type") == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "hookMessage":
+                message["role"] = "custom"
+        return entry
+
+
+# --------------------------------------------------------------------------------------------
+# Whole files
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionFile:
+    header: dict[str, Any] | None
+    entries: list[dict[str, Any]]
+    line_numbers: list[int]
+    problems: list[Problem]
+    original_version: int
+    source: str = "<bytes>"
+    line_of: dict[int, int] = field(default_factory=dict, repr=False)
+
+    def entry_at_line(self, line_no: int) -> dict[str, Any] | None:
+        """The entry read from line ``line_no`` (header = line 1), or None."""
+        if not self.line_of:
+            self.line_of = {n: i for i, n in enumerate(self.line_numbers)}
+        index = self.line_of.get(line_no)
+        return None if index is None else self.entries[index]
+
+
+def _split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    for index, line in enumerate(data.split(b"\n")):
+        yield index + 1, line
+
+
+def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
+    """Parse and migrate a whole session file, reporting every line that cannot be used.
+
+    1. Each line is decoded (bytes that are not UTF-8 are replaced by U+FFFD, as Pi's
+       ``StringDecoder`` does, and reported); blank lines are skipped silently, as Pi does.
+    2. The first usable line must be the header (``type: "session"`` with a string ``id``);
+       otherwise Pi would reject the whole file: we say so and keep the entries.
+    3. Entries are migrated to v3 as they stream by (``Migrator``); a v3 entry without ``id``
+       is reported and left out.
+    """
+    problems: list[Problem] = []
+    decoded: list[tuple[int, dict[str, Any]]] = []
+    # Lines Pi would keep but we do not, by position among Pi's parsed values.
+    pi_positions: list[tuple[int, dict[str, Any] | None]] = []
+    for line_no, raw in _split_lines(data):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", "replace")
+            problems.append(
+                Problem(
+                    line_no,
+                    f"invalid UTF-8 at byte {exc.start + 1} of the line "
+                    "(read with U+FFFD replacement, as Pi does)",
+                )
+            )
+        if not js_trim(text):
+            continue
+        result = decode_entry(text, line_no)
+        if isinstance(result, Problem):
+            problems.append(result)
+            if _pi_keeps(text):
+                pi_positions.append((line_no, None))
+            continue
+        decoded.append((line_no, result))
+        pi_positions.append((line_no, result))
+
+    header: dict[str, Any] | None = None
+    header_line = 0
+    first = pi_positions[0] if pi_positions else None
+    if first is not None and first[1] is not None and first[1].get("type") == "session":
+        header, header_line = first[1], first[0]
+        if not isinstance(header.get("id"), str):
+            problems.append(
+                Problem(header_line, 'session header has no string "id" (Pi would reject the file)')
+            )
+    elif first is not None:
+        problems.append(
+            Problem(
+                first[0],
+                "the first line is not a session header (Pi would reject the whole file)",
+            )
+        )
+    elif not problems:
+        problems.append(Problem(1, "empty file: no session header"))
+
+    version_hint = None
+    if header is None:
+        # Without a header Pi would treat the file as v1 and replace every id; keep ids that exist.
+        has_ids = any(
+            isinstance(e.get("id"), str) for _, e in decoded if e.get("type") != "session"
+        )
+        version_hint = CURRENT_SESSION_VERSION if has_ids else 1
+    migrator = Migrator(header, version=version_hint)
+    original_version = migrator.version
+
+    entries: list[dict[str, Any]] = []
+    line_numbers: list[int] = []
+    for line_no, value in pi_positions:
+        if value is None:
+            migrator.skip()
+            continue
+        if value is header:
+            continue
+        if value.get("type") == "session":
+            migrator.skip()
+            problems.append(Problem(line_no, "a second session header (ignored, as Pi does)"))
+            continue
+        migrator.feed(value, line_no)
+        if not isinstance(value.get("id"), str):
+            problems.append(Problem(line_no, 'entry has no "id" (a v3 entry needs one)'))
+            continue
+        entries.append(value)
+        line_numbers.append(line_no)
+    problems.sort(key=lambda p: p.line)
+    return SessionFile(
+        header=header,
+        entries=entries,
+        line_numbers=line_numbers,
+        problems=problems,
+        original_version=original_version,
+        source=source,
+    )
+
+
+def _pi_keeps(text: str) -> bool:
+    try:
+        return _is_pi_entry(_parse_json(text))
+    except (ValueError, RecursionError):
+        return False
+
+
+def parse_session_file(path: str | Path) -> SessionFile:
+    data = Path(path).read_bytes()
+    return parse_session_bytes(data, source=str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# The tree
+# --------------------------------------------------------------------------------------------
+
+
+def _v8_sort_with_nan(items: list[Any], keys: list[float | None]) -> list[Any]:
+    """V8's Array.prototype.sort (TimSort) for ``(a, b) => ms(a) - ms(b)`` when some are NaN.
+
+    With NaN the comparator is inconsistent and the result depends on the algorithm; V8 sorts an
+    array shorter than 64 as one run (CountAndMakeRun, then binary insertion), ported here. For
+    longer arrays with unparsable timestamps (never seen in practice) this is an approximation.
+    """
+    pairs = list(zip(items, keys, strict=True))
+
+    def cmp(a: tuple[Any, float | None], b: tuple[Any, float | None]) -> float:
+        if a[1] is None or b[1] is None:
+            return math.nan
+        return a[1] - b[1]
+
+    n = len(pairs)
+    if n < 2:
+        return items[:]
+    # CountAndMakeRun(0, n)
+    run = 2
+    order = cmp(pairs[1], pairs[0])
+    descending = order < 0
+    previous = pairs[1]
+    for i in range(2, n):
+        order = cmp(pairs[i], previous)
+        if descending:
+            if order >= 0:
+                break
+        elif order < 0:
+            break
+        previous = pairs[i]
+        run += 1
+    if descending:
+        pairs[0:run] = reversed(pairs[0:run])
+    # BinaryInsertionSort(0, run, n)
+    for index in range(run, n):
+        left, right = 0, index
+        pivot = pairs[index]
+        while left < right:
+            mid = left + ((right - left) >> 1)
+            if cmp(pivot, pairs[mid]) < 0:
+                right = mid
+            else:
+                left = mid + 1
+        pairs[left + 1 : index + 1] = pairs[left:index]
+        pairs[left] = pivot
+    return [item for item, _ in pairs]
+
+
+class SessionTree:
+    """Navigation over the (migrated, header-less) entries of one session, as Pi navigates it.
+
+    ``children`` are ordered as ``SessionManager.getTree`` orders them (by timestamp, stable);
+    ``roots`` are entries with ``parentId`` null, equal to their own id, or unknown (orphans), in
+    file order; ``leaf_id`` is the last entry in file order (where Pi resumes). Duplicate ids
+    resolve as Pi's ``Map`` does (the last one wins); the shadowed entries are left out of the tree.
+    """
+
+    def __init__(self, entries: Iterable[dict[str, Any]]) -> None:
+        self.entries: list[dict[str, Any]] = list(entries)
+        self.by_id: dict[str, dict[str, Any]] = {}
+        self.index_of: dict[str, int] = {}
+        for index, entry in enumerate(self.entries):
+            self.by_id[entry["id"]] = entry
+            self.index_of[entry["id"]] = index
+        self.leaf_id: str | None = self.entries[-1]["id"] if self.entries else None
+        self.labels: dict[str, Any] = {}
+        self.label_timestamps: dict[str, Any] = {}
+        name: str | None = None
+        for entry in self.entries:
+            kind = entry.get("type")
+            if kind == "label":
+                target = entry.get("targetId")
+                if js_truthy(entry.get("label")):
+                    self.labels[target] = entry.get("label")
+                    self.label_timestamps[target] = entry.get("timestamp")
+                else:
+                    self.labels.pop(target, None)
+                    self.label_timestamps.pop(target, None)
+            elif kind == "session_info":
+                raw = entry.get("name")
+                name = (js_trim(raw) or None) if isinstance(raw, str) else None
+        self.name: str | None = name
+
+        self.roots: list[str] = []
+        unsorted: dict[str, list[str]] = {}
+        for index, entry in enumerate(self.entries):
+            entry_id = entry["id"]
+            if self.index_of[entry_id] != index:
+                continue  # shadowed by a later entry with the same id
+            parent = entry.get("parentId")
+            if parent is None or parent == entry_id or parent not in self.by_id:
+                self.roots.append(entry_id)
+            else:
+                unsorted.setdefault(parent, []).append(entry_id)
+        self._children: dict[str, list[str]] = {}
+        for parent, ids in unsorted.items():
+            if len(ids) == 1:
+                self._children[parent] = ids
+                continue
+            keys = [entry_time_ms(self.by_id[i].get("timestamp")) for i in ids]
+            if any(k is None for k in keys):
+                self._children[parent] = _v8_sort_with_nan(ids, keys)
+            else:
+                order = sorted(range(len(ids)), key=keys.__getitem__)
+                self._children[parent] = [ids[i] for i in order]
+        self._depth: dict[str, int] = {}
+
+    def children(self, entry_id: str | None) -> list[str]:
+        """Ids of the children of ``entry_id`` (``None``: the roots), in Pi's display order."""
+        if entry_id is None:
+            return list(self.roots)
+        return list(self._children.get(entry_id, ()))
+
+    def parent(self, entry_id: str) -> str | None:
+        """The parent id as Pi follows it when walking a path (falsy or unknown: none)."""
+        entry = self.by_id.get(entry_id)
+        if entry is None:
+            return None
+        parent = entry.get("parentId")
+        if not parent or parent not in self.by_id:
+            return None
+        return parent
+
+    def path(self, entry_id: str | None) -> list[dict[str, Any]]:
+        """Entries from the root to ``entry_id`` (root first), like ``getBranch``.
+
+        Pi has no cycle protection (a parentId cycle hangs it); we stop at the first repeat.
+        """
+        if entry_id is None or entry_id not in self.by_id:
+            return []
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        current: str | None = entry_id
+        while current is not None and current not in seen:
+            seen.add(current)
+            out.append(self.by_id[current])
+            current = self.parent(current)
+        out.reverse()
+        return out
+
+    def path_ids(self, entry_id: str | None) -> list[str]:
+        return [e["id"] for e in self.path(entry_id)]
+
+    def depth(self, entry_id: str) -> int:
+        """Number of ancestors of ``entry_id`` (a root has depth 0), memoised for big trees."""
+        if entry_id in self._depth:
+            return self._depth[entry_id]
+        chain: list[str] = []
+        seen: set[str] = set()
+        current: str | None = entry_id
+        base = -1
+        while current is not None:
+            if current in self._depth:
+                base = self._depth[current]
+                break
+            if current in seen:
+                break
+            seen.add(current)
+            chain.append(current)
+            current = self.parent(current)
+        for node in reversed(chain):
+            base += 1
+            self._depth[node] = base
+        return self._depth[entry_id]
+
+    def common_ancestor(self, a: str, b: str) -> str | None:
+        """The deepest entry on both paths (``a`` itself if it is an ancestor of ``b``)."""
+        on_a = set(self.path_ids(a))
+        for entry in reversed(self.path(b)):
+            if entry["id"] in on_a:
+                return entry["id"]
+        return None
+
+    def label(self, entry_id: str) -> Any:
+        return self.labels.get(entry_id)
+
+    def walk(self) -> Iterator[tuple[str, int]]:
+        """Depth-first (pre-order) over the tree in display order: ``(id, depth)``."""
+        stack: list[tuple[str, int]] = [(r, 0) for r in reversed(self.roots)]
+        while stack:
+            entry_id, depth = stack.pop()
+            yield entry_id, depth
+            for child in reversed(self._children.get(entry_id, ())):
+                stack.append((child, depth + 1))
