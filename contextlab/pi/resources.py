@@ -1037,6 +1037,216 @@ def _trust_store_decision(
 
 
 # ---------------------------------------------------------------------------------------------
+# Settings patterns for skills (package-manager.js applyPatterns / isEnabledByOverrides) and the
+# part of minimatch 10 (default options) they rely on: *, ?, [...], **, {a,b}, escapes, no dot
+# files. Extglobs (+(a|b) ...) are not supported and match literally.
+
+
+def _is_pattern(entry: str) -> bool:
+    return entry.startswith(("!", "+", "-")) or "*" in entry or "?" in entry
+
+
+def _brace_expand(pattern: str) -> list[str]:
+    depth = 0
+    start = -1
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                body = pattern[start + 1 : i]
+                parts = _split_top_level_commas(body)
+                if len(parts) > 1:
+                    head, tail = pattern[:start], pattern[i + 1 :]
+                    out: list[str] = []
+                    for part in parts:
+                        out.extend(_brace_expand(head + part + tail))
+                    return out
+        i += 1
+    return [pattern]
+
+
+def _split_top_level_commas(body: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            current += body[i : i + 2]
+            i += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+        i += 1
+    parts.append(current)
+    return parts
+
+
+def _segment_regex(segment: str) -> re.Pattern[str] | str:
+    """A pattern segment as a regex, or the literal string when it has no magic."""
+    out = ""
+    magic = False
+    i = 0
+    while i < len(segment):
+        char = segment[i]
+        if char == "\\" and i + 1 < len(segment):
+            out += re.escape(segment[i + 1])
+            i += 2
+            continue
+        if char == "*":
+            magic = True
+            out += "[^/]*?"
+        elif char == "?":
+            magic = True
+            out += "[^/]"
+        elif char == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
+            if end == -1:
+                out += re.escape(char)
+            else:
+                magic = True
+                body = segment[i + 1 : end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                escaped = body.replace("\\", "\\\\").replace("[", "\\[")
+                out += f"[{'^' if negate else ''}{escaped}]"
+                i = end + 1
+                continue
+        else:
+            out += re.escape(char)
+        i += 1
+    if not magic:
+        return re.sub(r"\\(.)", r"\1", segment)
+    # dot: false -- wildcards never match a leading dot; a magic segment never matches "".
+    prefix = "(?=.)" + ("" if segment.startswith(".") else "(?!\\.)")
+    try:
+        return re.compile(f"{prefix}{out}\\Z", re.DOTALL)
+    except re.error:
+        return segment
+
+
+def _match_parts(path: list[str], pattern: list[Any]) -> bool:
+    if not pattern:
+        return not path
+    head = pattern[0]
+    if head == "**":
+        if len(pattern) == 1:
+            # A trailing ** needs at least one more part ("a/**" matches "a/" but not "a").
+            return bool(path) and all(not p.startswith(".") for p in path)
+        for index in range(len(path) + 1):
+            if _match_parts(path[index:], pattern[1:]):
+                return True
+            if index < len(path) and path[index].startswith("."):
+                return False
+        return False
+    if not path:
+        return False
+    segment = path[0]
+    if isinstance(head, str):
+        if segment != head:
+            return False
+    elif not head.match(segment):
+        return False
+    return _match_parts(path[1:], pattern[1:])
+
+
+def minimatch(path: str, pattern: str) -> bool:
+    """``minimatch(path, pattern)`` with minimatch 10's default options (subset, see above)."""
+    if pattern.startswith("#"):
+        return False
+    negated = False
+    while pattern.startswith("!"):
+        negated = not negated
+        pattern = pattern[1:]
+    if pattern == "":
+        return (path == "") != negated
+    found = False
+    for alternative in _brace_expand(pattern):
+        parts: list[Any] = [
+            "**" if part == "**" else _segment_regex(part) for part in alternative.split("/")
+        ]
+        if _match_parts(path.split("/"), parts):
+            found = True
+            break
+    return found != negated
+
+
+def _pattern_candidates(file_path: str, base: str) -> list[str]:
+    candidates = [_relative(base, file_path), posixpath.basename(file_path), file_path]
+    if posixpath.basename(file_path) == "SKILL.md":
+        parent = posixpath.dirname(file_path)
+        candidates += [_relative(base, parent), posixpath.basename(parent), parent]
+    return candidates
+
+
+def _matches_any_pattern(file_path: str, patterns: list[str], base: str) -> bool:
+    candidates = _pattern_candidates(file_path, base)
+    return any(minimatch(c, p) for p in patterns for c in candidates)
+
+
+def _matches_any_exact_pattern(file_path: str, patterns: list[str], base: str) -> bool:
+    candidates = _pattern_candidates(file_path, base)
+    rel_or_full = candidates[0], candidates[2]
+    for pattern in patterns:
+        normalized = pattern[2:] if pattern.startswith(("./", ".\\")) else pattern
+        if normalized in rel_or_full:
+            return True
+        if len(candidates) > 3 and normalized in (candidates[3], candidates[5]):
+            return True
+    return False
+
+
+def _is_enabled_by_overrides(file_path: str, entries: list[str], base: str) -> bool:
+    excludes = [p[1:] for p in entries if p.startswith("!")]
+    force_in = [p[1:] for p in entries if p.startswith("+")]
+    force_out = [p[1:] for p in entries if p.startswith("-")]
+    enabled = True
+    if excludes and _matches_any_pattern(file_path, excludes, base):
+        enabled = False
+    if force_in and _matches_any_exact_pattern(file_path, force_in, base):
+        enabled = True
+    if force_out and _matches_any_exact_pattern(file_path, force_out, base):
+        enabled = False
+    return enabled
+
+
+def _apply_patterns(all_paths: list[str], patterns: list[str], base: str) -> set[str]:
+    includes = [p for p in patterns if not p.startswith(("+", "-", "!"))]
+    excludes = [p[1:] for p in patterns if p.startswith("!")]
+    force_in = [p[1:] for p in patterns if p.startswith("+")]
+    force_out = [p[1:] for p in patterns if p.startswith("-")]
+    result = (
+        [p for p in all_paths if _matches_any_pattern(p, includes, base)]
+        if includes
+        else list(all_paths)
+    )
+    if excludes:
+        result = [p for p in result if not _matches_any_pattern(p, excludes, base)]
+    for path in all_paths:
+        if force_in and path not in result and _matches_any_exact_pattern(path, force_in, base):
+            result.append(path)
+    if force_out:
+        result = [p for p in result if not _matches_any_exact_pattern(p, force_out, base)]
+    return set(result)
+
+
+# ---------------------------------------------------------------------------------------------
 # Discovery
 
 
@@ -1148,46 +1358,58 @@ def discover_resources(
         if path and path not in accumulator:
             accumulator[path] = (rank, enabled)
 
-    for settings, base, rank in (
-        (project_settings, project_dir, 0),
-        (global_settings, agent_dir, 2),
-    ):
+    def settings_entries(settings: dict[str, Any]) -> list[str]:
         entries = settings.get("skills")
-        if not isinstance(entries, list) or base is None:
+        if not isinstance(entries, list):
+            return []
+        return [e for e in entries if isinstance(e, str)]
+
+    project_entries = settings_entries(project_settings)
+    global_entries = settings_entries(global_settings)
+    # resolveLocalEntries: files of the plain entries, enabled by the patterns of the same list.
+    for entries, base, rank in ((project_entries, project_dir, 0), (global_entries, agent_dir, 2)):
+        if not entries or base is None:
             continue
-        for entry in entries:
-            if not isinstance(entry, str):
-                continue
-            if entry.startswith(("!", "+", "-")) or "*" in entry or "?" in entry:
+        plain = [e for e in entries if not _is_pattern(e)]
+        patterns = [e for e in entries if _is_pattern(e)]
+        for pattern in patterns:
+            if re.search(r"[+@!*?]\(", pattern.lstrip("!+-")):
                 unknown.append(
-                    f"skills pattern {entry!r} in {_join(base, 'settings.json')} is not modelled"
+                    f"skills pattern {pattern!r} in {_join(base, 'settings.json')} uses an "
+                    "extglob, which this engine matches literally"
                 )
-                continue
+        all_files: list[str] = []
+        for entry in plain:
             expanded = _expand(entry.strip(), home)
             path = _normalize(expanded if expanded.startswith("/") else _join(base, expanded))
             if not files.exists(path):
                 continue
             if files.is_file(path):
-                add_resource(path, rank)
+                all_files.append(path)
             elif files.is_dir(path):
-                for found in _collect_skill_entries(files, path, "pi"):
-                    add_resource(found, rank)
+                all_files.extend(_collect_skill_entries(files, path, "pi"))
+        enabled_paths = _apply_patterns(all_files, patterns, base)
+        for path in all_files:
+            add_resource(path, rank, path in enabled_paths)
     for settings, label in ((project_settings, "project"), (global_settings, "global")):
         if settings.get("packages"):
             unknown.append(f"{label} settings list packages, whose skills are not modelled")
 
+    # addAutoDiscoveredResources: each folder's files, switched off by the override patterns
+    # (!, +, -) of the settings of the same scope, matched relative to that folder's base.
     user_agents_skills = _join(home, ".agents", "skills")
+
+    def add_auto(directory: str, mode: str, rank: int, overrides: list[str], base: str) -> None:
+        for found in _collect_skill_entries(files, directory, mode):
+            add_resource(found, rank, _is_enabled_by_overrides(found, overrides, base))
+
     if project_allowed and search_cwd and project_dir:
-        for found in _collect_skill_entries(files, _join(project_dir, "skills"), "pi"):
-            add_resource(found, 1)
+        add_auto(_join(project_dir, "skills"), "pi", 1, project_entries, project_dir)
         for skills_dir in _ancestor_agents_skill_dirs(files, search_cwd):
             if skills_dir != user_agents_skills:
-                for found in _collect_skill_entries(files, skills_dir, "agents"):
-                    add_resource(found, 1)
-    for found in _collect_skill_entries(files, _join(agent_dir, "skills"), "pi"):
-        add_resource(found, 3)
-    for found in _collect_skill_entries(files, user_agents_skills, "agents"):
-        add_resource(found, 3)
+                add_auto(skills_dir, "agents", 1, project_entries, posixpath.dirname(skills_dir))
+    add_auto(_join(agent_dir, "skills"), "pi", 3, global_entries, agent_dir)
+    add_auto(user_agents_skills, "agents", 3, global_entries, posixpath.dirname(user_agents_skills))
 
     ordered = sorted(accumulator.items(), key=lambda item: item[1][0])  # stable, like JS sort
     skill_paths: list[str] = []

@@ -308,6 +308,44 @@ scenario(
         "agent/skills/9/SKILL.md": _sk("nine", "Digits."),
     },
 )
+scenario(
+    "settings-override-patterns",
+    {
+        "agent/settings.json": json.dumps(
+            {
+                "skills": [
+                    "!skills/off*",
+                    "-skills/forced-out",
+                    "extra",
+                    "!extra/e2",
+                    "+skills/off-but-forced",
+                    "!by-name",
+                    "-./skills/root.md",
+                ]
+            }
+        ),
+        "agent/skills/off1/SKILL.md": _sk("off1", "Excluded by a glob on the folder."),
+        "agent/skills/off-but-forced/SKILL.md": _sk("obf", "Excluded, then forced back in."),
+        "agent/skills/forced-out/SKILL.md": _sk("forced-out", "Force-excluded."),
+        "agent/skills/kept/SKILL.md": _sk("kept", "Kept."),
+        "agent/skills/root.md": _sk("root", "Force-excluded root file."),
+        "agent/skills/group/by-name/SKILL.md": _sk("by-name", "Excluded by its folder name."),
+        "agent/extra/e1/SKILL.md": _sk("e1", "Listed folder."),
+        "agent/extra/e2/SKILL.md": _sk("e2", "Listed folder, excluded."),
+        "home/.agents/skills/off2/SKILL.md": _sk("off2", "Matched relative to ~/.agents."),
+    },
+)
+scenario(
+    "project-settings-include-glob",
+    {
+        "w/.pi/settings.json": json.dumps({"skills": ["../lib", "*one*", "!skills/nope"]}),
+        "w/lib/one/SKILL.md": _sk("one", "Included by the glob."),
+        "w/lib/two/SKILL.md": _sk("two", "Not matched by the include glob."),
+        "w/.pi/skills/nope/SKILL.md": _sk("nope", "Project override excludes it."),
+        "w/.pi/skills/yep/SKILL.md": _sk("yep", "Project auto skill."),
+        "w/.agents/skills/skills/nope/SKILL.md": _sk("nope2", "Relative to .agents."),
+    },
+)
 
 
 def _materialise(root: Path, name: str) -> dict[str, Any]:
@@ -657,3 +695,40 @@ def test_it_rebuilds_the_system_prompt_pi_sent_in_recorded_sessions(scenario_dir
             sent.add(first["content"])
     assert sent == {prompt.text}
     assert {layer.name for layer in prompt.layers} >= {"project_context", "skills"}
+
+
+_GLOB_PARTS = [
+    "*", "**", "?", "a", "b", "ab", "*.md", "SKILL.md", "[ab]", "[!a]*", "{a,b}", "{x,*.md}",
+    ".x", "\\*", "a*", "*b", ".*", "[a-c]?", "skills",
+]  # fmt: skip
+_GLOB_PATH_PARTS = ["a", "b", "ab", "x.md", "SKILL.md", ".x", "c", "skills", "*", "ba"]
+
+
+def _minimatch_cases() -> list[dict[str, Any]]:
+    import random
+
+    rng = random.Random(7)
+    cases = []
+    for _ in range(500):
+        pattern = "/".join(rng.choice(_GLOB_PARTS) for _ in range(rng.randint(1, 3)))
+        pattern = rng.choice(["", "", "", "/", "./"]) + pattern
+        paths = []
+        for _ in range(10):
+            path = "/".join(rng.choice(_GLOB_PATH_PARTS) for _ in range(rng.randint(1, 4)))
+            paths.append(rng.choice(["", "", "", "/"]) + path)
+        cases.append({"pattern": pattern, "paths": paths})
+    return cases
+
+
+def test_it_matches_settings_patterns_like_minimatch() -> None:
+    from contextlab.pi.resources import minimatch
+
+    cases = _minimatch_cases()
+    results = run_oracle("prompt_units.mjs", {"minimatch": cases})["minimatch"]
+    mismatches = [
+        (case["pattern"], path, want)
+        for case, expected in zip(cases, results, strict=True)
+        for path, want in zip(case["paths"], expected, strict=True)
+        if minimatch(path, case["pattern"]) != want
+    ]
+    assert not mismatches, (len(mismatches), mismatches[:15])

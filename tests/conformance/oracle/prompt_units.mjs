@@ -1,5 +1,5 @@
 // Small pieces of Pi 0.80.2's resource loading, for tests/conformance/test_prompt_oracle.py.
-// stdin: {ignore: [{patterns: [...], paths: [...]}], frontmatter: ["file text", ...]}
+// stdin: {ignore: [{patterns, paths}], frontmatter: ["file text", ...], minimatch: [{pattern, paths}]}
 // stdout: {ignore: [[true|false|"throws", ...], ...], frontmatter: [{value} | {error}, ...]}
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -13,8 +13,17 @@ const ignore = require(
     }),
 );
 
+const { minimatch } = require(
+    require.resolve("minimatch", {
+        paths: [new URL("./node_modules/@earendil-works/pi-coding-agent/dist/core/", import.meta.url).pathname],
+    }),
+);
+
 const input = JSON.parse(readFileSync(0, "utf-8"));
-const out = { ignore: [], frontmatter: [] };
+const out = { ignore: [], frontmatter: [], minimatch: [] };
+for (const c of input.minimatch ?? []) {
+    out.minimatch.push(c.paths.map((p) => minimatch(p, c.pattern)));
+}
 for (const c of input.ignore ?? []) {
     const ig = ignore();
     ig.add(c.patterns);
