@@ -564,3 +564,12 @@ def _css(item: TreeItem) -> str:
     if item.type in ("compaction", "branch_summary"):
         return ""
     return "role-dim"
+
+
+def pi_line(row: Row) -> str:
+    """The row as Pi's terminal prints it (without the cursor column): for comparing with Pi."""
+    has_connector = row.show_connector and not row.is_virtual_root_child
+    fold = "⊞ " if row.folded and not has_connector else ""
+    path = "• " if row.on_path else ""
+    label = f"[{row.label}] " if row.label is not None else ""
+    return f"{row.prefix}{fold}{path}{label}{row.item.tag}{row.item.text}"
