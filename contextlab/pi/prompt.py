@@ -402,6 +402,10 @@ def build_system_prompt(
         dialect=dialect,
     )
     notes = list(result.notes)
+    if resources.system_prompt_path and not resources.system_prompt:
+        notes.append(f"{resources.system_prompt_path} is empty: Pi builds its default prompt.")
+    if resources.append_system_prompt_paths and not append:
+        notes.append(f"{resources.append_system_prompt_paths[0]} is empty: nothing is appended.")
     for name in dict.fromkeys(dropped):
         notes.append(f"Tool {name!r} is not a registered Pi tool: Pi ignores it.")
     return SystemPrompt(result.text, result.layers, tuple(notes), result.options)

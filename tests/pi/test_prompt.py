@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.jsutil import js_len
@@ -193,3 +195,54 @@ def test_it_keeps_context_file_content_raw() -> None:
 def test_it_rejects_a_malformed_date() -> None:
     with pytest.raises(ValueError, match="YYYY-MM-DD"):
         build_system_prompt_from_options(cwd="/p", date="2.1.2026")
+
+
+def test_it_says_when_system_md_or_append_is_empty() -> None:
+    resources = _resources(
+        system_prompt="",
+        system_prompt_path="/a/SYSTEM.md",
+        append_system_prompt=("",),
+        append_system_prompt_paths=("/a/APPEND_SYSTEM.md",),
+    )
+    prompt = build_system_prompt(
+        cwd="/p", date="2026-01-02", pi_root="/r", tools=None, resources=resources
+    )
+    assert prompt.layers[0].name == "identity" and prompt.layer("append") is None
+    assert "/a/SYSTEM.md is empty: Pi builds its default prompt." in prompt.notes
+    assert "/a/APPEND_SYSTEM.md is empty: nothing is appended." in prompt.notes
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    custom=st.one_of(st.none(), _text),
+    tools=st.one_of(st.none(), st.lists(st.sampled_from(["read", "bash", "grep", "x"]))),
+    append=st.one_of(st.none(), _text),
+    contexts=st.lists(st.tuples(_text, _text), max_size=3),
+    skills=st.lists(st.tuples(_text, _text, st.booleans()), max_size=3),
+    cwd=_text,
+)
+def test_it_always_concatenates_layers_to_the_text(
+    custom: str | None,
+    tools: list[str] | None,
+    append: str | None,
+    contexts: list[tuple[str, str]],
+    skills: list[tuple[str, str, bool]],
+    cwd: str,
+) -> None:
+    prompt = build_system_prompt_from_options(
+        cwd=cwd,
+        date="2026-01-02",
+        custom_prompt=custom,
+        selected_tools=tools,
+        tool_snippets={"read": "Read", "x": "X"},
+        append_system_prompt=append,
+        context_files=[ContextFile(p, c) for p, c in contexts],
+        skills=[Skill(n, d, f"/s/{n}", "/s", hidden) for n, d, hidden in skills],
+    )
+    assert "".join(layer.text for layer in prompt.layers) == prompt.text
+    assert all(layer.tokens == math.ceil(js_len(layer.text) / 4) for layer in prompt.layers)
+    assert prompt.layers[-1].name == "cwd" and prompt.layers[-2].name == "date"
+    assert sum(layer.tokens for layer in prompt.layers) >= prompt.tokens
