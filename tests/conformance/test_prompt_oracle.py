@@ -346,6 +346,10 @@ scenario(
         "w/.agents/skills/skills/nope/SKILL.md": _sk("nope2", "Relative to .agents."),
     },
 )
+scenario(
+    "system-md-unreadable-becomes-its-path",
+    {"agent/SYSTEM.md/x": "a folder, not a file", "agent/APPEND_SYSTEM.md/y": "also a folder"},
+)
 
 
 def _materialise(root: Path, name: str) -> dict[str, Any]:
