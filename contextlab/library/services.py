@@ -1,0 +1,1260 @@
+"""Import and sync of Pi session files into the library (one service for CLI, watcher and upload).
+
+Parsing and migration are the engine's (contextlab.pi.session); this module does the storage side:
+streaming the bytes, line boundaries and offsets, torn last lines, fingerprints, revisions, the
+blob copy of the original bytes, and the rows.
+
+Memory stays flat in the file size: the file is read in 1 MiB chunks and entries are written in
+batches. What grows with the session is a small map per entry (id -> parent, depth), needed to
+place every entry in the tree; a line is held whole only while it is decoded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+
+from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.search import index_revision
+from contextlab.pi.session import (
+    Migrator,
+    Problem,
+    _pi_keeps,
+    decode_entry,
+    entry_time_ms,
+    js_trim,
+)
+
+try:
+    from contextlab.pi.tokens import estimate_tokens
+except ImportError:  # the engine's token module lands separately
+    estimate_tokens = None
+
+CHUNK_BYTES = 1 << 20
+FINGERPRINT_WINDOW = 64 * 1024
+BATCH_ROWS = 1000
+BATCH_BYTES = 8 << 20
+
+# Entry types Pi 0.80.2 writes, and those of newer Pi versions that we keep without complaint.
+PI_ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "thinking_level_change",
+        "model_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+NEWER_PI_ENTRY_TYPES = frozenset({"context_edit"})  # Pi 1.x
+
+
+class Status:
+    NEW = "new"
+    APPENDED = "appended"
+    UNCHANGED = "unchanged"
+    REVISED = "revised"
+    FAILED = "failed"
+
+
+@dataclass
+class ImportResult:
+    """The outcome for one file; `as_json()` is the per-file object of `import_sessions --json`."""
+
+    path: str
+    status: str
+    session_id: str | None = None
+    entries: int = 0  # entries stored for this session (its current revision)
+    new_entries: int = 0  # entries stored by this import
+    problems: list[Problem] = field(default_factory=list)
+    bytes_read: int = 0  # bytes consumed by this import
+    session: Session | None = None
+    seconds: float = 0.0  # reading and storing
+    index_seconds: float = 0.0  # filling the full-text search vectors afterwards
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "sessionId": self.session_id,
+            "status": self.status,
+            "entries": self.entries,
+            "newEntries": self.new_entries,
+            "problems": [{"line": p.line, "reason": p.reason} for p in self.problems],
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# Bytes: lines, fingerprints, blobs
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RawLine:
+    line_no: int  # 1-based physical line number
+    start: int  # byte offset of the line's first byte
+    end: int  # byte offset just after its newline (or after its last byte if it has none)
+    raw: bytes | None  # None when the line exceeded CONTEXTLAB_MAX_LINE_BYTES
+    size: int
+    complete: bool  # ended by a newline
+
+
+def iter_lines(f: IO[bytes], offset: int, line_no: int) -> Iterator[RawLine]:
+    """Split a byte stream into lines from `offset`, reading fixed-size chunks.
+
+    The last piece without a newline is yielded with complete=False: the caller decides whether it
+    is a finished last line or a torn one that Pi is still writing.
+    """
+    f.seek(offset)
+    limit = settings.CONTEXTLAB_MAX_LINE_BYTES  # longer lines are counted, not held
+    parts: list[bytes] = []
+    size = 0
+    line_start = offset
+    pos = offset
+    while True:
+        chunk = f.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            piece_end = len(chunk) if nl < 0 else nl
+            piece_len = piece_end - start
+            if size + piece_len <= limit:
+                parts.append(chunk[start:piece_end])
+            else:
+                parts = []  # too long: stop holding it, keep counting
+            size += piece_len
+            if nl < 0:
+                break
+            raw = (b"".join(parts) if len(parts) != 1 else parts[0]) if size <= limit else None
+            yield RawLine(line_no, line_start, pos + nl + 1, raw, size, True)
+            parts, size = [], 0
+            line_no += 1
+            line_start = pos + nl + 1
+            start = nl + 1
+        pos += len(chunk)
+    if size:
+        raw = b"".join(parts) if size <= limit else None
+        yield RawLine(line_no, line_start, pos, raw, size, False)
+
+
+def fingerprint(f: IO[bytes], length: int) -> str:
+    """Hash of the first and last 64 KiB of f[:length], and the length.
+
+    Pi only ever appends; the two cases that are not appends are a shorter file (caught by the
+    size) and a rewrite, which changes the header line (migration, a reset) and so the head.
+    The tail window also catches a replaced file of the same head. Reading 128 KiB keeps a sync
+    of a multi-GB file cheap.
+    """
+    digest = hashlib.sha256(str(length).encode() + b"|")
+    f.seek(0)
+    digest.update(f.read(min(length, FINGERPRINT_WINDOW)))
+    tail_start = max(0, length - FINGERPRINT_WINDOW)
+    f.seek(tail_start)
+    digest.update(f.read(length - tail_start))
+    return digest.hexdigest()
+
+
+def _blob_dir() -> Path:
+    return Path(settings.CONTEXTLAB_BLOB_DIR)
+
+
+def _session_blob_path(session_id: str, number: int) -> str:
+    # Session ids come from files: hash them rather than trusting them in a path.
+    key = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"sessions/{key[:2]}/{key[:32]}/r{number}.jsonl"
+
+
+def _copy_to_blob(f: IO[bytes], start: int, end: int, target: Path, *, append: bool) -> str:
+    """Copy f[start:end] to target and return the sha256 of the copied bytes."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    f.seek(start)
+    remaining = end - start
+    with target.open("ab" if append else "wb") as out:
+        while remaining > 0:
+            chunk = f.read(min(CHUNK_BYTES, remaining))
+            if not chunk:
+                break
+            digest.update(chunk)
+            out.write(chunk)
+            remaining -= len(chunk)
+    return digest.hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------
+# Lines -> entries
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Decoded:
+    line: RawLine
+    value: dict[str, Any] | None  # the parsed object, when usable
+    pi_keeps: bool  # Pi's loader would keep this line (counts for v1 firstKeptEntryIndex)
+    problems: list[Problem]
+    exact: str | None = None  # the line itself, when it can be stored as the entry's JSON
+
+
+_TRAILING_SPACE = b" \t\r"
+_SAFE_INT = 2**53  # beyond it JSON.parse (and the engine) read a double, orjson an exact int
+
+
+def _has_unsafe_int(value: Any) -> bool:
+    # A walk over the parsed nodes: a long tool output is one string, so this costs per node,
+    # not per byte (a regex over the raw line cost more than the parse itself).
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind is int and not -_SAFE_INT <= node <= _SAFE_INT:
+            return True
+    return False
+
+
+def _fast_decode(raw: bytes) -> dict[str, Any] | None:
+    """orjson for the common line; None sends the line to the engine's decode_entry.
+
+    Taken only where orjson and the engine's JSON.parse semantics cannot differ: valid UTF-8
+    (orjson refuses anything else), no lone surrogates (refused too), no integer that could pass
+    2**53, and an object passing the same shape checks as decode_entry (a string `type`, a string
+    `id`, a string-or-null `parentId`). tests/library/test_import.py checks the two agree.
+    """
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or _has_unsafe_int(value):
+        return None
+    kind = value.get("type")
+    if not isinstance(kind, str) or not kind:
+        return None
+    if "id" in value and not isinstance(value["id"], str):
+        return None
+    parent = value.get("parentId")
+    if kind != "session" and parent is not None and not isinstance(parent, str):
+        return None
+    return value
+
+
+def decode_line(line: RawLine) -> Decoded | None:
+    """Decode one line as Pi would read it; None for blank lines (Pi skips them silently)."""
+    if line.raw is None:
+        reason = (
+            f"line of {line.size} bytes is longer than CONTEXTLAB_MAX_LINE_BYTES "
+            f"({settings.CONTEXTLAB_MAX_LINE_BYTES}); not read, kept in the blob"
+        )
+        return Decoded(line, None, False, [Problem(line.line_no, reason)])
+    fast = _fast_decode(line.raw)
+    if fast is not None:
+        exact = line.raw.rstrip(_TRAILING_SPACE)
+        return Decoded(line, fast, True, [], exact.decode("utf-8"))
+    problems: list[Problem] = []
+    try:
+        text = line.raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Pi's StringDecoder replaces invalid bytes with U+FFFD and reads on.
+        text = line.raw.decode("utf-8", "replace")
+        problems.append(
+            Problem(
+                line.line_no,
+                f"invalid UTF-8 at byte {exc.start + 1} of the line "
+                "(read with U+FFFD replacement, as Pi does)",
+            )
+        )
+    if not js_trim(text):
+        return Decoded(line, None, False, problems) if problems else None
+    result = decode_entry(text, line.line_no)
+    if isinstance(result, Problem):
+        problems.append(result)
+        return Decoded(line, None, _pi_keeps(text), problems)
+    return Decoded(line, result, True, problems)
+
+
+@dataclass
+class Probe:
+    header: dict[str, Any] | None
+    header_line: int  # 0 without a header
+    session_id: str | None
+    first_has_id: bool  # the first kept line (no header) already has a string id: treat as v3
+    problems: list[Problem]
+
+
+def probe_header(f: IO[bytes]) -> Probe:
+    """Find the first line Pi keeps: the header, or proof that there is none."""
+    for line in iter_lines(f, 0, 1):
+        decoded = decode_line(line)
+        if decoded is None or not decoded.pi_keeps:
+            continue
+        if not line.complete and decoded.value is None:
+            break  # a torn first line: nothing usable yet
+        value = decoded.value
+        if value is not None and value.get("type") == "session":
+            if isinstance(value.get("id"), str):
+                return Probe(value, line.line_no, value["id"], False, [])
+            problem = Problem(
+                line.line_no, 'session header has no string "id" (Pi would reject the file)'
+            )
+            return Probe(value, line.line_no, _headerless_id(line), False, [problem])
+        problem = Problem(
+            line.line_no, "the first line is not a session header (Pi would reject the whole file)"
+        )
+        has_id = value is not None and isinstance(value.get("id"), str)
+        return Probe(None, 0, _headerless_id(line), has_id, [problem])
+    return Probe(None, 0, None, False, [])
+
+
+def _headerless_id(line: RawLine) -> str:
+    # Stable while the file grows: derived from the first kept line only.
+    return "noheader-" + hashlib.sha256(line.raw or b"").hexdigest()[:24]
+
+
+def clean_text(text: str) -> str:
+    """A string from a file, made storable in a text column (the exact value stays in `data`)."""
+    if text.isascii() and "\x00" not in text:
+        return text
+    text = text.replace("\x00", "\ufffd")
+    return _sanitize(text) if _has_surrogate(text) else text
+
+
+def _ms_to_datetime(ms: float | None) -> datetime | None:
+    if ms is None or not math.isfinite(ms):
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def entry_as_message(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """What an entry contributes to the context as an AgentMessage (Pi's create*Message), if any."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+    if kind == "compaction":
+        return {"role": "compactionSummary", "summary": entry.get("summary")}
+    if kind == "branch_summary":
+        return {"role": "branchSummary", "summary": entry.get("summary")}
+    if kind == "custom_message":
+        return {"role": "custom", "content": entry.get("content")}
+    return None
+
+
+def entry_tokens(entry: dict[str, Any]) -> int:
+    message = entry_as_message(entry)
+    if message is None or estimate_tokens is None:
+        return 0
+    try:
+        return int(estimate_tokens(message))
+    except (TypeError, AttributeError, KeyError, ValueError):
+        return 0  # a malformed message: Pi would throw here; the problem is reported elsewhere
+
+
+def _sanitize(value: Any) -> Any:
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            value = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in value)
+        return value
+    if isinstance(value, list):
+        return [_sanitize(v) for v in value]
+    if isinstance(value, dict):
+        return {_sanitize(k): _sanitize(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def dump_data(entry: dict[str, Any], line_no: int | None) -> tuple[str, Problem | None]:
+    """The entry as JSON text for the database, and a problem if it had to be altered.
+
+    JSON.parse accepts lone surrogates (\\ud800) that UTF-8 cannot carry, so neither PostgreSQL
+    nor orjson will store them: those (only those) become U+FFFD.
+    """
+    try:
+        return orjson.dumps(entry).decode("utf-8"), None
+    except TypeError:
+        pass
+    problem = Problem(
+        line_no or 0,
+        "lone UTF-16 surrogates stored as U+FFFD in the database "
+        "(the original bytes are kept in the file's blob)",
+    )
+    return orjson.dumps(_sanitize(entry)).decode("utf-8"), problem
+
+
+# ------------------------------------------------------------------------------------------------
+# Tree bookkeeping and session figures
+# ------------------------------------------------------------------------------------------------
+
+
+class TreeState:
+    """Depths, duplicate ids, unknown parents and cycles, computed while entries stream by.
+
+    For an append the entries already stored are looked up in the database on first use (usually
+    just the parent of the first new line).
+    """
+
+    def __init__(self, revision: SessionRevision | None) -> None:
+        self.revision = revision
+        self.parents: dict[str, str | None] = {}
+        self.depths: dict[str, int] = {}
+        self.has_children: set[str] = set()
+        self.first_line: dict[str, int] = {}
+        self.pending: list[tuple[str, str, int]] = []  # (id, parent, line) with parent unseen
+        self._stored_miss: set[str] = set()
+
+    def _load(self, entry_id: str) -> bool:
+        if entry_id in self.depths:
+            return True
+        if self.revision is None or entry_id in self._stored_miss:
+            return False
+        row = (
+            Entry.objects.filter(revision=self.revision, entry_id=entry_id)
+            .order_by("-seq")
+            .values_list("parent_id", "depth", "line_no")
+            .first()
+        )
+        if row is None:
+            self._stored_miss.add(entry_id)
+            return False
+        self.parents[entry_id], self.depths[entry_id] = row[0], row[1]
+        self.first_line[entry_id] = row[2] or 0
+        if Entry.objects.filter(revision=self.revision, parent_id=entry_id).exists():
+            self.has_children.add(entry_id)
+        return True
+
+    def add(
+        self, entry_id: str, parent: str | None, line_no: int
+    ) -> tuple[int, int, list[Problem]]:
+        """Place an entry; returns (depth, change in the number of leaves, problems)."""
+        problems: list[Problem] = []
+        if self._load(entry_id):
+            problems.append(
+                Problem(
+                    line_no,
+                    f"duplicate entry id {entry_id!r} (first on line {self.first_line[entry_id]}; "
+                    "Pi's lookups keep the last one)",
+                )
+            )
+        else:
+            self.first_line[entry_id] = line_no
+        self._stored_miss.discard(entry_id)
+        leaves = 1
+        depth = 0
+        if parent is not None and parent != entry_id:
+            if self._load(parent):
+                depth = self.depths[parent] + 1
+                if parent not in self.has_children:
+                    self.has_children.add(parent)
+                    leaves -= 1
+            else:
+                self.pending.append((entry_id, parent, line_no))
+        self.parents[entry_id] = parent
+        self.depths[entry_id] = depth
+        return depth, leaves, problems
+
+    def finish(self) -> tuple[dict[str, int], int, list[Problem]]:
+        """Resolve parents that were not seen when their child was.
+
+        Returns (entry ids whose depth changed -> new depth, change in leaves, problems). A parent
+        that appears later is a forward reference (Pi's tree still links it); one that never
+        appears makes the child a root, as Pi shows it. Forward references are the only way to
+        build a parentId cycle, so cycles are looked for here.
+        """
+        problems: list[Problem] = []
+        leaves = 0
+        forward = False
+        for entry_id, parent, line_no in self.pending:
+            if self._load(parent):
+                forward = True
+                if parent not in self.has_children:
+                    self.has_children.add(parent)
+                    leaves -= 1
+            else:
+                problems.append(
+                    Problem(
+                        line_no,
+                        f"parent {parent!r} of entry {entry_id!r} does not exist "
+                        "(shown as a root, as Pi does)",
+                    )
+                )
+        if not forward:
+            return {}, leaves, problems
+        changed: dict[str, int] = {}
+        reported: set[str] = set()
+        for entry_id, _parent, line_no in self.pending:
+            cycle = self._cycle_from(entry_id)
+            if cycle and not reported.intersection(cycle):
+                reported.update(cycle)
+                chain = " -> ".join([*cycle, cycle[0]])
+                problems.append(
+                    Problem(line_no, f"parentId cycle: {chain} (Pi would loop forever on it)")
+                )
+        for entry_id in list(self.depths):
+            depth = self._depth_of(entry_id)
+            if depth != self.depths[entry_id]:
+                changed[entry_id] = depth
+        self.depths.update(changed)
+        return changed, leaves, problems
+
+    def _cycle_from(self, start: str) -> list[str]:
+        seen: dict[str, int] = {}
+        order: list[str] = []
+        current: str | None = start
+        while current is not None and current in self.parents:
+            if current in seen:
+                return order[seen[current] :]
+            seen[current] = len(order)
+            order.append(current)
+            parent = self.parents[current]
+            current = parent if parent != current else None
+        return []
+
+    def _depth_of(self, entry_id: str) -> int:
+        # Walk to a root (or to the first repeat on a cycle); depth = ancestors seen.
+        seen: set[str] = set()
+        depth = -1
+        current: str | None = entry_id
+        while current is not None and current not in seen and current in self.parents:
+            seen.add(current)
+            depth += 1
+            parent = self.parents[current]
+            current = parent if parent != current else None
+        return max(depth, 0)
+
+
+@dataclass
+class Figures:
+    """A session's summary figures, updated entry by entry (so appends need no full re-read)."""
+
+    entry_count: int = 0
+    message_count: int = 0
+    compaction_count: int = 0
+    branch_count: int = 0
+    tokens_estimated: int = 0
+    usage_tokens: int = 0
+    cost_total: float = 0.0
+    name: str = ""
+    first_message: str = ""
+    leaf_entry_id: str = ""
+    first_activity: datetime | None = None
+    last_activity: datetime | None = None
+    models_used: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, session: Session) -> Figures:
+        return cls(
+            entry_count=session.entry_count,
+            message_count=session.message_count,
+            compaction_count=session.compaction_count,
+            branch_count=session.branch_count,
+            tokens_estimated=session.tokens_estimated,
+            usage_tokens=session.usage_tokens,
+            cost_total=session.cost_total,
+            name=session.name,
+            first_message=session.first_message,
+            leaf_entry_id=session.leaf_entry_id,
+            first_activity=session.first_activity,
+            last_activity=session.last_activity,
+            models_used=list(session.models_used),
+        )
+
+    def apply_to(self, session: Session) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(session, name, getattr(self, name))
+
+    def add(self, entry: dict[str, Any], when: datetime | None, tokens: int) -> None:
+        self.entry_count += 1
+        self.tokens_estimated += tokens
+        self.leaf_entry_id = entry["id"]
+        if when is not None:
+            if self.first_activity is None or when < self.first_activity:
+                self.first_activity = when
+            if self.last_activity is None or when > self.last_activity:
+                self.last_activity = when
+        kind = entry.get("type")
+        if kind == "message":
+            self.message_count += 1
+            message = entry.get("message")
+            if isinstance(message, dict):
+                self._add_message(message)
+        elif kind == "compaction":
+            self.compaction_count += 1
+        elif kind == "session_info":
+            # Pi's getSessionName: the last session_info in file order; empty clears it.
+            raw = entry.get("name")
+            self.name = js_trim(raw) if isinstance(raw, str) else ""
+        elif kind == "model_change":
+            self._add_model(entry.get("provider"), entry.get("modelId"))
+
+    def _add_message(self, message: dict[str, Any]) -> None:
+        role = message.get("role")
+        if role == "user" and not self.first_message:
+            self.first_message = _user_text(message.get("content"))[:500]
+        elif role == "assistant":
+            self._add_model(message.get("provider"), message.get("model"))
+            usage = message.get("usage")
+            if isinstance(usage, dict):
+                total = usage.get("totalTokens")
+                if isinstance(total, int | float) and math.isfinite(total):
+                    self.usage_tokens += int(total)
+                cost = usage.get("cost")
+                if isinstance(cost, dict):
+                    value = cost.get("total")
+                    if isinstance(value, int | float) and math.isfinite(value):
+                        self.cost_total += float(value)
+
+    def _add_model(self, provider: Any, model: Any) -> None:
+        if isinstance(model, str) and model:
+            name = f"{provider}/{model}" if isinstance(provider, str) and provider else model
+            if name not in self.models_used:
+                self.models_used.append(name)
+
+
+def _user_text(content: Any) -> str:
+    # As Pi's buildSessionInfo: a string, or the text blocks joined with " ".
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+# ------------------------------------------------------------------------------------------------
+# Writing rows
+# ------------------------------------------------------------------------------------------------
+
+ENTRY_COLUMNS = (
+    "session_id",
+    "revision_id",
+    "seq",
+    "line_no",
+    "entry_id",
+    "parent_id",
+    "type",
+    "role",
+    "timestamp",
+    "data",
+    "tokens",
+    "depth",
+    "origin",
+    "search_text",
+    "search_indexed",
+)
+
+
+class EntryWriter:
+    """Buffers entry rows and writes them in batches: COPY on PostgreSQL, bulk_create elsewhere."""
+
+    def __init__(self, session: Session, revision: SessionRevision) -> None:
+        self.session = session
+        self.revision = revision
+        self.rows: list[tuple[Any, ...]] = []
+        self.bytes = 0
+        self.written = 0
+
+    def add(self, row: tuple[Any, ...], size: int) -> None:
+        self.rows.append(row)
+        self.bytes += size
+        if len(self.rows) >= BATCH_ROWS or self.bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                raw = cursor.cursor  # psycopg's own cursor, for COPY
+                columns = ", ".join(ENTRY_COLUMNS)
+                with raw.copy(f"COPY library_entry ({columns}) FROM STDIN") as copy:
+                    # Rows formatted here in COPY's text format: one join per row instead of
+                    # psycopg adapting every field (a third of a small import's time).
+                    copy.write("".join(map(_copy_line, self.rows)).encode("utf-8"))
+        else:
+            Entry.objects.bulk_create(
+                [
+                    Entry(**dict(zip(ENTRY_COLUMNS, _sqlite_row(row), strict=True)))
+                    for row in self.rows
+                ]
+            )
+        self.written += len(self.rows)
+        self.rows, self.bytes = [], 0
+
+
+def _copy_field(value: Any) -> str:
+    if value is None:
+        return "\\N"
+    if isinstance(value, str):
+        # COPY text format: backslash, tab, newline and CR are escaped (chained replaces run at
+        # C speed; str.translate with a dict does not).
+        if "\\" in value:
+            value = value.replace("\\", "\\\\")
+        if "\t" in value or "\n" in value or "\r" in value:
+            value = value.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+        return value
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def _copy_line(row: tuple[Any, ...]) -> str:
+    return "\t".join(map(_copy_field, row)) + "\n"
+
+
+def _sqlite_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    values = list(row)
+    values[ENTRY_COLUMNS.index("data")] = orjson.loads(values[ENTRY_COLUMNS.index("data")])
+    return tuple(values)
+
+
+# ------------------------------------------------------------------------------------------------
+# The import
+# ------------------------------------------------------------------------------------------------
+
+
+ProgressCallback = Callable[[int], None]
+
+
+@dataclass
+class _Run:
+    """One pass over a file's lines into one revision."""
+
+    session: Session
+    revision: SessionRevision
+    migrator: Migrator | None
+    tree: TreeState
+    figures: Figures
+    writer: EntryWriter
+    header_line: int
+    problems: list[Problem] = field(default_factory=list)
+    transient: list[Problem] = field(default_factory=list)
+    seq: int = 0
+    entry_ids: list[str] = field(default_factory=list)
+
+    def feed(self, decoded: Decoded) -> None:
+        line = decoded.line
+        self.problems.extend(decoded.problems)
+        value = decoded.value
+        if line.line_no == self.header_line:
+            return
+        migrating = self.migrator is not None and self.migrator.migrates
+        if value is None:
+            if decoded.pi_keeps and migrating:
+                self.migrator.skip()  # type: ignore[union-attr]
+            return
+        if value.get("type") == "session":
+            if migrating:
+                self.migrator.skip()  # type: ignore[union-attr]
+            self.problems.append(
+                Problem(line.line_no, "a second session header (ignored, as Pi does)")
+            )
+            return
+        if migrating:
+            self.migrator.feed(value, line.line_no)  # type: ignore[union-attr]
+        entry_id = value.get("id")
+        if not isinstance(entry_id, str):
+            self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
+            return
+        kind = value["type"]
+        if kind not in PI_ENTRY_TYPES and kind not in NEWER_PI_ENTRY_TYPES:
+            self.problems.append(
+                Problem(
+                    line.line_no,
+                    f"unknown entry type {kind!r} (kept whole; Pi 0.80.2 does not interpret it)",
+                )
+            )
+        parent = value.get("parentId")
+        parent = parent if isinstance(parent, str) else None
+        depth, leaves, problems = self.tree.add(entry_id, parent, line.line_no)
+        self.problems.extend(problems)
+        when = _ms_to_datetime(entry_time_ms(value.get("timestamp")))
+        tokens = entry_tokens(value)
+        self.figures.add(value, when, tokens)
+        self.figures.branch_count += leaves
+        message = value.get("message")
+        role = message.get("role") if kind == "message" and isinstance(message, dict) else ""
+        if decoded.exact is not None and not migrating:
+            data = decoded.exact  # the line as written: its exact JSON text, nothing to redo
+        else:
+            data, problem = dump_data(value, line.line_no)
+            if problem is not None:
+                self.problems.append(problem)
+        row = (
+            self.session.pk,
+            self.revision.pk,
+            self.seq,
+            line.line_no,
+            clean_text(entry_id[:100]),
+            clean_text(parent[:100]) if parent is not None else None,
+            clean_text(kind[:64]),
+            clean_text(role[:64]) if isinstance(role, str) else "",
+            when,
+            data,
+            tokens,
+            depth,
+            "file",
+            "",  # search text and vector: filled by search.index_revision after the import
+            False,
+        )
+        self.writer.add(row, len(data))
+        self.entry_ids.append(entry_id)
+        self.seq += 1
+
+    def finish(self) -> None:
+        self.writer.flush()
+        changed, leaves, problems = self.tree.finish()
+        self.figures.branch_count += leaves
+        self.problems.extend(problems)
+        for entry_id, depth in changed.items():
+            Entry.objects.filter(revision=self.revision, entry_id=entry_id).update(depth=depth)
+
+
+def import_session_file(
+    *,
+    path: str | os.PathLike[str] | None = None,
+    fileobj: IO[bytes] | None = None,
+    name: str | None = None,
+    user: Any = None,
+    progress: ProgressCallback | None = None,
+    index_search: bool = True,
+) -> ImportResult:
+    """Import or sync one session file (a path, or an uploaded file object).
+
+    1. Find the header (the first line Pi keeps) and so the session id.
+    2. Compare with the stored session's current revision: same bytes -> unchanged; the stored
+       bytes are a prefix of the file (size and fingerprint) -> read only the new bytes; anything
+       else (shorter, replaced, rewritten in place) -> a new revision read from the start, the old
+       one left as it was. Legacy (v1/v2) files that grew are also read again from the start,
+       since their migration numbers entries from the top.
+    3. Stream the lines (a torn last line is left for the next sync), write entries in batches,
+       record problems, copy the bytes read to the revision's blob, update the session's figures.
+    4. Unless index_search=False, fill the new entries' search vectors (after the rows are
+       committed, so readers see the entries even while a large file is still being indexed).
+    """
+    if (path is None) == (fileobj is None):
+        raise ValueError("give exactly one of path or fileobj")
+    display = name or (
+        str(path) if path is not None else getattr(fileobj, "name", "") or "<upload>"
+    )
+    display = clean_text(display)  # file names need not be UTF-8
+    if path is not None:
+        try:
+            handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            problem = Problem(0, f"cannot read the file: {exc.strerror or exc}")
+            _record_orphan_problems(display, [problem], blob_path="")
+            return ImportResult(display, Status.FAILED, problems=[problem])
+    else:
+        handle = fileobj  # type: ignore[assignment]
+    started = time.perf_counter()
+    try:
+        result = _import(handle, display, user, progress)
+    finally:
+        if path is not None:
+            handle.close()
+    result.seconds = time.perf_counter() - started
+    if index_search and result.session is not None and result.new_entries:
+        started = time.perf_counter()
+        index_revision(result.session.current_revision_id)
+        result.index_seconds = time.perf_counter() - started
+    return result
+
+
+def _file_size(f: IO[bytes]) -> int:
+    try:
+        return os.fstat(f.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        f.seek(0, os.SEEK_END)
+        return f.tell()
+
+
+def _import(
+    f: IO[bytes], display: str, user: Any, progress: ProgressCallback | None
+) -> ImportResult:
+    size = _file_size(f)
+    probe = probe_header(f)
+    if probe.session_id is None:
+        return _import_without_session(f, display, size)
+    for _attempt in range(2):
+        try:
+            with transaction.atomic():
+                _relax_commit()
+                return _import_into_session(f, display, size, probe, user, progress)
+        except IntegrityError:
+            # Another process created the same session (or revision) meanwhile: go again, now
+            # as an update of what it stored.
+            continue
+    with transaction.atomic():
+        return _import_into_session(f, display, size, probe, user, progress)
+
+
+def _relax_commit() -> None:
+    """Do not wait for the WAL flush at commit: an import lost to a server crash is simply read
+    again from the file by the next sync (the stored offset never got ahead of the rows)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def _import_without_session(f: IO[bytes], display: str, size: int) -> ImportResult:
+    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line)."""
+    problems: list[Problem] = []
+    torn = False
+    for line in iter_lines(f, 0, 1):
+        decoded = decode_line(line)
+        if decoded is None:
+            continue
+        if not line.complete and decoded.value is None and not decoded.pi_keeps:
+            torn = True
+            continue
+        problems.extend(decoded.problems)
+    if torn and not problems:
+        problem = Problem(
+            1, "torn line: the file has no complete line yet (Pi may still be writing)"
+        )
+        return ImportResult(display, Status.FAILED, problems=[problem])
+    if size == 0:
+        problems.insert(0, Problem(0, "empty file: no session header"))
+    elif not problems:
+        problems.append(Problem(0, "no session header and no entries (only blank lines)"))
+    else:
+        problems.append(Problem(0, "no line of this file is usable: no session was created"))
+    blob_path = ""
+    if size:
+        digest = hashlib.sha256()
+        f.seek(0)
+        for chunk in iter(lambda: f.read(CHUNK_BYTES), b""):
+            digest.update(chunk)
+        blob_path = f"unusable/{digest.hexdigest()}.jsonl"
+        if not (_blob_dir() / blob_path).exists():
+            _copy_to_blob(f, 0, size, _blob_dir() / blob_path, append=False)
+    _record_orphan_problems(display, problems, blob_path=blob_path)
+    return ImportResult(display, Status.FAILED, problems=problems)
+
+
+def _record_orphan_problems(display: str, problems: list[Problem], *, blob_path: str) -> None:
+    with transaction.atomic():
+        # Re-importing the same unusable file must not pile up copies of its problems.
+        ImportProblem.objects.filter(session=None, path=display).delete()
+        ImportProblem.objects.bulk_create(
+            ImportProblem(path=display, line=p.line or None, reason=p.reason, blob_path=blob_path)
+            for p in problems
+        )
+
+
+def _import_into_session(
+    f: IO[bytes],
+    display: str,
+    size: int,
+    probe: Probe,
+    user: Any,
+    progress: ProgressCallback | None,
+) -> ImportResult:
+    assert probe.session_id is not None
+    session_id = clean_text(probe.session_id[:255])
+    # The row lock serialises concurrent syncs of one session (watcher, upload, another CLI).
+    session = Session.objects.select_for_update().filter(session_id=session_id).first()
+    if session is None:
+        header = probe.header or {}
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        project, _ = Project.objects.get_or_create(cwd=clean_text(cwd))
+        session = Session.objects.create(
+            project=project,
+            session_id=session_id,
+            source_path=display,
+            imported_by=user if user is not None and user.is_authenticated else None,
+        )
+        return _read_revision(f, display, size, probe, session, None, Status.NEW, progress)
+
+    revision = session.current_revision
+    assert revision is not None
+    if size >= revision.bytes_read and fingerprint(f, revision.bytes_read) == revision.fingerprint:
+        if size == revision.bytes_read:
+            ImportProblem.objects.filter(revision=revision, transient=True).delete()
+            return _result(display, Status.UNCHANGED, session, 0, 0)
+        if revision.original_version >= 3:
+            return _append(f, display, size, probe, session, revision, progress)
+        reason = "legacy (v1/v2) file grew: migrated again from the start"
+    elif size < revision.bytes_read:
+        reason = f"file shrank from {revision.bytes_read} to {size} bytes"
+    else:
+        reason = "file was replaced or rewritten in place"
+    return _read_revision(f, display, size, probe, session, reason, Status.REVISED, progress)
+
+
+def _result(
+    display: str,
+    status: str,
+    session: Session,
+    new_entries: int,
+    bytes_read: int,
+) -> ImportResult:
+    problems = [
+        Problem(p.line or 0, p.reason)
+        for p in ImportProblem.objects.filter(revision_id=session.current_revision_id).order_by(
+            "line", "id"
+        )
+    ]
+    return ImportResult(
+        path=display,
+        status=status,
+        session_id=session.session_id,
+        entries=session.entry_count,
+        new_entries=new_entries,
+        problems=problems,
+        bytes_read=bytes_read,
+        session=session,
+    )
+
+
+def _read_revision(
+    f: IO[bytes],
+    display: str,
+    size: int,
+    probe: Probe,
+    session: Session,
+    reason: str | None,
+    status: str,
+    progress: ProgressCallback | None,
+) -> ImportResult:
+    """Read the whole file into a new revision (the first one, or one replacing the current)."""
+    previous = session.current_revision
+    number = (session.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+    SessionRevision.objects.filter(session=session, status=SessionRevision.Status.CURRENT).update(
+        status=SessionRevision.Status.SUPERSEDED
+    )
+    header = probe.header
+    version_hint = None
+    if header is None:
+        version_hint = 3 if probe.first_has_id else 1
+    migrator = Migrator(dict(header) if header is not None else None, version=version_hint)
+    revision = SessionRevision.objects.create(
+        session=session,
+        number=number,
+        reason=reason or "first import",
+        source_path=display,
+        blob_path=_session_blob_path(session.session_id, number),
+        blob_sha256="",
+        fingerprint="",
+        original_version=migrator.version,
+    )
+    session.header = migrator.header or {}
+    parent_session = session.header.get("parentSession")
+    session.parent_session = parent_session if isinstance(parent_session, str) else ""
+    session.file_version = migrator.version
+    session.current_revision = revision
+    run = _Run(
+        session=session,
+        revision=revision,
+        migrator=migrator,
+        tree=TreeState(None),
+        figures=Figures(),
+        writer=EntryWriter(session, revision),
+        header_line=probe.header_line,
+        problems=list(probe.problems),
+    )
+    # The header's own timestamp counts as activity (a session with no entries yet).
+    header_time = _ms_to_datetime(entry_time_ms(session.header.get("timestamp")))
+    run.figures.first_activity = run.figures.last_activity = header_time
+    end = _stream(f, 0, 1, run, progress)
+    run.finish()
+    if previous is not None:
+        _carry_added_entries(previous, run)
+    _store_bytes(f, revision, 0, end, append=False)
+    revision.bytes_read = end
+    revision.lines_read = run.revision.lines_read
+    revision.next_seq = run.seq
+    revision.fingerprint = fingerprint(f, end)
+    revision.save()
+    _save_problems(session, revision, display, run)
+    _save_session(session, run, display, end)
+    return _result(display, status, session, run.writer.written, end)
+
+
+def _carry_added_entries(previous: SessionRevision, run: _Run) -> None:
+    """Entries contextlab appended (compactions, branch summaries) are not in the file: bring them
+    to the new revision, after the file's entries as an export writes them, where their parent
+    still exists."""
+    added = Entry.objects.filter(revision=previous, origin=Entry.Origin.CONTEXTLAB).order_by("seq")
+    for entry in added:
+        parent = entry.parent_id
+        if parent is not None and parent not in run.tree.depths:
+            run.problems.append(
+                Problem(
+                    0,
+                    f"entry {entry.entry_id!r} added by contextlab stays in revision "
+                    f"{previous.number}: its parent {parent!r} is not in the new file",
+                )
+            )
+            continue
+        depth, leaves, _ = run.tree.add(entry.entry_id, parent, 0)
+        run.figures.add(entry.data, entry.timestamp, entry.tokens)
+        run.figures.branch_count += leaves
+        Entry.objects.create(
+            session=run.session,
+            revision=run.revision,
+            seq=run.seq,
+            line_no=None,
+            entry_id=entry.entry_id,
+            parent_id=parent,
+            type=entry.type,
+            role=entry.role,
+            timestamp=entry.timestamp,
+            data=entry.data,
+            tokens=entry.tokens,
+            depth=depth,
+            origin=Entry.Origin.CONTEXTLAB,
+        )
+        run.seq += 1
+
+
+def _append(
+    f: IO[bytes],
+    display: str,
+    size: int,
+    probe: Probe,
+    session: Session,
+    revision: SessionRevision,
+    progress: ProgressCallback | None,
+) -> ImportResult:
+    start = revision.bytes_read
+    run = _Run(
+        session=session,
+        revision=revision,
+        migrator=None,
+        tree=TreeState(revision),
+        figures=Figures.of(session),
+        writer=EntryWriter(session, revision),
+        header_line=probe.header_line,
+        seq=revision.next_seq,
+    )
+    end = _stream(f, start, revision.lines_read + 1, run, progress)
+    run.finish()
+    ImportProblem.objects.filter(revision=revision, transient=True).delete()
+    if end == start:
+        _save_problems(session, revision, display, run)
+        session.problem_count = ImportProblem.objects.filter(revision=revision).count()
+        Session.objects.filter(pk=session.pk).update(problem_count=session.problem_count)
+        return _result(display, Status.UNCHANGED, session, 0, 0)
+    _store_bytes(f, revision, start, end, append=True)
+    revision.bytes_read = end
+    revision.next_seq = run.seq
+    revision.fingerprint = fingerprint(f, end)
+    revision.source_path = display
+    revision.save()
+    _save_problems(session, revision, display, run)
+    _save_session(session, run, display, end)
+    return _result(display, Status.APPENDED, session, run.writer.written, end - start)
+
+
+def _stream(
+    f: IO[bytes], offset: int, line_no: int, run: _Run, progress: ProgressCallback | None
+) -> int:
+    """Feed complete lines from `offset`; return the offset after the last line consumed."""
+    end = offset
+    lines_read = line_no - 1
+    for line in iter_lines(f, offset, line_no):
+        decoded = decode_line(line)
+        if not line.complete and (decoded is not None and decoded.value is None):
+            # Pi writes a line and its newline at once; a last line that does not parse is one
+            # being written (or a crash mid-write): leave it for the next sync.
+            run.transient.append(
+                Problem(
+                    line.line_no,
+                    "torn last line (no newline and not valid JSON yet); "
+                    "it is read when it is complete",
+                )
+            )
+            break
+        if decoded is not None:
+            run.feed(decoded)
+        end = line.end
+        lines_read = line.line_no
+        if progress is not None:
+            progress(line.end)
+    run.revision.lines_read = lines_read
+    return end
+
+
+def _store_bytes(
+    f: IO[bytes], revision: SessionRevision, start: int, end: int, *, append: bool
+) -> None:
+    target = revision.blob_file
+    if append:
+        # A failed earlier sync may have left bytes past the recorded offset: cut them first.
+        with contextlib.suppress(FileNotFoundError), target.open("r+b") as out:
+            out.truncate(start)
+    digest = _copy_to_blob(f, start, end, target, append=append)
+    if not append:
+        revision.blob_sha256 = digest
+
+
+def _save_problems(session: Session, revision: SessionRevision, display: str, run: _Run) -> None:
+    ImportProblem.objects.bulk_create(
+        [
+            ImportProblem(
+                session=session,
+                revision=revision,
+                path=display,
+                line=p.line or None,
+                reason=p.reason,
+            )
+            for p in run.problems
+        ]
+        + [
+            ImportProblem(
+                session=session,
+                revision=revision,
+                path=display,
+                line=p.line or None,
+                reason=p.reason,
+                transient=True,
+            )
+            for p in run.transient
+        ]
+    )
+
+
+def _save_session(session: Session, run: _Run, display: str, end: int) -> None:
+    run.figures.apply_to(session)
+    session.name = clean_text(session.name)
+    session.first_message = clean_text(session.first_message)
+    session.leaf_entry_id = clean_text(session.leaf_entry_id[:100])
+    session.models_used = [clean_text(m) for m in session.models_used]
+    session.size_bytes = end
+    session.source_path = display
+    session.problem_count = ImportProblem.objects.filter(revision=run.revision).count()
+    session.save()

@@ -1,0 +1,506 @@
+"""import_session_file: idempotence, appends, revisions, torn lines, bad input, Pi versions."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.selectors import engine_entries
+from contextlab.library.services import Status, import_session_file
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.session import parse_session_file
+from tests.library.conftest import HEADER_ID, chain, header, lines, message
+
+pytestmark = pytest.mark.django_db
+
+
+def reasons(result) -> list[str]:
+    return [p.reason for p in result.problems]
+
+
+def test_it_imports_the_real_session_exactly(real_session_path: Path, tmp_path: Path) -> None:
+    result = import_session_file(path=real_session_path)
+    assert result.status == Status.NEW
+    parsed = parse_session_file(real_session_path)
+    assert result.entries == len(parsed.entries) == result.new_entries
+    session = Session.objects.get(session_id=result.session_id)
+    stored = engine_entries(session)
+    assert stored == parsed.entries
+    # Key order survives storage: every stored entry re-serialises to its original line.
+    original = [ln for ln in real_session_path.read_bytes().split(b"\n")[1:] if ln]
+    assert [json_stringify(e).encode() for e in stored] == original
+    assert session.project.cwd == parsed.header["cwd"]
+    assert session.leaf_entry_id == parsed.entries[-1]["id"]
+    assert session.message_count == sum(1 for e in parsed.entries if e["type"] == "message")
+    assert session.models_used == ["openai/gpt-5.1-codex", "anthropic/claude-sonnet-4-5"]
+    assert session.current_revision.blob_file.read_bytes() == real_session_path.read_bytes()
+
+
+def test_it_changes_nothing_when_the_same_file_is_imported_twice(write_session) -> None:
+    path = write_session(header(), *chain(6))
+    first = import_session_file(path=path)
+    counts = (Entry.objects.count(), SessionRevision.objects.count(), ImportProblem.objects.count())
+    second = import_session_file(path=path)
+    assert (first.status, second.status) == (Status.NEW, Status.UNCHANGED)
+    assert second.new_entries == 0 and second.entries == 6
+    assert (
+        Entry.objects.count(),
+        SessionRevision.objects.count(),
+        ImportProblem.objects.count(),
+    ) == counts
+
+
+def test_it_reads_only_the_appended_bytes_when_the_file_grew(write_session) -> None:
+    path = write_session(header(), *chain(4))
+    import_session_file(path=path)
+    old_size = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(lines(*chain(2, start=4, parent="e0000003")))
+    offsets: list[int] = []
+    result = import_session_file(path=path, progress=offsets.append)
+    assert result.status == Status.APPENDED
+    assert (result.new_entries, result.entries) == (2, 6)
+    assert offsets and min(offsets) > old_size  # nothing before the old end was read again
+    session = Session.objects.get()
+    assert SessionRevision.objects.count() == 1
+    assert [e.seq for e in Entry.objects.for_session(session)] == list(range(6))
+    assert [e.depth for e in Entry.objects.for_session(session)] == list(range(6))
+    assert session.leaf_entry_id == "e0000005"
+    assert session.current_revision.blob_file.read_bytes() == path.read_bytes()
+
+
+def test_it_counts_a_new_branch_when_an_appended_entry_forks(write_session) -> None:
+    path = write_session(header(), *chain(4))
+    import_session_file(path=path)
+    assert Session.objects.get().branch_count == 1
+    with path.open("ab") as f:
+        f.write(lines(message("f0000001", "e0000001", "user", "another way")))
+    import_session_file(path=path)
+    assert Session.objects.get().branch_count == 2
+
+
+def test_it_keeps_the_old_revision_when_the_file_shrank(write_session) -> None:
+    path = write_session(header(), *chain(6))
+    import_session_file(path=path)
+    old_revision = SessionRevision.objects.get()
+    old_blob = old_revision.blob_file.read_bytes()
+    path.write_bytes(lines(header(), *chain(3)))
+    result = import_session_file(path=path)
+    assert result.status == Status.REVISED
+    assert result.entries == 3
+    old_revision.refresh_from_db()
+    assert old_revision.status == SessionRevision.Status.SUPERSEDED
+    assert "shrank" in old_revision.session.current_revision.reason
+    assert Entry.objects.filter(revision=old_revision).count() == 6
+    assert old_revision.blob_file.read_bytes() == old_blob
+    assert Session.objects.get().current_revision.number == 2
+
+
+def test_it_makes_a_new_revision_when_the_file_was_replaced(write_session) -> None:
+    path = write_session(header(), *chain(6))
+    import_session_file(path=path)
+    replaced = [
+        message(f"r{i:07d}", None if i == 0 else f"r{i - 1:07d}", "user", "other") for i in range(8)
+    ]
+    path.write_bytes(lines(header(), *replaced))
+    result = import_session_file(path=path)
+    assert result.status == Status.REVISED
+    session = Session.objects.get()
+    assert [e["id"] for e in engine_entries(session)] == [e["id"] for e in replaced]
+    assert SessionRevision.objects.filter(session=session).count() == 2
+
+
+def test_it_makes_a_new_revision_when_pi_rewrote_a_legacy_file(write_session) -> None:
+    v1_header = {k: v for k, v in header().items() if k != "version"}
+    v1_entries = [{k: v for k, v in e.items() if k not in ("id", "parentId")} for e in chain(4)]
+    path = write_session(v1_header, *v1_entries)
+    first = import_session_file(path=path)
+    assert Session.objects.get().file_version == 1
+    # What Pi does when it opens a v1 file: migrate and rewrite the whole file as v3.
+    parsed = parse_session_file(path)
+    path.write_bytes(lines(parsed.header, *parsed.entries))
+    second = import_session_file(path=path)
+    assert (first.status, second.status) == (Status.NEW, Status.REVISED)
+    assert "rewritten" in Session.objects.get().current_revision.reason
+    assert Session.objects.get().file_version == 3
+
+
+def test_it_completes_a_torn_last_line_later(write_session) -> None:
+    entries = chain(3)
+    full = lines(header(), *entries)
+    cut = len(full) - 25
+    path = write_session(raw=full[:cut])
+    first = import_session_file(path=path)
+    assert (first.status, first.entries) == (Status.NEW, 2)
+    assert any("torn last line" in r for r in reasons(first))
+    assert first.problems[-1].line == 4
+    with path.open("ab") as f:
+        f.write(full[cut:])
+    second = import_session_file(path=path)
+    assert (second.status, second.new_entries, second.entries) == (Status.APPENDED, 1, 3)
+    assert second.problems == []
+    assert Session.objects.get().current_revision.blob_file.read_bytes() == full
+
+
+def test_it_reports_invalid_json_and_keeps_the_rest(write_session) -> None:
+    path = write_session(
+        header(), *chain(2), b'{"type":"message","id":"x"', *chain(1, start=2, parent="e0000001")
+    )
+    result = import_session_file(path=path)
+    assert result.entries == 3
+    assert [(p.line, p.reason.split(":")[0]) for p in result.problems] == [(4, "invalid JSON")]
+    stored = ImportProblem.objects.get()
+    assert (stored.path, stored.line) == (str(path), 4)
+    assert Session.objects.get().problem_count == 1
+
+
+def test_it_reads_non_utf8_bytes_as_pi_does_and_says_so(write_session) -> None:
+    bad = (
+        json_stringify(message("e0000000", None, "user", "caf\u00e9"))
+        .encode()
+        .replace(b"\xc3\xa9", b"\xe9")
+    )
+    path = write_session(header(), bad)
+    result = import_session_file(path=path)
+    assert result.entries == 1
+    assert "invalid UTF-8" in reasons(result)[0] and result.problems[0].line == 2
+    text = engine_entries(Session.objects.get())[0]["message"]["content"][0]["text"]
+    assert text == "caf\ufffd"
+
+
+def test_it_fails_an_empty_file_and_records_why(write_session) -> None:
+    path = write_session(raw=b"")
+    result = import_session_file(path=path)
+    assert result.status == Status.FAILED and result.session_id is None
+    assert "empty file" in reasons(result)[0]
+    assert ImportProblem.objects.get(session=None).path == str(path)
+    assert Session.objects.count() == 0
+
+
+def test_it_keeps_entries_of_a_file_without_header(write_session) -> None:
+    path = write_session(*chain(3))
+    result = import_session_file(path=path)
+    assert result.status == Status.NEW and result.entries == 3
+    assert result.session_id.startswith("noheader-")
+    assert (result.problems[0].line, "not a session header" in result.problems[0].reason) == (
+        1,
+        True,
+    )
+    assert Project.objects.get().cwd == ""
+    # The id is stable, so the same file is recognised again.
+    assert import_session_file(path=path).status == Status.UNCHANGED
+
+
+def test_it_reports_a_malformed_header(write_session) -> None:
+    path = write_session({"type": "session", "version": 3, "id": 42, "cwd": "/x"}, *chain(2))
+    result = import_session_file(path=path)
+    assert result.entries == 2
+    assert result.session_id.startswith("noheader-")
+    assert [p.line for p in result.problems] == [1, 1]
+    assert "not a session header" in reasons(result)[0]
+    assert '"id" must be a string, got number' in reasons(result)[1]
+
+
+def test_it_keeps_unknown_entry_types_whole(write_session) -> None:
+    odd = {
+        "type": "telemetry",
+        "id": "t0000001",
+        "parentId": "e0000001",
+        "timestamp": "2026-01-02T10:00:02.000Z",
+        "payload": {"k": [1, 2.5, None]},
+    }
+    path = write_session(header(), *chain(2), odd)
+    result = import_session_file(path=path)
+    assert "unknown entry type 'telemetry'" in reasons(result)[0]
+    assert engine_entries(Session.objects.get())[-1] == odd
+
+
+def test_it_keeps_both_lines_of_a_duplicate_id(write_session) -> None:
+    entries = chain(3)
+    dup = message("e0000001", "e0000002", "user", "same id again")
+    path = write_session(header(), *entries, dup)
+    result = import_session_file(path=path)
+    assert result.entries == 4
+    assert result.problems[0].line == 5
+    assert "duplicate entry id 'e0000001' (first on line 3" in result.problems[0].reason
+
+
+def test_it_reports_a_parent_that_does_not_exist(write_session) -> None:
+    orphan = message("o0000001", "missing1", "user", "lost")
+    path = write_session(header(), *chain(2), orphan)
+    result = import_session_file(path=path)
+    assert "parent 'missing1' of entry 'o0000001' does not exist" in reasons(result)[0]
+    assert Entry.objects.get(entry_id="o0000001").depth == 0
+
+
+def test_it_reports_a_parent_id_cycle(write_session) -> None:
+    a = message("aaaaaaaa", "bbbbbbbb", "user", "a")
+    b = message("bbbbbbbb", "aaaaaaaa", "assistant", "b")
+    path = write_session(header(), *chain(1), a, b)
+    result = import_session_file(path=path)
+    assert result.entries == 3
+    cycle = [r for r in reasons(result) if "cycle" in r]
+    assert cycle == [
+        "parentId cycle: aaaaaaaa -> bbbbbbbb -> aaaaaaaa (Pi would loop forever on it)"
+    ]
+
+
+def test_it_imports_a_line_of_100_mb(write_session) -> None:
+    big = message("big00001", "e0000001", "toolResult", "x" * (100 * 1024 * 1024))
+    path = write_session(header(), *chain(2), big, *chain(1, start=3, parent="big00001"))
+    result = import_session_file(path=path)
+    assert result.entries == 4 and result.problems == []
+    row = Entry.objects.get(entry_id="big00001")
+    assert len(row.data["message"]["content"][0]["text"]) == 100 * 1024 * 1024
+    assert row.search_indexed and len(row.search_text) == 100_000  # capped for tsvector
+    assert Entry.objects.get(entry_id="e0000003").depth == 3
+
+
+def test_it_stores_nul_characters_exactly(write_session) -> None:
+    path = write_session(header(), message("e0000000", None, "user", "a\x00b"))
+    result = import_session_file(path=path)
+    assert result.problems == []
+    assert engine_entries(Session.objects.get())[0]["message"]["content"][0]["text"] == "a\x00b"
+
+
+def test_it_imports_a_legacy_v1_file_like_the_engine_migrates_it(
+    real_session_path: Path, write_session
+) -> None:
+    # A v1 file: no version, no ids (the real session, stripped back to its v1 shape).
+    raw = real_session_path.read_bytes().split(b"\n")
+    import orjson
+
+    objects = [orjson.loads(x) for x in raw if x]
+    v1 = [{k: v for k, v in objects[0].items() if k != "version"}]
+    v1 += [{k: v for k, v in o.items() if k not in ("id", "parentId")} for o in objects[1:]]
+    path = write_session(*v1)
+    result = import_session_file(path=path)
+    assert result.status == Status.NEW and result.problems == []
+    session = Session.objects.get()
+    assert session.file_version == 1 and session.header["version"] == 3
+    assert engine_entries(session) == parse_session_file(path).entries
+
+
+def test_it_migrates_v1_compactions_like_pi(write_session) -> None:
+    v1 = [
+        {"type": "session", "id": HEADER_ID, "timestamp": "2026-01-02T10:00:00.000Z", "cwd": "/p"},
+        *[{k: v for k, v in e.items() if k not in ("id", "parentId")} for e in chain(3)],
+        {
+            "type": "compaction",
+            "timestamp": "2026-01-02T10:00:05.000Z",
+            "summary": "s",
+            "firstKeptEntryIndex": 2,
+            "tokensBefore": 100,
+        },
+        {
+            "type": "message",
+            "timestamp": "2026-01-02T10:00:06.000Z",
+            "message": {
+                "role": "hookMessage",
+                "customType": "x",
+                "content": "hi",
+                "display": True,
+                "timestamp": 1,
+            },
+        },
+    ]
+    path = write_session(*v1)
+    import_session_file(path=path)
+    stored = engine_entries(Session.objects.get())
+    assert stored == parse_session_file(path).entries
+    assert stored[3]["firstKeptEntryId"] == stored[1]["id"]  # index 2 counts the header as 0
+    assert stored[4]["message"]["role"] == "custom"
+
+
+def test_it_keeps_pi_1x_system_messages_and_context_edits_whole(write_session) -> None:
+    system = {
+        "type": "message",
+        "id": "s0000001",
+        "parentId": None,
+        "timestamp": "2026-01-02T10:00:00.500Z",
+        "message": {
+            "role": "system",
+            "content": [{"type": "text", "text": "<tools>read</tools>"}],
+            "sections": {"tools": "read"},
+            "timestamp": 1,
+        },
+    }
+    user = message("u0000001", "s0000001", "user", "hello")
+    edit = {
+        "type": "context_edit",
+        "id": "c0000001",
+        "parentId": "u0000001",
+        "timestamp": "2026-01-02T10:00:02.000Z",
+        "targetId": "u0000001",
+        "action": "replace",
+        "content": [{"type": "text", "text": "[trimmed]"}],
+    }
+    path = write_session(header(), system, user, edit)
+    result = import_session_file(path=path)
+    assert result.problems == []
+    session = Session.objects.get()
+    assert engine_entries(session) == [system, user, edit]
+    assert list(Entry.objects.for_session(session).values_list("type", "role")) == [
+        ("message", "system"),
+        ("message", "user"),
+        ("context_edit", ""),
+    ]
+
+
+def test_it_imports_an_upload_like_the_same_file(write_session) -> None:
+    data = lines(header(), *chain(4))
+    upload = io.BytesIO(data)
+    result = import_session_file(fileobj=upload, name="my-session.jsonl")
+    assert result.status == Status.NEW and result.path == "my-session.jsonl"
+    path = write_session(raw=data)
+    assert import_session_file(path=path).status == Status.UNCHANGED
+    bigger = io.BytesIO(data + lines(*chain(1, start=4, parent="e0000003")))
+    assert import_session_file(fileobj=bigger, name="my-session.jsonl").status == Status.APPENDED
+
+
+def test_it_fails_a_missing_file_with_a_reason(tmp_path: Path) -> None:
+    result = import_session_file(path=tmp_path / "nope.jsonl")
+    assert result.status == Status.FAILED
+    assert "cannot read the file" in reasons(result)[0]
+
+
+def test_it_keeps_the_session_figures(write_session) -> None:
+    entries = [
+        *chain(4),
+        {
+            "type": "compaction",
+            "id": "c0000001",
+            "parentId": "e0000003",
+            "timestamp": "2026-01-02T11:00:00.000Z",
+            "summary": "sum",
+            "firstKeptEntryId": "e0000002",
+            "tokensBefore": 50,
+        },
+        {
+            "type": "session_info",
+            "id": "n0000001",
+            "parentId": "c0000001",
+            "timestamp": "2026-01-02T11:00:01.000Z",
+            "name": "  Pelican work  ",
+        },
+    ]
+    path = write_session(header(), *entries)
+    import_session_file(path=path)
+    session = Session.objects.get()
+    assert session.name == "Pelican work"
+    assert session.first_message == "message number 0 about pelicans"
+    assert (session.entry_count, session.message_count, session.compaction_count) == (6, 4, 1)
+    assert session.usage_tokens == 30 and session.cost_total == pytest.approx(0.02)
+    assert session.last_activity.isoformat() == "2026-01-02T11:00:01+00:00"
+    assert session.leaf_entry_id == "n0000001"
+    assert session.tokens_estimated == sum(
+        Entry.objects.filter(session=session).values_list("tokens", flat=True)
+    )
+
+
+def test_it_copies_a_real_file_without_touching_it(real_session_path: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.jsonl"
+    shutil.copyfile(real_session_path, copy)
+    before = copy.read_bytes()
+    import_session_file(path=copy)
+    assert copy.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type":"a","a":1,"a":2,"b":3}',
+        b' {"type":"a"}\r',
+        b'{"type":"a","x":-0,"y":1.0,"z":1e-7}',
+        b'{"type":"a","x":12345678901234567890}',
+        b'{"type":"a","x":"\\ud800"}',
+        b'{"type":"a","x":NaN}',
+        b'\xef\xbb\xbf{"type":"a"}',
+        b'{"type":"a","id":null}',
+        b'{"type":"a","parentId":5}',
+        b'{"type":""}',
+        b"[1]",
+        b'{"type":"caf\xe9"}',
+    ],
+)
+def test_it_decodes_fast_only_where_the_engine_agrees(raw: bytes) -> None:
+    from contextlab.library.services import _fast_decode
+    from contextlab.pi.session import decode_entry
+
+    fast = _fast_decode(raw)
+    if fast is not None:
+        engine = decode_entry(raw.decode("utf-8"), 1)
+        assert fast == engine and list(fast) == list(engine)
+
+
+def test_it_decodes_every_real_line_like_the_engine(real_session_path: Path) -> None:
+    from contextlab.library.services import _fast_decode
+    from contextlab.pi.session import decode_entry
+
+    for raw in real_session_path.read_bytes().split(b"\n"):
+        if raw:
+            fast = _fast_decode(raw)
+            assert fast is not None and fast == decode_entry(raw.decode("utf-8"), 1)
+
+
+def test_it_skips_a_line_over_the_limit_but_keeps_its_bytes(write_session, settings) -> None:
+    settings.CONTEXTLAB_MAX_LINE_BYTES = 4096
+    big = message("big00001", "e0000001", "user", "y" * 10_000)
+    path = write_session(header(), *chain(2), big, *chain(1, start=3, parent="e0000001"))
+    result = import_session_file(path=path)
+    assert result.entries == 3
+    assert "longer than CONTEXTLAB_MAX_LINE_BYTES" in reasons(result)[0]
+    assert result.problems[0].line == 4
+    assert Session.objects.get().current_revision.blob_file.read_bytes() == path.read_bytes()
+
+
+def test_it_carries_entries_contextlab_added_into_a_new_revision(write_session) -> None:
+    path = write_session(header(), *chain(6))
+    import_session_file(path=path)
+    session = Session.objects.get()
+    summary = {
+        "type": "compaction",
+        "id": "cafe0001",
+        "parentId": "e0000002",
+        "timestamp": "2026-01-02T12:00:00.000Z",
+        "summary": "done so far",
+        "firstKeptEntryId": "e0000001",
+        "tokensBefore": 10,
+        "details": {"readFiles": [], "modifiedFiles": []},
+        "fromHook": False,
+    }
+    Entry.objects.create(
+        session=session,
+        revision=session.current_revision,
+        seq=6,
+        entry_id="cafe0001",
+        parent_id="e0000002",
+        type="compaction",
+        data=summary,
+        depth=3,
+        origin=Entry.Origin.CONTEXTLAB,
+    )
+    path.write_bytes(lines(header(), *chain(4)))  # rewritten, shorter
+    import_session_file(path=path)
+    session.refresh_from_db()
+    stored = engine_entries(session)
+    assert [e["id"] for e in stored] == [f"e{i:07d}" for i in range(4)] + ["cafe0001"]
+    assert stored[-1] == summary
+    assert session.leaf_entry_id == "cafe0001" and session.compaction_count == 1
+
+
+def test_it_stores_tabs_backslashes_and_copy_markers_exactly(write_session) -> None:
+    raw = (
+        b'{"type":"message",\t"id":"x0000001","parentId":null,"timestamp":"2026-01-02T10:00:00.000Z",'
+        b'"message":{"role":"user","content":"a\\\\N b\\\\ c\\t d\\n e \\\\.","timestamp":1}}'
+    )
+    path = write_session(header(), raw)
+    result = import_session_file(path=path)
+    assert result.problems == []
+    stored = Entry.objects.get(entry_id="x0000001")
+    assert stored.data["message"]["content"] == "a\\N b\\ c\t d\n e \\."
+    assert engine_entries(Session.objects.get()) == parse_session_file(path).entries
