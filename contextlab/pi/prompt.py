@@ -226,8 +226,11 @@ def build_system_prompt_from_options(
             if guideline not in guidelines:
                 guidelines.append(guideline)
 
-        if "bash" in tools and not any(t in tools for t in rules.bash_guideline_suppressed_by):
+        explorers = any(t in tools for t in rules.bash_guideline_suppressed_by)
+        if "bash" in tools and not explorers:
             add(rules.bash_file_ops_guideline)
+        elif "bash" in tools and rules.bash_with_explorers_guideline:
+            add(rules.bash_with_explorers_guideline)
         for guideline in prompt_guidelines or []:
             normalized = js_trim(guideline)
             if normalized:

@@ -675,14 +675,10 @@ def load_skill_from_file(
         name = raw_name if _js_truthy(raw_name) else parent_dir_name
         for error in _validate_name(name, rules):
             diagnostics.append(Diagnostic("warning", error, file_path))
-        if rules.skill_name_must_match_parent and name != parent_dir_name:
-            diagnostics.append(
-                Diagnostic(
-                    "warning",
-                    f'name "{name}" does not match parent directory "{parent_dir_name}"',
-                    file_path,
-                )
-            )
+        mismatch = rules.skill_name_parent_mismatch_warning
+        if mismatch and name != parent_dir_name:
+            message = mismatch.format(name=name, parent=parent_dir_name)
+            diagnostics.append(Diagnostic("warning", message, file_path))
         if not _js_truthy(description) or _js_trim(description) == "":
             return None, diagnostics
         return (

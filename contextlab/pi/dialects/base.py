@@ -37,14 +37,17 @@ class PromptRules:
     cwd_prefix: str
     default_tools: tuple[str, ...]
     context_file_names: tuple[str, ...]
+    # 0.73 added a guideline when bash was active together with grep/find/ls; 0.80 has none.
+    bash_with_explorers_guideline: str | None = None
     config_dir_name: str = ".pi"
     # Project .pi/ resources and ancestor .agents/skills need project trust (0.80+).
     project_trust_gates_resources: bool = True
     trust_requiring_config_entries: tuple[str, ...] = ()
     skill_max_name_length: int = 64
     skill_max_description_length: int = 1024
-    # 0.73 also warned when a skill's name differed from its parent directory.
-    skill_name_must_match_parent: bool = False
+    # 0.73 also warned when a skill's name differed from its parent directory: that version's
+    # message, with {name} and {parent}; None where the check does not exist (0.80).
+    skill_name_parent_mismatch_warning: str | None = None
 
 
 @dataclass(frozen=True)
