@@ -5,4 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("contextlab.jobs.urls")),
+    path("", include("contextlab.inspector.urls")),
+    path("", include("contextlab.library.urls")),
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +34,25 @@ from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import SessionIndex, entries_by_id, path_entries
 from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Entry, Project, Session
-from contextlab.pi import context as pi_context
-from contextlab.pi import models as pi_models
-from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.truncate import locate_notice
+
+
+class _Engine:
+    """The engine modules for projection, tokens and the model catalog, imported on first use.
+
+    They land separately from this app; importing them lazily keeps the URLconf (and every page
+    that does not project) loadable meanwhile.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        module = importlib.import_module(f"contextlab.pi.{name}")
+        setattr(self, name, module)
+        return module
+
+
+_engine = _Engine()
 
 # Pi's default compaction.reserveTokens (settings are per machine; not in the session file).
 DEFAULT_RESERVE_TOKENS = 16384
@@ -343,7 +357,9 @@ def _model_info(model: Any) -> dict[str, Any]:
         model.get("provider") if isinstance(model, dict) else getattr(model, "provider", None)
     )
     model_id = model.get("modelId") if isinstance(model, dict) else getattr(model, "model_id", None)
-    found = pi_models.find_model(str(provider), str(model_id)) if provider and model_id else None
+    found = (
+        _engine.models.find_model(str(provider), str(model_id)) if provider and model_id else None
+    )
     return {
         "provider": provider,
         "id": model_id,
@@ -356,7 +372,7 @@ def _model_info(model: Any) -> dict[str, Any]:
 
 def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dict[str, Any]]]:
     """build_session_context plus which entry each emitted message came from."""
-    result = pi_context.build_session_context(entries, leaf_id)
+    result = _engine.context.build_session_context(entries, leaf_id)
     messages = list(result.messages)
     compaction_index = None
     for index in range(len(entries) - 1, -1, -1):
@@ -382,8 +398,8 @@ def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dic
 
 
 def _sent_for(messages: list[Any], model_info: dict[str, Any]) -> list[dict[str, Any]]:
-    llm = pi_context.convert_to_llm(messages)
-    return list(pi_context.transform_messages(llm, model_info.get("found")))
+    llm = _engine.context.convert_to_llm(messages)
+    return list(_engine.context.transform_messages(llm, model_info.get("found")))
 
 
 def inspect_entry(
@@ -400,7 +416,7 @@ def inspect_entry(
     views: list[MessageView] = []
     running = 0
     for position, message in enumerate(messages):
-        tokens = pi_tokens.estimate_tokens(message)
+        tokens = _engine.tokens.estimate_tokens(message)
         running += tokens
         owner = owners[position] if owners else None
         role = str(message.get("role"))
@@ -422,7 +438,7 @@ def inspect_entry(
             message=message,
         )
         if view.usage:
-            view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
+            view.usage_tokens = _engine.tokens.calculate_context_tokens(view.usage)
         if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
             view.dropped = (
                 f"stopReason {message.get('stopReason')}: pi-ai's transformMessages skips it"
@@ -445,7 +461,7 @@ def inspect_entry(
     for position in [*range(head_count), *range(tail_start, len(views))]:
         views[position].blocks = _blocks(messages[position])
 
-    estimate = pi_tokens.estimate_context_tokens(messages)
+    estimate = _engine.tokens.estimate_context_tokens(messages)
     pi_estimate = {
         "tokens": _attr(estimate, "tokens"),
         "usage_tokens": _attr(estimate, "usage_tokens", "usageTokens"),
@@ -611,7 +627,7 @@ def _reply(session: Session, index: SessionIndex, entry_id: str) -> dict[str, An
         "id": reply_id,
         "usage": usage,
         "prompt_tokens": prompt_tokens,
-        "context_tokens": pi_tokens.calculate_context_tokens(usage) if usage else None,
+        "context_tokens": _engine.tokens.calculate_context_tokens(usage) if usage else None,
         "stop_reason": message.get("stopReason"),
         "model": f"{message.get('provider')}/{message.get('model')}",
     }
@@ -676,7 +692,7 @@ def _summary_line(message: dict[str, Any]) -> dict[str, Any]:
     return {
         "role": role,
         "text": text[:240],
-        "tokens": pi_tokens.estimate_tokens(message),
+        "tokens": _engine.tokens.estimate_tokens(message),
     }
 
 
@@ -729,7 +745,7 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
                 "role": "compactionSummary",
                 "summary": summaries.get(entry_id, {}).get("summary", ""),
             }
-            summary_tokens = pi_tokens.estimate_tokens(summary)
+            summary_tokens = _engine.tokens.estimate_tokens(summary)
             kept = index.first_kept.get(entry_id)
             kept_at = position_of.get(kept, position) if kept else position
             kept_at = kept_at if kept_at < position else position

@@ -1,0 +1,226 @@
+"""The library page, search and browser upload, through full HTTP requests."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from contextlab.library.models import Entry, ImportProblem, Session
+from contextlab.library.services import import_session_file
+from tests.inspector.sessions import SESSION_ID, XSS, rich_session_lines, write_session
+
+pytestmark = pytest.mark.django_db
+
+
+def _import(tmp_path, lines=None, name=None, user=None):
+    path = write_session(tmp_path, lines, name)
+    return import_session_file(path=path, user=user)
+
+
+def _linear(session_id: str, cwd: str, text: str) -> list[dict]:
+    return [
+        {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": "2025-01-02T00:00:00.000Z",
+            "cwd": cwd,
+        },
+        {
+            "type": "message",
+            "id": "aaaa0001",
+            "parentId": None,
+            "timestamp": "2025-01-02T00:00:01.000Z",
+            "message": {"role": "user", "content": text, "timestamp": 1735776001000},
+        },
+        {
+            "type": "message",
+            "id": "aaaa0002",
+            "parentId": "aaaa0001",
+            "timestamp": "2025-01-02T00:00:02.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+                "api": "openai-responses",
+                "provider": "openai",
+                "model": "gpt-5.1-codex",
+                "usage": {
+                    "input": 10,
+                    "output": 2,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 12,
+                    "cost": {
+                        "input": 0,
+                        "output": 0,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "total": 0.5,
+                    },
+                },
+                "stopReason": "stop",
+                "timestamp": 1735776002000,
+            },
+        },
+    ]
+
+
+def test_it_redirects_anonymous_visitors_to_login(client):
+    response = client.get(reverse("library:index"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_it_groups_sessions_by_project_with_their_figures(owner_client, tmp_path, owner):
+    _import(tmp_path, user=owner)
+    _import(tmp_path, _linear("s-two", "/srv/other", "fix the build"), name="two.jsonl")
+    response = owner_client.get(reverse("library:index"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    session = Session.objects.get(session_id=SESSION_ID)
+    assert reverse("inspector:session", args=[session.pk]) in html
+    assert "/srv/other" in html and "fix the build" in html
+    assert "anthropic/claude-sonnet-4-5" in html
+    # The name is HTML-escaped, never markup.
+    assert "Rich &lt;script&gt;session&lt;/script&gt;" in html
+    assert "<script>session" not in html
+
+
+def test_it_lists_sessions_in_a_constant_number_of_queries(owner_client, tmp_path):
+    for n in range(3):
+        _import(tmp_path, _linear(f"s-{n}", f"/srv/p{n}", f"task {n}"), name=f"{n}.jsonl")
+    owner_client.get(reverse("library:index"))  # warm up session/auth caches
+    with CaptureQueriesContext(connection) as few:
+        owner_client.get(reverse("library:index"))
+    for n in range(3, 9):
+        _import(tmp_path, _linear(f"s-{n}", f"/srv/p{n}", f"task {n}"), name=f"{n}.jsonl")
+    with CaptureQueriesContext(connection) as many:
+        response = owner_client.get(reverse("library:index"))
+    assert response.content.decode().count("task ") >= 9
+    assert len(many) == len(few)
+    assert len(many) <= 6
+
+
+def test_it_filters_and_sorts_and_renders_only_the_table_for_htmx(owner_client, tmp_path):
+    _import(tmp_path, _linear("s-a", "/srv/a", "alpha task"), name="a.jsonl")
+    _import(tmp_path, _linear("s-b", "/srv/b", "beta task"), name="b.jsonl")
+    url = reverse("library:index")
+    html = owner_client.get(url, {"q": "beta"}).content.decode()
+    assert "beta task" in html and "alpha task" not in html
+    html = owner_client.get(url, {"model": "gpt-5.1"}).content.decode()
+    assert "beta task" in html and "alpha task" in html
+    html = owner_client.get(url, {"model": "claude"}).content.decode()
+    assert "beta task" not in html
+    partial = owner_client.get(
+        url, {"sort": "cost"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="library-table"
+    )
+    body = partial.content.decode()
+    assert body.lstrip().startswith('<div id="library-table">')
+    assert "<html" not in body
+
+
+def test_it_flags_import_problems(owner_client, tmp_path):
+    path = write_session(tmp_path)
+    with path.open("a") as f:
+        f.write("{not json\n")
+        f.write(
+            json.dumps(
+                {
+                    "type": "message",
+                    "id": "zz",
+                    "parentId": "a0000005",
+                    "timestamp": "2025-11-20T11:00:00.000Z",
+                    "message": {"role": "user", "content": "x", "timestamp": 1},
+                }
+            )
+            + "\n"
+        )
+    import_session_file(path=path)
+    assert ImportProblem.objects.exists()
+    html = owner_client.get(reverse("library:index"), {"flag": "problems"}).content.decode()
+    assert "problem" in html
+    assert "Rich &lt;script&gt;" in html
+
+
+def test_it_searches_message_text_with_highlighted_hits_that_open_the_entry(owner_client, tmp_path):
+    _import(tmp_path)
+    response = owner_client.get(reverse("library:search"), {"q": "prints"})
+    html = response.content.decode()
+    session = Session.objects.get(session_id=SESSION_ID)
+    assert response.status_code == 200
+    assert "<mark>" in html
+    assert (
+        f"{reverse('inspector:session', args=[session.pk])}?entry=a0000002&amp;tab=context" in html
+    )
+
+
+def test_it_escapes_html_in_search_snippets(owner_client, tmp_path):
+    _import(tmp_path)
+    html = owner_client.get(reverse("library:search"), {"q": "please read"}).content.decode()
+    assert "<mark>" in html
+    assert "<script>window" not in html and "<img src=x" not in html
+    assert "&lt;" in html
+
+
+def test_it_imports_several_uploaded_files_through_the_import_service(owner_client, owner):
+    rich = "".join(json.dumps(line) + "\n" for line in rich_session_lines()).encode()
+    other = "".join(
+        json.dumps(line) + "\n" for line in _linear("s-up", "/srv/up", "uploaded")
+    ).encode()
+    files = [io.BytesIO(rich), io.BytesIO(other)]
+    files[0].name, files[1].name = f"{XSS}.jsonl", "two.jsonl"
+    response = owner_client.post(
+        reverse("library:upload"),
+        {"files": files},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="upload-results",
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.count("<li>") == 2 and "new" in body
+    # Django keeps only the last path component of the name; the rest must come out inert.
+    assert "&lt;img src=x" in body and "<img src=x" not in body
+    assert Session.objects.filter(session_id__in=[SESSION_ID, "s-up"]).count() == 2
+    session = Session.objects.get(session_id=SESSION_ID)
+    assert session.imported_by == owner
+    assert Entry.objects.for_session(session).count() == len(rich_session_lines()) - 1
+
+
+def test_it_uploads_without_javascript_and_reports_on_the_next_page(owner_client):
+    other = io.BytesIO(
+        "".join(json.dumps(line) + "\n" for line in _linear("s-nojs", "/srv/x", "plain")).encode()
+    )
+    other.name = "plain.jsonl"
+    response = owner_client.post(reverse("library:upload"), {"files": [other]}, follow=True)
+    assert response.status_code == 200
+    assert "plain.jsonl: new" in response.content.decode()
+
+
+def test_it_refuses_upload_by_get_and_without_csrf(client, owner):
+    client.force_login(owner)
+    assert client.get(reverse("library:upload")).status_code == 405
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    assert strict.post(reverse("library:upload"), {}).status_code == 403
+
+
+def test_it_searches_in_a_constant_number_of_queries(owner_client, tmp_path):
+    for n in range(2):
+        _import(tmp_path, _linear(f"s-q{n}", f"/srv/q{n}", f"needle {n}"), name=f"q{n}.jsonl")
+    url = reverse("library:search")
+    owner_client.get(url, {"q": "needle"})
+    with CaptureQueriesContext(connection) as few:
+        owner_client.get(url, {"q": "needle"})
+    for n in range(2, 8):
+        _import(tmp_path, _linear(f"s-q{n}", f"/srv/q{n}", f"needle {n}"), name=f"q{n}.jsonl")
+    with CaptureQueriesContext(connection) as many:
+        response = owner_client.get(url, {"q": "needle"})
+    assert response.content.decode().count("<mark>") >= 8
+    assert len(many) == len(few)
