@@ -27,7 +27,7 @@ import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.jsutil import js_len
+from contextlab.pi.jsutil import js_len, number_to_string
 
 # ---------------------------------------------------------------------------------------------
 # Results
@@ -531,6 +531,8 @@ def _flow_key(value: Any) -> str:
         return "null"
     if value is True or value is False:
         return "true" if value else "false"
+    if isinstance(value, float):
+        return number_to_string(value)
     return str(value)
 
 
@@ -539,9 +541,9 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
     loader.flatten_mapping(node)
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
+        # Keys become JavaScript property names (1 -> "1", true -> "true", null -> "").
         key = loader.construct_object(key_node, deep=True)
-        if isinstance(key, (list, dict)):
-            key = _flow_key(key)
+        key = "" if key is None else key if isinstance(key, str) else _flow_key(key)
         if key in result:
             raise yaml.constructor.ConstructorError(
                 None, None, "Map keys must be unique", key_node.start_mark

@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -606,10 +606,38 @@ FRONTMATTERS = [
     "---\nname: -\n---\n",
     "---\nname: - item\n---\n",
     "---\nx: 0.1\ny: 1e400\nz: -1e-400\n---\n",
+    "---\nbase: &b {k: v}\nderived:\n  <<: *b\n  x: 1\n---\n",
+    "---\nbin: !!binary aGVsbG8=\n---\n",
+    "---\nset: !!set {a, b}\n---\n",
+    "---\nts: !!timestamp 2024-01-01\n---\n",
+    "---\nempty: |\nnext: x\n---\n",
+    "---\nname: 'a'b\n---\n",
+    '---\nname: "multi\n  line\n\n  para"\n---\n',
+    "---\nname: plain\n  # not a comment inside?\n  more\n---\n",
+    "---\nanchor: &a value\nalias: *a\n---\n",
+    "---\ndisable model invocation: true\n---\n",
+    "---\n1: one\ntrue: t\n~: n\n1.5: f\n---\n",
+    "---\nname: x\n\n\n---\n",
+    "---\nname: >-\n  folded\n  strip\n---\n",
+    "---\nname: |2-\n    keep indent\n---\n",
+    '---\nname: "\\u263A \\U0001F600 \\N \\_"\n---\n',
+    "---\n\"quoted key\": v\n'single': w\n---\n",
+    "---\nlist: [a, 'b', \"c\", 1, true, null, ]\n---\n",
+    "---\nname: x\ndescription: Use when: the user asks\n---\n",
+    '---\ndescription: "Use when: the user asks"\n---\n',
 ]
 
 
 def _json_value(value: Any) -> Any:
+    # JSON.stringify of what the `yaml` package builds for !!binary, !!set and !!timestamp.
+    if isinstance(value, bytes):
+        return {"type": "Buffer", "data": list(value)}
+    if isinstance(value, (set, frozenset)):
+        return {}
+    if isinstance(value, datetime):
+        return value.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    if isinstance(value, date):
+        return f"{value.isoformat()}T00:00:00.000Z"
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return None  # JSON.stringify writes Infinity and NaN as null
     if isinstance(value, dict):
