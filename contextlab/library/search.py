@@ -14,7 +14,7 @@ from django.contrib.postgres.search import (
     SearchQuery,
     SearchRank,
 )
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, QuerySet, Value
 from django.utils.safestring import SafeString, mark_safe
 
@@ -26,7 +26,7 @@ MAX_SEARCH_CHARS = 100_000
 SNIPPET_RADIUS = 90
 
 
-INDEX_BATCH = 200
+INDEX_BATCH = 100
 
 UPDATE_SQL = """
 UPDATE library_entry AS e
@@ -62,8 +62,13 @@ def index_revision(revision_id: int | None, *, batch: int = INDEX_BATCH) -> int:
         ids = [row[0] for row in rows]
         texts = [_storable(entry_search_text(row[1])) for row in rows]
         if postgres:
-            with connection.cursor() as cursor:
-                cursor.execute(UPDATE_SQL, [ids, texts])
+            with transaction.atomic(), connection.cursor() as cursor:
+                # Vectors can always be recomputed: no need to wait for the WAL flush.
+                # psycopg's own cursor: with DEBUG on, Django's would keep every batch of texts in
+                # connection.queries (hundreds of MB over a large session).
+                raw = cursor.cursor
+                raw.execute("SET LOCAL synchronous_commit TO OFF")
+                raw.execute(UPDATE_SQL, [ids, texts])
         else:
             Entry.objects.bulk_update(
                 [
