@@ -45,11 +45,13 @@ def main() -> int:
     raw = json.loads(proc.stdout)
     catalog = {
         provider: {
-            model_id: {k: model[k] for k in KEYS if k in model} for model_id, model in models.items()
+            model_id: {k: model[k] for k in KEYS if k in model}
+            for model_id, model in models.items()
         }
         for provider, models in raw["models"].items()
     }
-    doc = {"piAiVersion": raw["version"], "generatedBy": "tools/gen_pi_models.py", "models": catalog}
+    doc = {"piAiVersion": raw["version"], "generatedBy": "tools/gen_pi_models.py"}
+    doc["models"] = catalog
     OUT.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     count = sum(len(m) for m in catalog.values())
     print(f"{OUT.relative_to(ROOT)}: {count} models from pi-ai {raw['version']}")
