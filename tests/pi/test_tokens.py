@@ -1,4 +1,4 @@
-"""Token estimates and context size, on the examples pi-reference.md §5 records from Pi (no Node)."""
+"""Token estimates and context size, on the examples pi-reference.md §5 records from Pi."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def test_it_counts_tool_call_arguments_as_json():
 
 
 def test_it_counts_bash_even_when_excluded_and_summaries():
-    bash = {"role": "bashExecution", "command": "ls", "output": "abcdef", "excludeFromContext": True}
+    bash = {"role": "bashExecution", "command": "ls", "output": "abcdef"}
+    bash["excludeFromContext"] = True
     assert estimate_tokens(bash) == 2
     assert estimate_tokens({"role": "branchSummary", "summary": "12345"}) == 2
     assert estimate_tokens({"role": "somethingElse", "content": "abc"}) == 0
