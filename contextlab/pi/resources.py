@@ -489,8 +489,107 @@ def _add_ignore_rules(fs: FileSystem, ig: Ignore, directory: str, root: str) -> 
 # package parses them: yes/no/on/off stay strings, no timestamps, no sexagesimal numbers.
 
 
+_LINE_BREAKS = "\r\n\x85\u2028\u2029"
+_BLANK_OR_END = "\0 \t" + _LINE_BREAKS
+
+
 class _CoreSchemaLoader(yaml.SafeLoader):  # type: ignore[misc]
-    pass
+    """PyYAML's loader moved towards YAML 1.2 where the `yaml` package accepts more.
+
+    Tabs count as white space after a line's first token and inside plain scalars; anchors
+    take any character but white space and flow indicators; unknown local tags (``!x``) and
+    the bare ``!`` read the node as plain text. Still different (rare in SKILL.md files, and
+    then the skill is dropped with a warning where Pi would keep it): empty implicit keys
+    (a line starting with ``:``), ``?`` inside flow collections, a tab right after a tag.
+    """
+
+    def _tab_is_separation(self) -> bool:
+        if self.flow_level:
+            return True
+        line_start = self.buffer.rfind("\n", 0, self.pointer) + 1
+        return bool(self.buffer[line_start : self.pointer].strip(" \t"))
+
+    def scan_to_next_token(self) -> None:
+        if self.index == 0 and self.peek() == "\ufeff":
+            self.forward()
+        found = False
+        while not found:
+            while self.peek() == " " or (self.peek() == "\t" and self._tab_is_separation()):
+                self.forward()
+            if self.peek() == "#":
+                while self.peek() not in "\0" + _LINE_BREAKS:
+                    self.forward()
+            if self.scan_line_break():
+                if not self.flow_level:
+                    self.allow_simple_key = True
+            else:
+                found = True
+
+    def scan_plain_spaces(self, indent: int, start_mark: Any) -> list[str] | None:
+        chunks: list[str] = []
+        length = 0
+        while self.peek(length) in " \t":
+            length += 1
+        whitespaces = self.prefix(length)
+        self.forward(length)
+        if self.peek() in _LINE_BREAKS:
+            line_break = self.scan_line_break()
+            self.allow_simple_key = True
+            prefix = self.prefix(3)
+            if prefix in ("---", "...") and self.peek(3) in _BLANK_OR_END:
+                return None
+            breaks = []
+            # No tabs here: a tab opening a continuation line is indentation, which the
+            # `yaml` package rejects ("Tabs are not allowed as indentation").
+            while self.peek() in " " + _LINE_BREAKS:
+                if self.peek() == " ":
+                    self.forward()
+                else:
+                    breaks.append(self.scan_line_break())
+                    prefix = self.prefix(3)
+                    if prefix in ("---", "...") and self.peek(3) in _BLANK_OR_END:
+                        return None
+            if line_break != "\n":
+                chunks.append(line_break)
+            elif not breaks:
+                chunks.append(" ")
+            chunks.extend(breaks)
+        elif whitespaces:
+            chunks.append(whitespaces)
+        return chunks
+
+    def scan_anchor(self, token_class: Any) -> Any:
+        start_mark = self.get_mark()
+        name = "alias" if self.peek() == "*" else "anchor"
+        self.forward()
+        length = 0
+        while self.peek(length) not in _BLANK_OR_END + ",[]{}":
+            length += 1
+        if not length:
+            raise yaml.scanner.ScannerError(
+                f"while scanning an {name}",
+                start_mark,
+                f"expected an {name} name, but found {self.peek()!r}",
+                self.get_mark(),
+            )
+        value = self.prefix(length)
+        self.forward(length)
+        return token_class(value, start_mark, self.get_mark())
+
+    def compose_scalar_node(self, anchor: Any) -> Any:
+        # The bare "!" tag makes a scalar a string in YAML 1.2 ("!" with no text is "").
+        event = self.peek_event()
+        if event.tag == "!":
+            event.tag = "tag:yaml.org,2002:str"
+        return super().compose_scalar_node(anchor)
+
+
+def _construct_local_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return _construct_mapping(loader, node)
 
 
 _CoreSchemaLoader.yaml_implicit_resolvers = {}
@@ -554,6 +653,7 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
 
 _CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
 _CoreSchemaLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_CoreSchemaLoader.add_multi_constructor("!", _construct_local_tag)
 
 
 class FrontmatterError(ValueError):
