@@ -29,6 +29,11 @@ from django.db.models import Max
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import index_revision
+from contextlab.pi.context import (
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
 from contextlab.pi.session import (
     Migrator,
     Problem,
@@ -36,12 +41,9 @@ from contextlab.pi.session import (
     decode_entry,
     entry_time_ms,
     js_trim,
+    js_truthy,
 )
-
-try:
-    from contextlab.pi.tokens import estimate_tokens
-except ImportError:  # the engine's token module lands separately
-    estimate_tokens = None
+from contextlab.pi.tokens import estimate_tokens
 
 CHUNK_BYTES = 1 << 20
 FINGERPRINT_WINDOW = 64 * 1024
@@ -347,28 +349,30 @@ def _ms_to_datetime(ms: float | None) -> datetime | None:
 
 
 def entry_as_message(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """What an entry contributes to the context as an AgentMessage (Pi's create*Message), if any."""
+    """The message an entry puts into a context (Pi's create*Message), for its token estimate."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
         return message if isinstance(message, dict) else None
     if kind == "compaction":
-        return {"role": "compactionSummary", "summary": entry.get("summary")}
-    if kind == "branch_summary":
-        return {"role": "branchSummary", "summary": entry.get("summary")}
+        return create_compaction_summary_message(entry)
+    if kind == "branch_summary" and js_truthy(entry.get("summary")):
+        return create_branch_summary_message(entry)
     if kind == "custom_message":
-        return {"role": "custom", "content": entry.get("content")}
+        return create_custom_message(entry)
     return None
 
 
 def entry_tokens(entry: dict[str, Any]) -> int:
+    """Pi's estimateTokens of what the entry contributes; 0 where Pi gets NaN or throws."""
     message = entry_as_message(entry)
-    if message is None or estimate_tokens is None:
+    if message is None:
         return 0
     try:
-        return int(estimate_tokens(message))
+        tokens = estimate_tokens(message)
     except (TypeError, AttributeError, KeyError, ValueError):
-        return 0  # a malformed message: Pi would throw here; the problem is reported elsewhere
+        return 0  # a malformed message: Pi would throw here
+    return int(tokens) if isinstance(tokens, int) or math.isfinite(tokens) else 0
 
 
 def _sanitize(value: Any) -> Any:

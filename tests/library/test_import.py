@@ -504,3 +504,18 @@ def test_it_stores_tabs_backslashes_and_copy_markers_exactly(write_session) -> N
     stored = Entry.objects.get(entry_id="x0000001")
     assert stored.data["message"]["content"] == "a\\N b\\ c\t d\n e \\."
     assert engine_entries(Session.objects.get()) == parse_session_file(path).entries
+
+
+def test_it_stores_pi_token_estimates_per_entry(real_session_path: Path) -> None:
+    from contextlab.pi.context import create_branch_summary_message
+    from contextlab.pi.tokens import estimate_tokens
+
+    import_session_file(path=real_session_path)
+    rows = list(Entry.objects.order_by("seq").values_list("data", "tokens"))
+    expected = [estimate_tokens(d["message"]) if d["type"] == "message" else 0 for d, _ in rows]
+    assert [t for _, t in rows] == expected
+    assert sum(expected) > 100_000
+    summary = {"type": "branch_summary", "id": "b1", "parentId": None, "summary": "x" * 41}
+    from contextlab.library.services import entry_tokens
+
+    assert entry_tokens(summary) == estimate_tokens(create_branch_summary_message(summary)) == 11

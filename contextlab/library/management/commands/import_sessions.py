@@ -190,7 +190,8 @@ class Command(BaseCommand):
                     state = _stat(file)
                     if seen.get(file) != state:
                         seen[file] = state
-                        changed.append(file)
+                        if state is not None:  # gone between listing and stat: nothing to read
+                            changed.append(file)
                 # Entries appended by jobs (compactions, summaries) become searchable here too.
                 index_pending()
                 if not changed:
