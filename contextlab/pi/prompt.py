@@ -190,6 +190,7 @@ def build_system_prompt_from_options(
     append_sources: Sequence[str] = (),
     custom_sources: Sequence[str] = (),
     tool_sources: Mapping[str, str] | None = None,
+    guideline_sources: Sequence[str] | None = None,
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> SystemPrompt:
     """Pi's ``buildSystemPrompt(BuildSystemPromptOptions)``, split into layers.
@@ -254,7 +255,7 @@ def build_system_prompt_from_options(
                 "guidelines",
                 "Guidelines",
                 f"\n\n{rules.guidelines_header}\n" + "\n".join(f"- {g}" for g in guidelines),
-                [sources.get(name, name) for name in tools if name in sources],
+                list(guideline_sources) if guideline_sources is not None else [],
             )
         )
         readme, docs, examples = docs_paths(pi_root)
@@ -402,6 +403,11 @@ def build_system_prompt(
         append_sources=resources.append_system_prompt_paths,
         custom_sources=(resources.system_prompt_path,) if resources.system_prompt_path else (),
         tool_sources={name: f"<builtin:{name}>" for name in selected},
+        guideline_sources=[
+            f"<builtin:{name}>"
+            for name in selected
+            if normalize_prompt_guidelines((dialect.tool(name) or {}).get("promptGuidelines"))
+        ],
         dialect=dialect,
     )
     notes = list(result.notes)

@@ -246,3 +246,17 @@ def test_it_always_concatenates_layers_to_the_text(
     assert all(layer.tokens == math.ceil(js_len(layer.text) / 4) for layer in prompt.layers)
     assert prompt.layers[-1].name == "cwd" and prompt.layers[-2].name == "date"
     assert sum(layer.tokens for layer in prompt.layers) >= prompt.tokens
+
+
+def test_it_names_the_tools_behind_snippets_and_guidelines() -> None:
+    prompt = build_system_prompt(
+        cwd="/p",
+        date="2026-01-02",
+        pi_root="/r",
+        tools=["bash", "edit", "ls"],
+        resources=_resources(),
+    )
+    tools, guidelines = prompt.layer("tools"), prompt.layer("guidelines")
+    assert tools is not None and guidelines is not None
+    assert tools.sources == ("<builtin:bash>", "<builtin:edit>", "<builtin:ls>")
+    assert guidelines.sources == ("<builtin:edit>",)
