@@ -1,0 +1,85 @@
+"""``manage.py branch-summary SESSION_FILE --from OLD --to TARGET ... --dry-run --json``.
+
+What Pi's ``/tree`` navigation with a summary would send: the common ancestor, the entries it
+collects from the abandoned branch, and the request (``null`` when Pi sends none). A thin wrapper
+over ``contextlab.pi.branch_summary``; the real run (no ``--dry-run``) goes through the jobs
+service and is refused until that path exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, ClassVar
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from contextlab.pi import branch_summary
+from contextlab.pi.session import SessionFile
+
+# The module name has no hyphen problem for Django, but Python's import statement needs a name.
+_compact = importlib.import_module("contextlab.jobs.management.commands.compact")
+
+
+class Command(BaseCommand):
+    help = "Preview the branch summary request Pi 0.80.2 would send when leaving a branch."
+    # A preview reads one file and touches neither the database nor the URLconf.
+    requires_system_checks: ClassVar[list[str]] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("session_file")
+        parser.add_argument(
+            "--from", dest="from_id", required=True, help="the leaf being left (id or line:N)"
+        )
+        parser.add_argument("--to", dest="to_id", required=True, help="the target (id or line:N)")
+        parser.add_argument("--instructions", help="custom instructions")
+        parser.add_argument(
+            "--replace-instructions",
+            action="store_true",
+            help="the instructions replace the default prompt",
+        )
+        parser.add_argument(
+            "--reserve-tokens",
+            type=_compact.non_negative,
+            default=16384,
+            help="branchSummary.reserveTokens",
+        )
+        parser.add_argument(
+            "--context-window",
+            type=_compact.non_negative,
+            default=0,
+            help="model context window (0: Pi's 128000 fallback)",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="preview only, call no model")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        parsed, tree = _compact.load_session(options["session_file"], self.stderr)
+        old_leaf = _compact.resolve_entry(parsed, tree, options["from_id"], "--from")
+        target = _compact.resolve_entry(parsed, tree, options["to_id"], "--to")
+        if not options["dry_run"]:
+            self.run_branch_summary(parsed, old_leaf, target, options)
+            return
+        preview = branch_summary.branch_summary_preview(
+            tree,
+            old_leaf,
+            target,
+            branch_summary.BranchSummaryOptions(
+                reserve_tokens=options["reserve_tokens"],
+                context_window=options["context_window"],
+                custom_instructions=options["instructions"] or None,
+                replace_instructions=options["replace_instructions"],
+            ),
+        )
+        result = preview.to_json()
+        if options["json"]:
+            _compact.print_json(self.stdout, result)
+        else:
+            self.stdout.write(_compact.render_text(result))
+
+    def run_branch_summary(
+        self, parsed: SessionFile, old_leaf: str, target: str, options: dict[str, Any]
+    ) -> None:
+        """Run the summary through the jobs service (not wired yet)."""
+        raise CommandError(
+            f"{parsed.source}: branch-summary without --dry-run is not available yet; use --dry-run"
+        )

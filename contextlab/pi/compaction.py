@@ -1,0 +1,797 @@
+"""Compaction as Pi 0.80.2 prepares it, and the exact summarisation request(s) it would send.
+
+Truth: ``dist/core/compaction/compaction.js`` (``prepareCompaction``, ``findCutPoint``,
+``findTurnStartIndex``, private ``findValidCutPoints``, ``generateSummary``,
+``generateTurnPrefixSummary``, ``compact``), ``dist/core/compaction/utils.js`` (file operations,
+``serializeConversation``), ``AgentSession.compact`` / ``_checkCompaction`` in
+``dist/core/agent-session.js``; pi-reference.md §5–§6.
+
+Nothing here calls a model: a *preview* is the preparation plus the request bodies
+(``{"systemPrompt", "messages", "maxTokens"}``, messages in pi-ai form without timestamps) that
+``compact()`` would hand to the provider. Summaries are joined by the caller (``NO_PRIOR_HISTORY``,
+``SPLIT_TURN_JOINER``, ``format_file_operations``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.pi.context import (
+    build_session_context,
+    convert_to_llm,
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
+from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.jsutil import (
+    date_parse_ms,
+    js_len,
+    js_slice,
+    js_sorted,
+    json_stringify,
+    number_to_string,
+)
+from contextlab.pi.tokens import (
+    calculate_context_tokens,
+    estimate_context_tokens,
+    estimate_tokens,
+    should_compact,
+)
+
+Json = dict[str, Any]
+
+__all__ = [
+    "DEFAULT_COMPACTION_SETTINGS",
+    "NO_PRIOR_HISTORY",
+    "SPLIT_TURN_JOINER",
+    "CompactionOptions",
+    "CompactionPreparation",
+    "CompactionPreview",
+    "CompactionSettings",
+    "CutPoint",
+    "FileOps",
+    "WhatIfCompaction",
+    "add_previous_file_lists",
+    "auto_compaction_what_if",
+    "compaction_preview",
+    "compute_file_lists",
+    "extract_file_ops_from_message",
+    "find_cut_point",
+    "find_turn_start_index",
+    "find_valid_cut_points",
+    "format_file_operations",
+    "message_from_entry",
+    "prepare_compaction",
+    "serialize_conversation",
+    "should_compact",
+    "summary_request",
+    "turn_prefix_request",
+]
+
+# Short fixed strings of compaction.js that the dialect data does not carry (yet).
+NO_PRIOR_HISTORY = "No prior history."
+SPLIT_TURN_JOINER = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+ADDITIONAL_FOCUS = "\n\nAdditional focus: "
+TOOL_RESULT_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """``compaction.*`` settings (``DEFAULT_COMPACTION_SETTINGS`` in compaction.js)."""
+
+    enabled: bool = True
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+
+
+DEFAULT_COMPACTION_SETTINGS = CompactionSettings()
+
+
+# ---------------------------------------------------------------------------------------------
+# Entries → messages (compaction.js getMessageFromEntry)
+
+
+def message_from_entry(entry: Json, *, include_compaction: bool = False) -> Json | None:
+    """The AgentMessage an entry contributes (compaction entries only when asked: branch
+    summaries include them, compaction does not — older summaries reach it as previousSummary)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message: Json | None = entry.get("message")
+        return message
+    if kind == "custom_message":
+        return create_custom_message(entry)
+    if kind == "branch_summary":
+        return create_branch_summary_message(entry)
+    if kind == "compaction" and include_compaction:
+        return create_compaction_summary_message(entry)
+    return None
+
+
+def _role(entry: Json) -> Any:
+    message = entry.get("message")
+    return message.get("role") if isinstance(message, dict) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Cut points
+
+
+_CUT_ROLES = frozenset(
+    {"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"}
+)
+
+
+def find_valid_cut_points(entries: list[Json], start: int, end: int) -> list[int]:
+    """Indices where the kept part may begin: messages other than tool results, and
+    ``branch_summary`` / ``custom_message`` entries."""
+    points: list[int] = []
+    for i in range(start, end):
+        entry = entries[i]
+        kind = entry.get("type")
+        if (kind == "message" and _role(entry) in _CUT_ROLES) or kind in (
+            "branch_summary",
+            "custom_message",
+        ):
+            points.append(i)
+    return points
+
+
+def find_turn_start_index(entries: list[Json], index: int, start: int) -> int:
+    """The entry that starts the turn holding ``index`` (user or bash message, branch summary,
+    custom message), searching down to ``start``; -1 if none."""
+    for i in range(index, start - 1, -1):
+        entry = entries[i]
+        kind = entry.get("type")
+        if kind in ("branch_summary", "custom_message"):
+            return i
+        if kind == "message" and _role(entry) in ("user", "bashExecution"):
+            return i
+    return -1
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    first_kept_entry_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def find_cut_point(
+    entries: list[Json], start: int, end: int, keep_recent_tokens: float
+) -> CutPoint:
+    """``findCutPoint``.
+
+    1. No valid cut point: keep everything from ``start``.
+    2. Walk back from ``end - 1`` summing ``estimateTokens`` of ``message`` entries only; at the
+       entry where the sum reaches ``keep_recent_tokens``, cut at the first cut point at or after
+       it (none: the first cut point).
+    3. Pull preceding non-message entries (settings, labels, custom messages...) into the kept
+       part, stopping at a message or a compaction.
+    4. A cut on anything but a user message is a split turn if a turn start precedes it.
+    """
+    points = find_valid_cut_points(entries, start, end)
+    if not points:
+        return CutPoint(start, -1, False)
+    accumulated: int | float = 0
+    cut = points[0]
+    for i in range(end - 1, start - 1, -1):
+        entry = entries[i]
+        if entry.get("type") != "message":
+            continue
+        accumulated += estimate_tokens(entry["message"])
+        if accumulated >= keep_recent_tokens:
+            for point in points:
+                if point >= i:
+                    cut = point
+                    break
+            break
+    while cut > start:
+        previous = entries[cut - 1].get("type")
+        if previous in ("compaction", "message"):
+            break
+        cut -= 1
+    is_user = entries[cut].get("type") == "message" and _role(entries[cut]) == "user"
+    turn_start = -1 if is_user else find_turn_start_index(entries, cut, start)
+    return CutPoint(cut, turn_start, not is_user and turn_start != -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# File operations (utils.js)
+
+
+@dataclass
+class FileOps:
+    """Insertion-ordered sets of paths, like Pi's ``Set``s."""
+
+    read: dict[str, None] = field(default_factory=dict)
+    written: dict[str, None] = field(default_factory=dict)
+    edited: dict[str, None] = field(default_factory=dict)
+
+    def to_json(self) -> Json:
+        return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
+
+
+def extract_file_ops_from_message(message: Any, ops: FileOps) -> None:
+    """Paths of ``read``/``write``/``edit`` tool calls in an assistant message (raw strings)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "toolCall":
+            continue
+        if "arguments" not in block or "name" not in block:
+            continue
+        args = block["arguments"]
+        if not isinstance(args, dict):
+            continue
+        path = args.get("path")
+        if not isinstance(path, str) or path == "":
+            continue
+        target = {"read": ops.read, "write": ops.written, "edit": ops.edited}.get(block["name"])
+        if target is not None:
+            target[path] = None
+
+
+def add_previous_file_lists(ops: FileOps, details: Any) -> None:
+    # A previous summary's lists: everything it modified counts as edited.
+    if not isinstance(details, dict):
+        return
+    if isinstance(details.get("readFiles"), list):
+        for f in details["readFiles"]:
+            ops.read[f] = None
+    if isinstance(details.get("modifiedFiles"), list):
+        for f in details["modifiedFiles"]:
+            ops.edited[f] = None
+
+
+def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
+    """``(readFiles, modifiedFiles)``: read-only files and modified files, each JS-sorted."""
+    modified = {**ops.edited, **ops.written}
+    read_only = [f for f in ops.read if f not in modified]
+    return _js_sort_any(read_only), _js_sort_any(list(modified))
+
+
+def _js_sort_any(items: list[Any]) -> list[Any]:
+    # Array.prototype.sort() compares the String() of each item; details from a file may hold
+    # non-strings.
+    if all(isinstance(i, str) for i in items):
+        return js_sorted(items)
+    keyed = sorted(items, key=lambda i: _js_template(i).encode("utf-16-be", "surrogatepass"))
+    return keyed
+
+
+def format_file_operations(read_files: list[str], modified_files: list[str]) -> str:
+    """The ``<read-files>``/``<modified-files>`` tail Pi appends to a summary ("" when none)."""
+    sections = []
+    if read_files:
+        sections.append(
+            "<read-files>\n" + "\n".join(map(_js_template, read_files)) + "\n</read-files>"
+        )
+    if modified_files:
+        sections.append(
+            "<modified-files>\n"
+            + "\n".join(map(_js_template, modified_files))
+            + "\n</modified-files>"
+        )
+    if not sections:
+        return ""
+    return "\n\n" + "\n\n".join(sections)
+
+
+# ---------------------------------------------------------------------------------------------
+# serializeConversation
+
+
+def _js_template(value: Any) -> str:
+    """``${value}`` / ``String(value)`` for JSON-shaped values."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int | float):
+        return number_to_string(value)
+    if isinstance(value, list):
+        return ",".join(_js_join_item(v) for v in value)
+    return "[object Object]"
+
+
+def _js_join_item(value: Any) -> str:
+    # Array.prototype.join renders null and undefined as "".
+    return "" if value is None else _js_template(value)
+
+
+_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
+
+
+def _object_entries(obj: Any) -> list[tuple[str, Any]]:
+    """``Object.entries``: integer-like keys first in ascending order, then insertion order."""
+    if isinstance(obj, list):
+        return [(str(i), v) for i, v in enumerate(obj)]
+    if isinstance(obj, str):
+        return [(str(i), ch) for i, ch in enumerate(obj)]
+    if not isinstance(obj, dict):
+        return []
+    integer_keys = sorted((k for k in obj if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1), key=int)
+    others = [k for k in obj if k not in set(integer_keys)]
+    return [(k, obj[k]) for k in [*integer_keys, *others]]
+
+
+def _truncate_for_summary(text: str, max_chars: int) -> str:
+    if 2 * len(text) <= max_chars:
+        return text  # at most two UTF-16 units per character: cannot be over
+    length = js_len(text)
+    if length <= max_chars:
+        return text
+    return f"{js_slice(text, 0, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+
+
+def _text_blocks(content: Any) -> str:
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        _js_join_item(c.get("text"))
+        for c in content
+        if isinstance(c, dict) and c.get("type") == "text"
+    )
+
+
+def serialize_conversation(messages: list[Json]) -> str:
+    """``serializeConversation`` of LLM messages (run ``convert_to_llm`` first)."""
+    parts: list[str] = []
+    for msg in messages:
+        role = msg.get("role")
+        if role == "user":
+            content = msg.get("content")
+            text = content if isinstance(content, str) else _text_blocks(content)
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            texts: list[str] = []
+            thinkings: list[str] = []
+            calls: list[str] = []
+            content = msg.get("content")
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "text":
+                    texts.append(_js_join_item(block.get("text")))
+                elif kind == "thinking":
+                    thinkings.append(_js_join_item(block.get("thinking")))
+                elif kind == "toolCall":
+                    args = ", ".join(
+                        f"{k}={json_stringify(v)}"
+                        for k, v in _object_entries(block.get("arguments"))
+                    )
+                    calls.append(f"{_js_template(block.get('name'))}({args})")
+            if thinkings:
+                parts.append("[Assistant thinking]: " + "\n".join(thinkings))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        elif role == "toolResult":
+            text = _text_blocks(msg.get("content"))
+            if text:
+                parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# prepareCompaction
+
+
+@dataclass
+class CompactionPreparation:
+    first_kept_entry_id: str
+    first_kept_entry_index: int
+    messages_to_summarize: list[Json]
+    turn_prefix_messages: list[Json]
+    is_split_turn: bool
+    turn_start_index: int
+    tokens_before: int | float
+    previous_summary: str | None
+    file_ops: FileOps
+    boundary_start: int
+    settings: CompactionSettings
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.read_files, self.modified_files = compute_file_lists(self.file_ops)
+
+
+def prepare_compaction(
+    path: list[Json], settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS
+) -> CompactionPreparation | None:
+    """``prepareCompaction(pathEntries, settings)``; None where Pi returns undefined.
+
+    1. Path ends with a compaction: None ("Already compacted").
+    2. The last compaction on the path bounds the work: start at its ``firstKeptEntryId`` (or
+       just after it when that id is not on the path); its summary is the previous summary.
+    3. ``tokensBefore``: the context estimate of the whole path.
+    4. Cut (``find_cut_point``); history ends at the turn start of a split turn.
+    5. Nothing to summarise in either part: None ("Nothing to compact").
+    6. File ops: previous compaction details (unless from a hook), then tool calls.
+    """
+    if path and path[-1].get("type") == "compaction":
+        return None
+    prev_index = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].get("type") == "compaction":
+            prev_index = i
+            break
+    previous_summary: str | None = None
+    boundary_start = 0
+    if prev_index >= 0:
+        prev = path[prev_index]
+        previous_summary = prev.get("summary")
+        kept_id = prev.get("firstKeptEntryId")
+        found = next((i for i, e in enumerate(path) if e.get("id") == kept_id), -1)
+        boundary_start = found if found >= 0 else prev_index + 1
+    boundary_end = len(path)
+
+    context = build_session_context(path)  # leaf omitted: the last path entry, as in Pi
+    tokens_before = estimate_context_tokens(context.messages).tokens
+
+    cut = find_cut_point(path, boundary_start, boundary_end, settings.keep_recent_tokens)
+    first_kept = (
+        path[cut.first_kept_entry_index] if cut.first_kept_entry_index < len(path) else None
+    )
+    if first_kept is None or not first_kept.get("id"):
+        return None  # Pi: "Session needs migration"
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
+
+    to_summarize = [
+        m for m in (message_from_entry(path[i]) for i in range(boundary_start, history_end)) if m
+    ]
+    prefix: list[Json] = []
+    if cut.is_split_turn:
+        prefix = [
+            m
+            for m in (
+                message_from_entry(path[i])
+                for i in range(cut.turn_start_index, cut.first_kept_entry_index)
+            )
+            if m
+        ]
+    if not to_summarize and not prefix:
+        return None
+
+    ops = FileOps()
+    if prev_index >= 0 and not path[prev_index].get("fromHook") and path[prev_index].get("details"):
+        add_previous_file_lists(ops, path[prev_index]["details"])
+    for message in to_summarize:
+        extract_file_ops_from_message(message, ops)
+    if cut.is_split_turn:
+        for message in prefix:
+            extract_file_ops_from_message(message, ops)
+
+    return CompactionPreparation(
+        first_kept_entry_id=first_kept["id"],
+        first_kept_entry_index=cut.first_kept_entry_index,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        turn_start_index=cut.turn_start_index,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary,
+        file_ops=ops,
+        boundary_start=boundary_start,
+        settings=settings,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The requests compact() sends
+
+
+def _max_tokens(fraction: float, reserve_tokens: float, model_max_tokens: float) -> int | float:
+    budget = math.floor(fraction * reserve_tokens)
+    return min(budget, model_max_tokens) if model_max_tokens > 0 else budget
+
+
+def _request(system_prompt: str, text: str, max_tokens: int | float) -> Json:
+    return {
+        "systemPrompt": system_prompt,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+        "maxTokens": max_tokens,
+    }
+
+
+def summary_request(
+    messages: list[Json],
+    *,
+    reserve_tokens: float = 16384,
+    model_max_tokens: float = 0,
+    custom_instructions: str | None = None,
+    previous_summary: str | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
+) -> Json:
+    """``generateSummary``'s request: the initial prompt, or the update prompt when a previous
+    summary exists; custom instructions appended as ``Additional focus``."""
+    base = dialect.update_summarization_prompt if previous_summary else dialect.summarization_prompt
+    if custom_instructions:
+        base = f"{base}{ADDITIONAL_FOCUS}{custom_instructions}"
+    text = (
+        f"<conversation>\n{serialize_conversation(convert_to_llm(messages))}\n</conversation>\n\n"
+    )
+    if previous_summary:
+        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    text += base
+    return _request(
+        dialect.summarization_system_prompt,
+        text,
+        _max_tokens(0.8, reserve_tokens, model_max_tokens),
+    )
+
+
+def turn_prefix_request(
+    messages: list[Json],
+    *,
+    reserve_tokens: float = 16384,
+    model_max_tokens: float = 0,
+    dialect: Dialect = DEFAULT_DIALECT,
+) -> Json:
+    """``generateTurnPrefixSummary``'s request (no instructions, no previous summary)."""
+    conversation = serialize_conversation(convert_to_llm(messages))
+    text = (
+        f"<conversation>\n{conversation}\n</conversation>\n\n"
+        f"{dialect.turn_prefix_summarization_prompt}"
+    )
+    return _request(
+        dialect.summarization_system_prompt,
+        text,
+        _max_tokens(0.5, reserve_tokens, model_max_tokens),
+    )
+
+
+@dataclass(frozen=True)
+class CompactionOptions:
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+    model_max_tokens: int = 0  # the model's maxTokens (0: no cap)
+    custom_instructions: str | None = None
+
+
+@dataclass
+class CompactionPreview:
+    preparation: CompactionPreparation | None
+    request: Json | None
+    turn_prefix_request: Json | None
+
+    def to_json(self) -> Json:
+        """The ``compact --dry-run --json`` object (extra keys after the contract's)."""
+        prep = self.preparation
+        if prep is None:
+            return {
+                "firstKeptEntryId": None,
+                "tokensBefore": None,
+                "isSplitTurn": None,
+                "request": None,
+                "turnPrefixRequest": None,
+            }
+        return {
+            "firstKeptEntryId": prep.first_kept_entry_id,
+            "tokensBefore": prep.tokens_before,
+            "isSplitTurn": prep.is_split_turn,
+            "request": self.request,
+            "turnPrefixRequest": self.turn_prefix_request,
+            "previousSummary": prep.previous_summary,
+            "readFiles": prep.read_files,
+            "modifiedFiles": prep.modified_files,
+        }
+
+
+def compaction_preview(
+    path: list[Json],
+    options: CompactionOptions = CompactionOptions(),
+    dialect: Dialect = DEFAULT_DIALECT,
+) -> CompactionPreview:
+    """What a manual ``/compact`` at the end of ``path`` would send, without sending it.
+
+    As ``compact()``: a split turn with a non-empty prefix sends the history request (only if
+    there is history; otherwise Pi uses ``No prior history.`` and drops the previous summary)
+    and the turn-prefix request; any other case sends the history request alone.
+    """
+    settings = CompactionSettings(
+        reserve_tokens=options.reserve_tokens, keep_recent_tokens=options.keep_recent_tokens
+    )
+    prep = prepare_compaction(path, settings)
+    if prep is None:
+        return CompactionPreview(None, None, None)
+    history = summary_request(
+        prep.messages_to_summarize,
+        reserve_tokens=options.reserve_tokens,
+        model_max_tokens=options.model_max_tokens,
+        custom_instructions=options.custom_instructions,
+        previous_summary=prep.previous_summary,
+        dialect=dialect,
+    )
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        prefix = turn_prefix_request(
+            prep.turn_prefix_messages,
+            reserve_tokens=options.reserve_tokens,
+            model_max_tokens=options.model_max_tokens,
+            dialect=dialect,
+        )
+        return CompactionPreview(prep, history if prep.messages_to_summarize else None, prefix)
+    return CompactionPreview(prep, history, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Auto-compaction what-if
+
+
+@dataclass(frozen=True)
+class WhatIfCompaction:
+    """One auto-compaction Pi would have run after ``after_entry_id``."""
+
+    after_entry_id: str
+    context_tokens: int | float  # the (adjusted) context size that crossed the threshold
+    first_kept_entry_id: str
+    tokens_before: int | float
+    is_split_turn: bool
+    summarized_entry_ids: list[str]
+    turn_prefix_entry_ids: list[str]
+    estimated_tokens_after: int | float
+
+    def to_json(self) -> Json:
+        return {
+            "afterEntryId": self.after_entry_id,
+            "contextTokens": self.context_tokens,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+            "isSplitTurn": self.is_split_turn,
+            "summarizedEntryIds": self.summarized_entry_ids,
+            "turnPrefixEntryIds": self.turn_prefix_entry_ids,
+            "estimatedTokensAfter": self.estimated_tokens_after,
+        }
+
+
+def _usage_tokens(message: Json) -> float:
+    """``calculateContextTokens(message.usage)`` (0 without usage), as ``_checkCompaction``."""
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return 0
+    try:
+        return float(calculate_context_tokens(usage))
+    except (TypeError, KeyError):
+        return 0
+
+
+def _next_message_role(path: list[Json], index: int) -> Any:
+    for entry in path[index + 1 :]:
+        if entry.get("type") == "message":
+            return _role(entry)
+    return None
+
+
+def _latest_compaction_ms(working: list[Json]) -> float | None:
+    for entry in reversed(working):
+        if entry.get("type") == "compaction":
+            ms = date_parse_ms(entry.get("timestamp"))
+            return float("nan") if ms is None else float(ms)
+    return None
+
+
+def _not_after(message_ms: Any, compaction_ms: float | None) -> bool:
+    # `message.timestamp <= new Date(compaction.timestamp).getTime()`; NaN compares false.
+    if compaction_ms is None or not isinstance(message_ms, int | float):
+        return False
+    return bool(message_ms <= compaction_ms)
+
+
+def auto_compaction_what_if(
+    path: list[Json],
+    *,
+    context_window: int,
+    reserve_tokens: int = 16384,
+    keep_recent_tokens: int = 20000,
+    summary_tokens: int = 0,
+) -> list[WhatIfCompaction]:
+    """Where along ``path`` Pi would have auto-compacted and what each compaction would cut.
+
+    A replay of ``AgentSession._checkCompaction`` (threshold case) without a model:
+
+    1. Checks happen where Pi makes them: after an agent run (an assistant message that no tool
+       result follows) and, for an aborted run, before the next user prompt.
+    2. A message not newer than the latest compaction on the path is skipped.
+    3. Context = ``calculateContextTokens(usage)``; for error or zero-usage messages,
+       ``estimateContextTokens`` of the context, skipped when it has no usage or its usage
+       predates the latest compaction.
+    4. ``shouldCompact(context, contextWindow)`` → ``prepareCompaction`` on the path so far; the
+       compaction is appended as a synthetic entry (summary of ``summary_tokens`` × 4 characters:
+       no model is called) and later checks see its effect.
+    5. Recorded usage after a simulated compaction was measured without it, so it is lowered by
+       the tokens the compaction freed (context before minus the estimate after).
+
+    Compactions recorded on the path stay where they are (they are history). Not modelled:
+    overflow recovery after provider errors, and compaction disabled in settings.
+    """
+    settings = CompactionSettings(
+        reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
+    )
+    working: list[Json] = []
+    freed = 0.0
+    results: list[WhatIfCompaction] = []
+    for index, entry in enumerate(path):
+        working.append(entry)
+        if entry.get("type") == "compaction":
+            freed = 0.0  # a recorded compaction: later usage already reflects it
+        if entry.get("type") != "message" or _role(entry) != "assistant":
+            continue
+        message = entry["message"]
+        following = _next_message_role(path, index)
+        if following == "toolResult":
+            continue
+        if message.get("stopReason") == "aborted" and following != "user":
+            continue
+        compaction_ms = _latest_compaction_ms(working)
+        if _not_after(message.get("timestamp"), compaction_ms):
+            continue
+        direct = _usage_tokens(message)
+        tokens: float
+        if message.get("stopReason") in ("error", "aborted") or direct == 0:
+            context = build_session_context(working, entry.get("id"))
+            estimate = estimate_context_tokens(context.messages)
+            if estimate.last_usage_index is None:
+                continue
+            usage_message = context.messages[estimate.last_usage_index]
+            if _not_after(usage_message.get("timestamp"), compaction_ms):
+                continue
+            tokens = estimate.tokens - freed
+        else:
+            tokens = direct - freed
+        if not should_compact(tokens, context_window, reserve_tokens):
+            continue
+        prep = prepare_compaction(working, settings)
+        if prep is None:
+            continue
+        synthetic = {
+            "type": "compaction",
+            "id": f"what-if-{len(results) + 1}",
+            "parentId": entry.get("id"),
+            "timestamp": entry.get("timestamp"),
+            "summary": "x" * (summary_tokens * 4),
+            "firstKeptEntryId": prep.first_kept_entry_id,
+            "tokensBefore": prep.tokens_before,
+        }
+        history_end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_entry_index
+        span = working[prep.boundary_start : history_end]
+        prefix_span = (
+            working[prep.turn_start_index : prep.first_kept_entry_index]
+            if prep.is_split_turn
+            else []
+        )
+        working.append(synthetic)
+        after = build_session_context(working, synthetic["id"])
+        tokens_after = sum(estimate_tokens(m) for m in after.messages)
+        results.append(
+            WhatIfCompaction(
+                after_entry_id=entry.get("id", ""),
+                context_tokens=_int_if_whole(tokens),
+                first_kept_entry_id=prep.first_kept_entry_id,
+                tokens_before=prep.tokens_before,
+                is_split_turn=prep.is_split_turn,
+                summarized_entry_ids=[e["id"] for e in span if message_from_entry(e)],
+                turn_prefix_entry_ids=[e["id"] for e in prefix_span if message_from_entry(e)],
+                estimated_tokens_after=tokens_after,
+            )
+        )
+        freed += max(0.0, tokens - tokens_after)
+    return results
+
+
+def _int_if_whole(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
