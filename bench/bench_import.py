@@ -130,7 +130,7 @@ def compare_with_pi(runs: int) -> dict[str, Any]:
         "file": str(REAL_SESSION),
         "bytes": REAL_SESSION.stat().st_size,
         "entries": entries,
-        "pi_entries_incl_header": pi_entries,
+        "pi_entries": pi_entries,
         "runs": runs,
         "contextlab_import_s": [round(x, 4) for x in ours],
         "contextlab_search_index_s": [round(x, 4) for x in indexing],

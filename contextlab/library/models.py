@@ -200,7 +200,12 @@ class Entry(models.Model):
         FILE = "file"  # read from the session file
         CONTEXTLAB = "contextlab"  # appended by contextlab (compaction / branch-summary jobs)
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries")
+    # A copy of revision.session (searches and deletes by session without a join). No database
+    # constraint: the revision's constraint already guards it, and a second deferred check per
+    # row was a fifth of the commit time of an import.
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="entries", db_constraint=False
+    )
     # No index of its own: the (revision, seq) unique index leads with it.
     revision = models.ForeignKey(
         SessionRevision, on_delete=models.CASCADE, related_name="entries", db_index=False
