@@ -1356,14 +1356,25 @@ def discover_resources(
     project_trusted: bool | None = None,
     fs: Any = None,
     dialect: Dialect = DEFAULT_DIALECT,
+    no_context_files: bool = False,
+    no_skills: bool = False,
+    skill_paths: Iterable[str] = (),
+    system_prompt: str | None = None,
+    append_system_prompt: Iterable[str] | None = None,
 ) -> PromptResources:
     """Find the context files, SYSTEM.md/APPEND_SYSTEM.md and skills Pi would load.
 
-    Mirrors ``DefaultResourceLoader.reload()`` with no CLI resources, no extensions and no
-    packages. ``project_trusted`` None decides trust as Pi does without a UI (no
-    trust-requiring resources, then trust.json, then ``defaultProjectTrust``; "ask" counts as
-    untrusted, which is what Pi's print/RPC modes do, while the interactive TUI would have
-    asked). ``home`` is ``$HOME`` for ``~/.agents/skills`` (default: this process's HOME).
+    Mirrors ``DefaultResourceLoader.reload()`` without extensions or packages.
+    ``project_trusted`` None decides trust as Pi does without a UI (no trust-requiring
+    resources, then trust.json, then ``defaultProjectTrust``; "ask" counts as untrusted, which
+    is what Pi's print/RPC modes do, while the interactive TUI would have asked). ``home`` is
+    ``$HOME`` for ``~/.agents/skills`` (default: this process's HOME).
+
+    The keyword-only CLI equivalents: ``no_context_files`` (``-nc``), ``no_skills``
+    (``--no-skills``), ``skill_paths`` (``--skill``), ``system_prompt``
+    (``--system-prompt``) and ``append_system_prompt`` (each ``--append-system-prompt``); a
+    prompt value naming an existing file is read, otherwise used as text. Relative paths are
+    taken from the cwd (Pi takes them from its process cwd, normally the same).
     """
     rules = _prompt_rules(dialect)
     files = as_file_system(fs)
@@ -1427,9 +1438,29 @@ def discover_resources(
     )
 
     # 2. Context files.
-    context_files = load_project_context_files(
-        files, cwd=search_cwd, agent_dir=agent_dir, dialect=dialect, looked=looked
+    context_files = (
+        []
+        if no_context_files
+        else load_project_context_files(
+            files, cwd=search_cwd, agent_dir=agent_dir, dialect=dialect, looked=looked
+        )
     )
+
+    def cli_path(value: str) -> str:
+        expanded = _expand(value.strip(), home)
+        if expanded.startswith("/"):
+            return _normalize(expanded)
+        return _normalize(_join(search_cwd or "/", expanded))
+
+    def prompt_input(value: str | None) -> tuple[str | None, str | None]:
+        """resolvePromptInput: (text, file it came from)."""
+        if not value:
+            return None, None
+        # existsSync(value): no trimming, no tilde expansion.
+        path = value if value.startswith("/") else _join(search_cwd or "/", value)
+        if files.exists(path):
+            return _read_prompt_file(files, path), path
+        return value, None
 
     # 3. SYSTEM.md and APPEND_SYSTEM.md: project (trusted only), else the agent dir's.
     def discover(name: str) -> str | None:
@@ -1444,10 +1475,22 @@ def discover_resources(
         looked.append(global_path)
         return None
 
-    system_path = discover("SYSTEM.md")
-    system_prompt = _read_prompt_file(files, system_path) if system_path else None
-    append_path = discover("APPEND_SYSTEM.md")
-    append = (_read_prompt_file(files, append_path),) if append_path else ()
+    system_text, system_path = prompt_input(
+        system_prompt if system_prompt is not None else discover("SYSTEM.md")
+    )
+    append_sources = (
+        list(append_system_prompt)
+        if append_system_prompt is not None
+        else [p for p in [discover("APPEND_SYSTEM.md")] if p]
+    )
+    append_texts: list[str] = []
+    append_paths: list[str] = []
+    for source in append_sources:
+        text, path = prompt_input(source)
+        if text is not None:
+            append_texts.append(text)
+        if path is not None:
+            append_paths.append(path)
 
     # 4. Skills: settings entries, then auto-discovered folders, sorted by precedence.
     accumulator: dict[str, tuple[int, bool]] = {}
@@ -1510,7 +1553,7 @@ def discover_resources(
     add_auto(user_agents_skills, "agents", 3, global_entries, posixpath.dirname(user_agents_skills))
 
     ordered = sorted(accumulator.items(), key=lambda item: item[1][0])  # stable, like JS sort
-    skill_paths: list[str] = []
+    enabled_paths: list[str] = []
     seen_real: set[str] = set()
     for path, (_rank, enabled) in ordered:
         real = files.realpath(path)
@@ -1518,12 +1561,20 @@ def discover_resources(
             continue
         seen_real.add(real)
         if enabled:
-            skill_paths.append(path)
+            enabled_paths.append(path)
+    # mergePaths: --skill paths come last; a path already present (same real path) is dropped.
+    merged: list[str] = []
+    seen_real = set()
+    for path in [*([] if no_skills else enabled_paths), *(cli_path(p) for p in skill_paths)]:
+        real = files.realpath(path)
+        if real not in seen_real:
+            seen_real.add(real)
+            merged.append(path)
     skills, skill_diagnostics = load_skills(
         files,
         cwd=search_cwd or "/nonexistent-foreign-cwd",
         agent_dir=agent_dir,
-        skill_paths=skill_paths,
+        skill_paths=merged,
         dialect=dialect,
     )
     diagnostics.extend(skill_diagnostics)
@@ -1533,10 +1584,10 @@ def discover_resources(
         agent_dir=agent_dir,
         home=home,
         context_files=tuple(context_files),
-        system_prompt=system_prompt,
+        system_prompt=system_text,
         system_prompt_path=system_path,
-        append_system_prompt=append,
-        append_system_prompt_paths=(append_path,) if append_path else (),
+        append_system_prompt=tuple(append_texts),
+        append_system_prompt_paths=tuple(append_paths),
         skills=tuple(skills),
         diagnostics=tuple(diagnostics),
         project_trusted=trusted,

@@ -52,8 +52,10 @@ def _sk(name: str | None, description: str | None, extra: str = "") -> str:
     return "\n".join(lines)
 
 
-# name -> (files, cwd, projectTrusted, tools, symlinks {link: target})
-SCENARIOS: dict[str, tuple[Files, str, bool | None, list[str] | None, dict[str, str]]] = {}
+# name -> (files, cwd, projectTrusted, tools, symlinks {link: target}, CLI-like loader options)
+SCENARIOS: dict[
+    str, tuple[Files, str, bool | None, list[str] | None, dict[str, str], dict[str, Any]]
+] = {}
 
 
 def scenario(
@@ -64,8 +66,19 @@ def scenario(
     trusted: bool | None = True,
     tools: list[str] | None = None,
     links: dict[str, str] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> None:
-    SCENARIOS[name] = (files, cwd, trusted, tools, links or {})
+    SCENARIOS[name] = (files, cwd, trusted, tools, links or {}, options or {})
+
+
+# Pi's DefaultResourceLoader option -> our discover_resources keyword.
+LOADER_OPTIONS = {
+    "noContextFiles": "no_context_files",
+    "noSkills": "no_skills",
+    "additionalSkillPaths": "skill_paths",
+    "systemPrompt": "system_prompt",
+    "appendSystemPrompt": "append_system_prompt",
+}
 
 
 NESTED: Files = {
@@ -350,10 +363,58 @@ scenario(
     "system-md-unreadable-becomes-its-path",
     {"agent/SYSTEM.md/x": "a folder, not a file", "agent/APPEND_SYSTEM.md/y": "also a folder"},
 )
+CLI_FILES: Files = {
+    "agent/AGENTS.md": "global",
+    "w/AGENTS.md": "project",
+    "agent/SYSTEM.md": "discovered system",
+    "agent/APPEND_SYSTEM.md": "discovered append",
+    "agent/skills/auto/SKILL.md": _sk("auto", "Auto-discovered."),
+    "extra/cli/SKILL.md": _sk("cli", "Given with --skill."),
+    "extra/auto-twin/SKILL.md": _sk("auto", "Same name as an auto skill, so it loses."),
+    "extra/single.md": _sk("single", "A single --skill file."),
+    "prompts/sys.md": "System prompt from a --system-prompt file.\n",
+    "prompts/app.md": "Append from a file.",
+}
+scenario(
+    "cli-no-context-files-no-skills",
+    CLI_FILES,
+    options={"noContextFiles": True, "noSkills": True},
+)
+scenario(
+    "cli-skill-paths",
+    CLI_FILES,
+    options={
+        "additionalSkillPaths": [
+            "{{BASE}}/extra",
+            "{{BASE}}/extra/single.md",
+            "{{BASE}}/missing",
+            "{{BASE}}/agent/skills/auto/SKILL.md",
+        ]
+    },
+)
+scenario(
+    "cli-no-skills-with-skill-paths",
+    CLI_FILES,
+    options={"noSkills": True, "additionalSkillPaths": ["{{BASE}}/extra/cli"]},
+)
+scenario(
+    "cli-system-prompt-file-and-append-texts",
+    CLI_FILES,
+    options={
+        "systemPrompt": "{{BASE}}/prompts/sys.md",
+        "appendSystemPrompt": ["Literal append.", "{{BASE}}/prompts/app.md", ""],
+    },
+)
+scenario(
+    "cli-system-prompt-literal",
+    CLI_FILES,
+    options={"systemPrompt": "You are a literal system prompt.", "appendSystemPrompt": []},
+    tools=["bash"],
+)
 
 
 def _materialise(root: Path, name: str) -> dict[str, Any]:
-    files, cwd, trusted, tools, links = SCENARIOS[name]
+    files, cwd, trusted, tools, links, options = SCENARIOS[name]
     base = root / name
     for rel in ("home", "agent", "w"):
         (base / rel).mkdir(parents=True, exist_ok=True)
@@ -374,7 +435,16 @@ def _materialise(root: Path, name: str) -> dict[str, Any]:
         (base / link).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(base / target, base / link)
     full_cwd = cwd if "\\" in cwd else f"{base}/{cwd}"
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("{{BASE}}", str(base))
+        if isinstance(value, list):
+            return [fill(v) for v in value]
+        return value
+
     return {
+        "loaderOptions": {key: fill(value) for key, value in options.items()},
         "kind": "session",
         "cwd": full_cwd,
         "agentDir": str(base / "agent"),
@@ -396,6 +466,7 @@ def matrix() -> dict[str, tuple[dict[str, Any], dict[str, Any], Any]]:
                 agent_dir=c["agentDir"],
                 home=c["home"],
                 project_trusted=c["projectTrusted"],
+                **{LOADER_OPTIONS[k]: v for k, v in c["loaderOptions"].items()},
             )
             for name, c in cases.items()
         }

@@ -1,7 +1,8 @@
 // The real Pi 0.80.2 building system prompts, for tests/conformance/test_prompt_oracle.py.
 //
 // stdin: JSON list of cases. Each case is one of
-//   {kind: "session", cwd, agentDir, home, projectTrusted: true|false|null, tools: [..]|null}
+//   {kind: "session", cwd, agentDir, home, projectTrusted: true|false|null, tools: [..]|null,
+//    loaderOptions?: {noContextFiles, noSkills, additionalSkillPaths, systemPrompt, appendSystemPrompt}}
 //     -> resolves trust as main.js does without a UI (when projectTrusted is null), loads
 //        resources with DefaultResourceLoader and lets a real AgentSession build its prompt.
 //   {kind: "options", home, options: BuildSystemPromptOptions}
@@ -45,6 +46,7 @@ async function runSession(c) {
         agentDir: c.agentDir,
         settingsManager,
         noExtensions: true,
+        ...(c.loaderOptions ?? {}),
     });
     await resourceLoader.reload();
     const options = {
