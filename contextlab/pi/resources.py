@@ -27,7 +27,7 @@ import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.jsutil import js_len, number_to_string
+from contextlab.pi.jsutil import js_len, js_slice, number_to_string
 
 # ---------------------------------------------------------------------------------------------
 # Results
@@ -657,10 +657,61 @@ _CoreSchemaLoader.add_multi_constructor("!", _construct_local_tag)
 
 
 class FrontmatterError(ValueError):
-    pass
+    def __init__(self, message: str, *, exact: bool = False) -> None:
+        super().__init__(message)
+        # True when the message is word for word the `yaml` package's (and so Pi's warning).
+        self.exact = exact
 
 
-_TAB_AFTER_KEY = re.compile(r"(?m)^([ ]*[^\s#][^:\n]*:)(\t+)")
+# A line "key: value" whose key is a plain scalar: group end = where the value starts.
+_COMPACT_KEY = re.compile(r" *(?![-?:,\[\]{}#&*!|>'\"%@`\s])[^\n]*?: +(?=\S)")
+
+
+def _yaml_package_message(src: str, error: Exception) -> str | None:
+    """The `yaml` package's message for the errors this reader can place exactly, else None.
+
+    Two mistakes cover most broken SKILL.md files: an unquoted value holding ": " (yaml:
+    "Nested mappings are not allowed in compact mappings", at the value) and a key given
+    twice ("Map keys must be unique", at the second key).
+    """
+    lines = src.split("\n")
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if mark is None or mark.line >= len(lines):
+        return None
+    if problem == "mapping values are not allowed here":
+        match = _COMPACT_KEY.match(lines[mark.line])
+        if match and match.end() <= mark.column:
+            return _prettify_yaml_error(
+                src, "Nested mappings are not allowed in compact mappings", mark.line, match.end()
+            )
+    if problem == "Map keys must be unique":
+        return _prettify_yaml_error(src, problem, mark.line, mark.column)
+    return None
+
+
+def _prettify_yaml_error(src: str, message: str, line_index: int, column: int) -> str:
+    """yaml's prettifyError for a one-character range (dist/errors.js), in UTF-16 units."""
+    lines = src.split("\n")
+    line = line_index + 1
+    line_str = lines[line_index]
+    col = js_len(line_str[:column]) + 1
+    message += f" at line {line}, column {col}"
+    ci = col - 1
+    if ci >= 60 and js_len(line_str) > 80:
+        trim_start = min(ci - 39, js_len(line_str) - 79)
+        line_str = "\u2026" + js_slice(line_str, trim_start)
+        ci -= trim_start - 1
+    if js_len(line_str) > 80:
+        line_str = js_slice(line_str, 0, 79) + "\u2026"
+    if line > 1 and re.fullmatch(" *", js_slice(line_str, 0, ci)):
+        previous = lines[line_index - 1] + "\n"
+        if js_len(previous) > 80:
+            previous = js_slice(previous, 0, 79) + "\u2026\n"
+        line_str = previous + line_str
+    if re.search(r"[^ ]", line_str):
+        message += f":\n\n{line_str}\n{' ' * ci}^\n"
+    return message
 
 
 def parse_frontmatter(content: str) -> tuple[Any, str]:
@@ -682,15 +733,10 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
     try:
         parsed = yaml.load(yaml_string, Loader=_CoreSchemaLoader)
     except yaml.YAMLError as error:
-        # YAML 1.2 accepts tabs as separation after "key:"; PyYAML (YAML 1.1) does not.
-        retry = _TAB_AFTER_KEY.sub(lambda m: m.group(1) + " " * len(m.group(2)), yaml_string)
-        message = f"invalid YAML frontmatter: {_one_line(str(error))}"
-        if retry == yaml_string:
-            raise FrontmatterError(message) from error
-        try:
-            parsed = yaml.load(retry, Loader=_CoreSchemaLoader)
-        except yaml.YAMLError:
-            raise FrontmatterError(message) from error
+        exact = _yaml_package_message(yaml_string, error)
+        if exact is not None:
+            raise FrontmatterError(exact, exact=True) from error
+        raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(str(error))}") from error
     return ({} if parsed is None else parsed), body
 
 
@@ -795,7 +841,7 @@ def load_skill_from_file(
             diagnostics,
         )
     except FrontmatterError as error:
-        diagnostics.append(Diagnostic("warning", str(error), file_path, exact=False))
+        diagnostics.append(Diagnostic("warning", str(error), file_path, exact=error.exact))
     except _JsTypeError as error:
         diagnostics.append(Diagnostic("warning", str(error), file_path))
     except OSError as error:

@@ -168,13 +168,30 @@ def test_it_returns_the_trimmed_body() -> None:
     assert parse_frontmatter("---\na: 1\n---\n\n  body  \n\n") == ({"a": 1}, "body")
 
 
+def test_it_rejects_frontmatter_the_yaml_package_rejects() -> None:
+    with pytest.raises(FrontmatterError, match="invalid YAML frontmatter") as caught:
+        parse_frontmatter("---\nname: [x\n---\n")
+    assert not caught.value.exact
+
+
 @pytest.mark.parametrize(
-    "text",
-    ["---\nname: a\nname: b\n---\n", "---\nname: [x\n---\n", "---\nname: a: b\n---\n"],
+    ("text", "message"),
+    [
+        (
+            "---\nname: a\nname: b\n---\n",
+            "Map keys must be unique at line 2, column 1:\n\nname: a\nname: b\n^\n",
+        ),
+        (
+            "---\nname: x\ndescription: Use when: asked\n---\n",
+            "Nested mappings are not allowed in compact mappings at line 2, column 14:\n\n"
+            "description: Use when: asked\n             ^\n",
+        ),
+    ],
 )
-def test_it_rejects_frontmatter_the_yaml_package_rejects(text: str) -> None:
-    with pytest.raises(FrontmatterError, match="invalid YAML frontmatter"):
+def test_it_words_the_common_yaml_mistakes_as_pi_does(text: str, message: str) -> None:
+    with pytest.raises(FrontmatterError) as caught:
         parse_frontmatter(text)
+    assert caught.value.exact and str(caught.value) == message
 
 
 def _skill(text: str, path: str = "/s/dir/SKILL.md"):  # type: ignore[no-untyped-def]
@@ -217,6 +234,8 @@ def test_it_marks_yaml_error_messages_as_ours() -> None:
     skill, diags = _skill("---\nname: [x\n---\n")
     assert skill is None and not diags[0].exact
     assert diags[0].as_dict()["exact"] is False
+    skill, diags = _skill("---\nname: a\ndescription: a: b\n---\n")
+    assert skill is None and diags[0].exact and "exact" not in diags[0].as_dict()
 
 
 def test_it_matches_gitignore_rules_like_node_ignore() -> None:
