@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,28 +33,16 @@ from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import SessionIndex, entries_by_id, path_entries
 from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Entry, Project, Session
+from contextlab.pi import context as pi_context
+from contextlab.pi import models as pi_models
+from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.truncate import locate_notice
 
-
-class _Engine:
-    """The engine modules for projection, tokens and the model catalog, imported on first use.
-
-    They land separately from this app; importing them lazily keeps the URLconf (and every page
-    that does not project) loadable meanwhile.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        module = importlib.import_module(f"contextlab.pi.{name}")
-        setattr(self, name, module)
-        return module
-
-
-_engine = _Engine()
-
-# Pi's default compaction.reserveTokens (settings are per machine; not in the session file).
-DEFAULT_RESERVE_TOKENS = 16384
+# Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
+# are not in the session file.
+DEFAULT_RESERVE_TOKENS = pi_tokens.DEFAULT_RESERVE_TOKENS
 EMITTING_TYPES = ("message", "custom_message", "branch_summary")
 FULL_TAIL = 25
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
@@ -350,29 +337,32 @@ def save_resource_profile(*, project: Project, form: Any, user: Any) -> Resource
 # --- the projection --------------------------------------------------------------------------
 
 
-def _model_info(model: Any) -> dict[str, Any]:
-    if not model:
-        return {}
-    provider = (
-        model.get("provider") if isinstance(model, dict) else getattr(model, "provider", None)
-    )
-    model_id = model.get("modelId") if isinstance(model, dict) else getattr(model, "model_id", None)
-    found = (
-        _engine.models.find_model(str(provider), str(model_id)) if provider and model_id else None
-    )
+def _model_info(
+    model: dict[str, Any] | None,
+    messages: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    agent_dir: str | None = None,
+) -> dict[str, Any]:
+    """The pi-ai model of a context ({provider, modelId}): from the project's models.json when
+    the resource profile gives an agent dir, else pi-ai's catalog, else assumed (flagged)."""
+
+    def lookup(provider: Any, model_id: Any) -> Any:
+        return pi_models.find_model(provider, model_id, agent_dir)
+
+    found = pi_context.model_for_transform(model, messages=messages, catalog_lookup=lookup)
     return {
-        "provider": provider,
-        "id": model_id,
+        "provider": (model or {}).get("provider"),
+        "id": (model or {}).get("modelId"),
         "found": found,
-        "context_window": getattr(found, "context_window", None) if found else None,
-        "max_tokens": getattr(found, "max_tokens", None) if found else None,
-        "input": list(getattr(found, "input", ()) or ()) if found else [],
+        "assumed": bool(found.get("assumed")),
+        "context_window": found.get("contextWindow"),
+        "max_tokens": found.get("maxTokens"),
+        "input": list(found.get("input") or []),
     }
 
 
 def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dict[str, Any]]]:
     """build_session_context plus which entry each emitted message came from."""
-    result = _engine.context.build_session_context(entries, leaf_id)
+    result = pi_context.build_session_context(entries, leaf_id)
     messages = list(result.messages)
     compaction_index = None
     for index in range(len(entries) - 1, -1, -1):
@@ -398,8 +388,8 @@ def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dic
 
 
 def _sent_for(messages: list[Any], model_info: dict[str, Any]) -> list[dict[str, Any]]:
-    llm = _engine.context.convert_to_llm(messages)
-    return list(_engine.context.transform_messages(llm, model_info.get("found")))
+    llm = pi_context.convert_to_llm(messages)
+    return list(pi_context.transform_messages(llm, model_info["found"]))
 
 
 def inspect_entry(
@@ -409,14 +399,15 @@ def inspect_entry(
     result, owners = _project(entries, entry_id)
     messages: list[dict[str, Any]] = list(result.messages)
     model = result.model
-    info = _model_info(model)
+    profile = resource_profile(session.project)
+    info = _model_info(model, messages, (profile.agent_dir or None) if profile else None)
     sent = _sent_for(messages, info)
 
     # Per-message views with running totals and reported usage.
     views: list[MessageView] = []
     running = 0
     for position, message in enumerate(messages):
-        tokens = _engine.tokens.estimate_tokens(message)
+        tokens = pi_tokens.estimate_tokens(message)
         running += tokens
         owner = owners[position] if owners else None
         role = str(message.get("role"))
@@ -438,7 +429,7 @@ def inspect_entry(
             message=message,
         )
         if view.usage:
-            view.usage_tokens = _engine.tokens.calculate_context_tokens(view.usage)
+            view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
         if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
             view.dropped = (
                 f"stopReason {message.get('stopReason')}: pi-ai's transformMessages skips it"
@@ -461,7 +452,7 @@ def inspect_entry(
     for position in [*range(head_count), *range(tail_start, len(views))]:
         views[position].blocks = _blocks(messages[position])
 
-    estimate = _engine.tokens.estimate_context_tokens(messages)
+    estimate = pi_tokens.estimate_context_tokens(messages)
     pi_estimate = {
         "tokens": _attr(estimate, "tokens"),
         "usage_tokens": _attr(estimate, "usage_tokens", "usageTokens"),
@@ -507,7 +498,6 @@ def inspect_entry(
 
     reply = _reply(session, index, entry_id)
 
-    profile = resource_profile(session.project)
     date = _prompt_date(entries)
     prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
 
@@ -627,7 +617,7 @@ def _reply(session: Session, index: SessionIndex, entry_id: str) -> dict[str, An
         "id": reply_id,
         "usage": usage,
         "prompt_tokens": prompt_tokens,
-        "context_tokens": _engine.tokens.calculate_context_tokens(usage) if usage else None,
+        "context_tokens": pi_tokens.calculate_context_tokens(usage) if usage else None,
         "stop_reason": message.get("stopReason"),
         "model": f"{message.get('provider')}/{message.get('model')}",
     }
@@ -692,7 +682,7 @@ def _summary_line(message: dict[str, Any]) -> dict[str, Any]:
     return {
         "role": role,
         "text": text[:240],
-        "tokens": _engine.tokens.estimate_tokens(message),
+        "tokens": pi_tokens.estimate_tokens(message),
     }
 
 
@@ -745,7 +735,7 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
                 "role": "compactionSummary",
                 "summary": summaries.get(entry_id, {}).get("summary", ""),
             }
-            summary_tokens = _engine.tokens.estimate_tokens(summary)
+            summary_tokens = pi_tokens.estimate_tokens(summary)
             kept = index.first_kept.get(entry_id)
             kept_at = position_of.get(kept, position) if kept else position
             kept_at = kept_at if kept_at < position else position

@@ -1,0 +1,266 @@
+"""The turn inspector and the chart through HTTP, checked against the engine on the same file."""
+
+from __future__ import annotations
+
+import html as htmllib
+import io
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from contextlab.inspector.models import ResourceFile, ResourceProfile
+from contextlab.inspector.selectors import clear_cache
+from contextlab.library.services import import_session_file
+from contextlab.pi.context import build_session_context
+from contextlab.pi.session import parse_session_file
+from tests.inspector.sessions import CWD, NOTICE, write_session
+
+pytestmark = pytest.mark.django_db
+
+INSPECTOR = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "inspector"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_index(blob_dir):
+    clear_cache()
+
+
+@pytest.fixture
+def rich_file(tmp_path):
+    return write_session(tmp_path)
+
+
+@pytest.fixture
+def rich(rich_file):
+    return import_session_file(path=rich_file).session
+
+
+def _get(client, session, entry, tab="context", **extra):
+    url = reverse("inspector:session", args=[session.pk])
+    response = client.get(url, {"entry": entry, "tab": tab}, **extra)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _engine_messages(path, leaf):
+    entries = parse_session_file(path).entries
+    return build_session_context(entries, leaf).messages
+
+
+@pytest.mark.parametrize(
+    "leaf", ["u0000001", "r0000001", "a0000003", "u0000003", "u0000004", "s0000001"]
+)
+def test_it_shows_the_projection_the_engine_builds_from_the_file(
+    owner_client, rich, rich_file, leaf
+):
+    body = _get(owner_client, rich, leaf, **INSPECTOR)
+    assert body.lstrip().startswith('<div id="inspector">')
+    expected = _engine_messages(rich_file, leaf)
+    assert int(re.search(r'data-testid="message-count">(\d+)<', body).group(1)) == len(expected)
+    assert body.count('<details class="msg') == len(expected)
+
+
+def test_it_puts_the_compaction_summary_first_and_counts_what_it_replaced(owner_client, rich):
+    body = _get(owner_client, rich, "u0000004")
+    first = body.index('<details class="msg')
+    assert "compaction summary" in body[first : first + 600]
+    assert re.search(r'data-testid="replaced-count">5<', body)
+    listing = owner_client.get(
+        reverse("inspector:not_sent", args=[rich.pk]), {"entry": "u0000004"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert re.findall(r'entry=([a-z0-9]+)"', listing) == [
+        "u0000001", "a0000001", "r0000001", "a0000002", "b0000001",
+    ]  # fmt: skip
+
+
+def test_it_checks_pi_invariant_on_the_last_message(owner_client, rich):
+    assert "✓" in re.search(
+        r'data-testid="invariant">([^<]*)<', _get(owner_client, rich, "u0000004")
+    ).group(1)
+    assert "✗" in re.search(
+        r'data-testid="invariant">([^<]*)<', _get(owner_client, rich, "a0000005")
+    ).group(1)
+
+
+def test_it_highlights_truncation_notices_and_shows_images_and_thinking(owner_client, rich):
+    body = _get(owner_client, rich, "r0000001")
+    notice = htmllib.escape(NOTICE.strip())
+    assert re.search(r'<mark class="notice"[^>]*>\s*' + re.escape(notice), body)
+    assert '<details class="thinking">' in body
+    body = _get(owner_client, rich, "a0000004")
+    assert re.search(r'<img class="thumb" src="data:image/png;base64,[A-Za-z0-9+/=]+"', body)
+
+
+def test_it_reports_provider_usage_beside_the_estimate(owner_client, rich):
+    body = _get(owner_client, rich, "u0000004")
+    # The reply to this request (a0000005) reported 900 input tokens.
+    assert re.search(r'data-testid="reported">900<', body)
+    assert "reported: in <b>3000</b>" in body  # a0000004's usage on its message
+
+
+def test_it_renders_html_from_the_session_inert_in_every_tab(owner_client, rich):
+    for entry in ("u0000001", "r0000001", "a0000001", "x0000001", "u0000004"):
+        for tab in ("context", "prompt", "diff", "json", "entry"):
+            body = _get(owner_client, rich, entry, tab)
+            assert "<script>window" not in body
+            assert "<img src=x" not in body
+            assert "<script>x()" not in body
+            assert "<script>hi" not in body
+    assert "&lt;script&gt;window.__xss" in _get(owner_client, rich, "u0000001")
+
+
+def test_it_copies_the_request_as_json(owner_client, rich, rich_file):
+    body = _get(owner_client, rich, "u0000004", "json")
+    raw = htmllib.unescape(
+        re.search(r'<textarea id="copy-json"[^>]*>(.*?)</textarea>', body, re.S).group(1)
+    )
+    data = json.loads(raw)
+    assert data["leaf"] == "u0000004"
+    assert data["systemPrompt"].startswith("You are an expert coding assistant")
+    sent = data["messages"]
+    assert [m["role"] for m in sent] == ["user", "user", "assistant", "user", "user"]
+    assert sent[0]["content"][0]["text"].startswith(
+        "The conversation history before this point was compacted into the following summary:"
+    )
+
+
+def test_it_diffs_against_the_previous_request_on_the_path(owner_client, rich):
+    body = _get(owner_client, rich, "u0000004", "diff")
+    assert "entry=u0000003&amp;tab=diff" in body
+    added = body[body.index("Added (") : body.index("Left the context")]
+    assert "The conversation history before this point was compacted" in added
+    removed = body[body.index("Left the context") :]
+    assert "Please read the file" in removed
+
+
+def test_it_says_plainly_what_is_unknown_and_learns_it_from_the_resource_profile(
+    owner_client, rich, owner
+):
+    body = _get(owner_client, rich, "u0000004", "prompt")
+    assert "Unknown on this server" in body
+    assert "not a directory on this server" in body
+    assert 'name="csrfmiddlewaretoken"' in body
+    agents = io.BytesIO(b"# Rules\nAlways answer in haiku <script>no()</script>.\n")
+    agents.name = "AGENTS.md"
+    response = owner_client.post(
+        reverse("inspector:profile", args=[rich.project.pk]),
+        {
+            "agent_dir": "/home/ann/.pi/agent",
+            "pi_root": "",
+            "home": "/home/ann",
+            "tools_text": "read, bash",
+            "trust": "",
+            "upload_paths": f"{CWD}/AGENTS.md",
+            "upload_files": [agents],
+            "next": reverse("inspector:session", args=[rich.pk]) + "?entry=u0000004&tab=prompt",
+        },
+    )
+    assert response.status_code == 302
+    profile = ResourceProfile.objects.get(project=rich.project)
+    assert profile.tools == ["read", "bash"] and profile.updated_by == owner
+    assert ResourceFile.objects.get(profile=profile).original_path == f"{CWD}/AGENTS.md"
+    body = owner_client.get(response["Location"]).content.decode()
+    assert "Always answer in haiku &lt;script&gt;no()&lt;/script&gt;." in body
+    assert "not a directory on this server" not in body
+
+
+def test_it_rejects_a_profile_with_relative_paths(owner_client, rich):
+    response = owner_client.post(
+        reverse("inspector:profile", args=[rich.project.pk]),
+        {"agent_dir": "relative/dir", "next": "/"},
+        follow=True,
+    )
+    assert "must be an absolute path" in response.content.decode()
+    assert not ResourceProfile.objects.exists()
+
+
+def test_it_charts_context_growth_along_the_active_path(owner_client, rich):
+    response = owner_client.get(reverse("inspector:chart", args=[rich.pk]))
+    body = response.content.decode()
+    data = json.loads(
+        re.search(
+            r'<script id="growth-data" type="application/json">(.*?)</script>', body, re.S
+        ).group(1)
+    )
+    points = data["points"]
+    # One point per assistant reply on the active path (a0000001, a0000002, a0000004, a0000005).
+    assert [p["reply"] for p in points] == ["a0000001", "a0000002", "a0000004", "a0000005"]
+    assert [p["reported"] for p in points] == [1200, 1500, 3000, 900]
+    marked = [p for p in points if p["compaction"]]
+    assert len(marked) == 1 and marked[0]["reply"] == "a0000005"
+    assert marked[0]["compaction"]["before"] == 3025
+    assert points[-1]["url"].endswith("?entry=u0000004&tab=context")
+    assert data["reserveTokens"] == 16384
+
+
+def _long_session(tmp_path, count):
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "long-1",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": "/srv/long",
+        }
+    ]
+    parent = None
+    for n in range(count):
+        role = "user" if n % 2 == 0 else "assistant"
+        message = {"role": role, "content": f"message {n}", "timestamp": n}
+        if role == "assistant":
+            message.update(
+                content=[{"type": "text", "text": f"message {n}"}],
+                provider="anthropic",
+                model="claude-sonnet-4-5",
+                stopReason="stop",
+                usage={
+                    "input": n,
+                    "output": 1,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": n + 1,
+                },
+            )
+        entry = {
+            "type": "message",
+            "id": f"m{n:07d}",
+            "parentId": parent,
+            "timestamp": f"2025-01-01T00:{n // 60:02d}:{n % 60:02d}.000Z",
+            "message": message,
+        }
+        lines.append(entry)
+        parent = entry["id"]
+    return import_session_file(path=write_session(tmp_path, lines)).session
+
+
+def test_it_collapses_the_middle_of_a_long_projection_and_pages_through_it(
+    owner_client, tmp_path, monkeypatch
+):
+    from contextlab.inspector import services, views
+
+    monkeypatch.setattr(views, "MIDDLE_PAGE", 10)
+    session = _long_session(tmp_path, 60)
+    body = _get(owner_client, session, "m0000058", **INSPECTOR)
+    assert re.search(r'data-testid="message-count">59<', body)
+    full = body.count('<details class="msg ') - body.count('hx-trigger="toggle once"')
+    assert full == services.FULL_TAIL
+    assert body.count('hx-trigger="toggle once"') == 10
+    more = re.search(r'hx-get="([^"]*/messages/\?[^"]*)"', body).group(1).replace("&amp;", "&")
+    page = owner_client.get(more, HTTP_HX_REQUEST="true").content.decode()
+    assert page.count('hx-trigger="toggle once"') == 10
+    assert "message 10" in page and "message 19" in page
+    opened = re.search(r'<details class="msg [^"]*" data-role="user" hx-get="([^"]+)"', body).group(
+        1
+    )
+    block = owner_client.get(opened.replace("&amp;", "&"), HTTP_HX_REQUEST="true").content.decode()
+    assert "<pre>message 0</pre>" in block
+
+
+def test_it_lists_the_not_sent_entries_as_a_page_without_javascript(owner_client, rich):
+    response = owner_client.get(
+        reverse("inspector:not_sent", args=[rich.pk]), {"entry": "u0000004"}
+    )
+    body = response.content.decode()
+    assert "<html" in body and "5 entries not sent" in body
