@@ -263,7 +263,10 @@ def job_create(
     """Queue a job; it is enqueued only once the transaction that created it commits."""
     if kind not in Job.Kind.values:
         raise JobError(f"Unknown job kind {kind!r}")
-    leaf = leaf_entry_id or session.leaf_entry_id
+    # The stored leaf, not the caller's copy: a job that just finished may have moved it.
+    leaf = leaf_entry_id or Session.objects.values_list("leaf_entry_id", flat=True).get(
+        pk=session.pk
+    )
     if not leaf:
         raise JobError("The session has no entries to work on")
     if not Entry.objects.for_session(session).filter(entry_id=leaf).exists():

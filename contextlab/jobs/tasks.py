@@ -19,7 +19,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -96,7 +96,8 @@ def run_embedded(job_id: int) -> Job | None:
             except services.RetryLater as later:
                 time.sleep(later.countdown)
     finally:
-        close_old_connections()
+        # This thread gets no request_finished signal: close its connection explicitly.
+        connection.close()
 
 
 def enqueue(job_id: int) -> None:
