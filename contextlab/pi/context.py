@@ -341,13 +341,20 @@ def model_for_transform(
       (Pi records it on every reply), else ``None``;
     - ``input``: ``["text", "image"]`` (no image placeholders), because claiming an image was
       dropped when we cannot know would be the worse lie.
+    Such a model carries ``"assumed": True``.
     """
     if catalog_lookup is None:
         from contextlab.pi.models import get_model
 
         catalog_lookup = get_model
     if model is None:
-        return {"provider": None, "api": None, "id": None, "input": ["text", "image"]}
+        return {
+            "provider": None,
+            "api": None,
+            "id": None,
+            "input": ["text", "image"],
+            "assumed": True,
+        }
     provider, model_id = model.get("provider"), model.get("modelId")
     found = catalog_lookup(provider, model_id)
     if found is not None:
@@ -362,7 +369,13 @@ def model_for_transform(
             and "api" in message
         ):
             api = message["api"]
-    return {"provider": provider, "api": api, "id": model_id, "input": ["text", "image"]}
+    return {
+        "provider": provider,
+        "api": api,
+        "id": model_id,
+        "input": ["text", "image"],
+        "assumed": True,
+    }
 
 
 def _replace_images(content: Any, placeholder: str) -> list[Any]:
@@ -603,8 +616,7 @@ def iter_leaf_projections(
     if now_ms is None and with_sent:
         now_ms = _latest_timestamp(m for e in entries for m in (_message_of(e),) if m is not None)
     converted: dict[int, Json | None] = {}
-    transformed: dict[tuple[int, Any], Json] = {}
-    supports: dict[Any, bool] = {}
+    transformed: dict[tuple[int, int], Json] = {}
     # Messages built per entry, kept alive so the id()-keyed caches stay valid.
     emitted: dict[int, Json | None] = {}
     keep_alive: list[Any] = []
@@ -623,11 +635,12 @@ def iter_leaf_projections(
         return converted[key]
 
     def first_pass(message: Json, frame: _Frame) -> Json:
-        key = (id(message), frame.model_key)
+        model = frame.transform_model
+        assert model is not None
+        key = (id(message), id(model))
         out = transformed.get(key)
         if out is None:
-            assert frame.transform_model is not None
-            out = _first_pass(message, frame.transform_model, supports[frame.model_key])
+            out = _first_pass(message, model, "image" in (model.get("input") or []))
             transformed[key] = out
         return out
 
@@ -641,36 +654,49 @@ def iter_leaf_projections(
             frame.transform_model = parent.transform_model
         previous_compaction = frame.state[2]
         _settings_step(entry, frame.state)
-        model_changed = with_sent and _model_key(frame.state[1]) != frame.model_key
-        if model_changed:
-            frame.model_key = _model_key(frame.state[1])
-            frame.transform_model = model_for_transform(
-                frame.state[1],
-                messages=[*(parent.raw if parent else ()), *filter(None, [message_of(entry)])],
-                catalog_lookup=catalog_lookup,
-            )
-            keep_alive.append(frame.transform_model)
-            supports[frame.model_key] = "image" in (frame.transform_model.get("input") or [])
-        if frame.state[2] is not previous_compaction:
+        message = message_of(entry)
+        rebuilt = frame.state[2] is not previous_compaction
+        if rebuilt:
             frame.raw = _messages_for_path(path, frame.state[2])
             keep_alive.append(frame.raw)
             frame.llm = [c for m in frame.raw for c in (convert(m),) if c is not None]
+        else:
+            frame.raw = list(parent.raw) if parent is not None else []
+            frame.llm = list(parent.llm) if parent is not None else []
+            if message is not None:
+                frame.raw.append(message)
+                converted_message = convert(message)
+                if converted_message is not None:
+                    frame.llm.append(converted_message)
+        if not with_sent:
             return frame
-        frame.raw = list(parent.raw) if parent is not None else []
-        frame.llm = list(parent.llm) if parent is not None else []
-        message = message_of(entry)
-        if message is not None:
-            frame.raw.append(message)
-            converted_message = convert(message)
-            if converted_message is not None:
-                frame.llm.append(converted_message)
-        if with_sent and not model_changed and parent is not None and parent.tracker is not None:
-            if message is not None and frame.llm and frame.llm[-1] is convert(message):
-                tracker = parent.tracker.copy()
-                tracker.push(first_pass(frame.llm[-1], frame), now_ms)
-                frame.tracker = tracker
-            else:
-                frame.tracker = parent.tracker
+        key = _model_key(frame.state[1])
+        assumed = frame.transform_model is not None and frame.transform_model.get("assumed")
+        if (
+            key != frame.model_key
+            or frame.transform_model is None
+            or (
+                # An assumed model takes its api from the context's messages: follow them.
+                assumed
+                and (rebuilt or (isinstance(message, dict) and message.get("role") == "assistant"))
+            )
+        ):
+            resolved = model_for_transform(
+                frame.state[1], messages=frame.raw, catalog_lookup=catalog_lookup
+            )
+            if resolved != frame.transform_model:
+                frame.model_key = key
+                frame.transform_model = resolved
+                keep_alive.append(resolved)
+                return frame  # tracker rebuilt lazily for the new model
+        if rebuilt or parent is None or parent.tracker is None:
+            return frame
+        if message is not None and frame.llm and frame.llm[-1] is convert(message):
+            tracker = parent.tracker.copy()
+            tracker.push(first_pass(frame.llm[-1], frame), now_ms)
+            frame.tracker = tracker
+        else:
+            frame.tracker = parent.tracker
         return frame
 
     def sent_of(frame: _Frame) -> list[Json]:
