@@ -1,0 +1,238 @@
+"""``manage.py context SESSION_FILE [--leaf ID|line:N] ... --json``: what Pi sent at a leaf.
+
+The command-line contract of issue 2 (other parts and outside checks rely on it):
+
+    python manage.py context SESSION_FILE [--leaf ENTRY_ID] [--agent-dir DIR] [--pi-root DIR]
+        [--date YYYY-MM-DD] [--tools a,b,c] --json
+
+prints one JSON object ``{"leafId", "systemPrompt", "layers", "messages", "sent", "model",
+"thinkingLevel"}``:
+
+- ``messages``: Pi's ``convertToLlm`` of ``buildSessionContext`` at the leaf (default: the entry
+  Pi resumes at, the last line; ``--leaf`` takes an id or ``line:N``, header = line 1);
+- ``sent``: those messages after pi-ai's provider-independent ``transformMessages`` for the
+  leaf's model (``<agent dir>/models.json`` first, then pi-ai's catalog);
+- ``systemPrompt`` and ``layers``: Pi's system prompt for the header's cwd, with the context files,
+  skills, SYSTEM.md and APPEND_SYSTEM.md found on disk in the agent dir and the cwd;
+- ``model``: ``{"provider", "modelId"}`` or null; ``thinkingLevel`` as buildSessionContext says.
+
+Strings are printed exactly as Pi's ``JSON.stringify`` would print them. Without ``--json``: a
+readable rendering with a heading per layer. Bad input: exit status 1 and one line naming the
+file, the line and the reason; lines Pi would skip are reported on stderr and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from contextlab.pi.context import (
+    build_session_context,
+    convert_to_llm,
+    model_for_transform,
+    transform_messages,
+)
+from contextlab.pi.dialects import DEFAULT_DIALECT
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.models import find_model
+from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
+
+Json = dict[str, Any]
+
+
+def default_agent_dir() -> str:
+    """``$PI_CODING_AGENT_DIR`` (tilde-expanded) or ``~/.pi/agent``, as Pi's ``getAgentDir``."""
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(os.path.expanduser("~"), ".pi", "agent")
+
+
+def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
+    """Parse the file; what Pi would refuse is an error, lines Pi skips are warnings."""
+    try:
+        parsed = parse_session_file(Path(path_arg))
+    except OSError as exc:
+        raise CommandError(f"{path_arg}: cannot read the file: {exc.strerror or exc}") from exc
+    fatal = [p for p in parsed.problems if "reject" in p.reason or "empty file" in p.reason]
+    if fatal:
+        raise CommandError(f"{path_arg}:{fatal[0].line}: {fatal[0].reason}")
+    for problem in parsed.problems:
+        stderr.write(f"{path_arg}:{problem.line}: {problem.reason} (skipped, as Pi does)")
+    return parsed, SessionTree(parsed.entries)
+
+
+def resolve_leaf(parsed: SessionFile, tree: SessionTree, value: str | None) -> str | None:
+    """The leaf's id: the given id, ``line:N``, or (None) the entry Pi resumes at."""
+    if value is None:
+        return tree.leaf_id
+    if value.startswith("line:"):
+        number = value[len("line:") :]
+        if not number.isdigit():
+            raise CommandError(f"{parsed.source}: --leaf {value}: expected line:N with a number")
+        entry = parsed.entry_at_line(int(number))
+        if entry is None:
+            raise CommandError(f"{parsed.source}:{number}: --leaf: no entry on this line")
+        return str(entry["id"])
+    if value not in tree.by_id:
+        raise CommandError(f"{parsed.source}: --leaf {value}: no entry with this id")
+    return value
+
+
+def request_time_ms(tree: SessionTree, leaf_id: str | None, header: Json | None) -> Any:
+    """When the request after ``leaf_id`` was made: the newest valid timestamp on its path."""
+    for entry in reversed(tree.path(leaf_id)):
+        stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+        if stamp is not None:
+            return stamp
+    if header is not None and "timestamp" in header:
+        return entry_time_ms(header.get("timestamp"))
+    return None
+
+
+def local_date(ms: Any) -> str | None:
+    if ms is None:
+        return None
+    if hasattr(time, "tzset"):
+        time.tzset()  # honour a TZ set after start-up, as Node reads it per call
+    return time.strftime("%Y-%m-%d", time.localtime(ms / 1000))
+
+
+def build_context(
+    parsed: SessionFile,
+    tree: SessionTree,
+    *,
+    leaf_id: str | None,
+    agent_dir: str,
+    pi_root: str | None,
+    date: str | None,
+    tools: list[str] | None,
+    home: str | None = None,
+) -> Json:
+    """The command's JSON object (see the module docstring)."""
+    from contextlab.pi.prompt import build_system_prompt
+    from contextlab.pi.resources import discover_resources
+
+    context = build_session_context(parsed.entries, leaf_id, tree.by_id)
+    messages = convert_to_llm(context.messages)
+    model = model_for_transform(
+        context.model,
+        messages=context.messages,
+        catalog_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
+    )
+    now = request_time_ms(tree, leaf_id, parsed.header)
+    sent = transform_messages(messages, model, now_ms=now)
+
+    header = parsed.header or {}
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
+    if date is None:
+        date = local_date(now) or local_date(entry_time_ms(header.get("timestamp")))
+    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home)
+    prompt = build_system_prompt(
+        cwd=cwd,
+        date=date or "",
+        pi_root=pi_root,
+        tools=tools,
+        resources=resources,
+    )
+    return {
+        "leafId": leaf_id,
+        "systemPrompt": prompt.text,
+        "layers": [layer.as_dict() for layer in prompt.layers],
+        "messages": messages,
+        "sent": sent,
+        "model": context.model,
+        "thinkingLevel": context.thinking_level,
+    }
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            parts.append(f"[thinking] {block.get('thinking', '')}")
+        elif kind == "toolCall":
+            arguments = json_stringify(block.get("arguments"))
+            parts.append(f"[tool call {block.get('name')} {block.get('id')}] {arguments}")
+        elif kind == "image":
+            parts.append(f"[image {block.get('mimeType', '')}]")
+    return "\n".join(parts)
+
+
+def render_text(result: Json) -> str:
+    """The readable rendering: a heading per prompt layer, then the messages sent."""
+    out = [f"# Context at leaf {result['leafId']}"]
+    model = result["model"]
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "(none)"
+    out.append(f"model: {model_text}   thinking level: {result['thinkingLevel']}")
+    for layer in result["layers"]:
+        sources = ", ".join(layer["sources"])
+        out.append(f"\n## {layer['title']} (~{layer['tokens']} tokens)")
+        if sources:
+            out.append(f"sources: {sources}")
+        out.append(layer["text"].strip("\n"))
+    out.append(f"\n## Messages sent ({len(result['sent'])})")
+    for index, message in enumerate(result["sent"]):
+        role = message.get("role")
+        label = f"{role} ({message.get('toolName')})" if role == "toolResult" else role
+        out.append(f"\n### {index + 1}. {label}")
+        out.append(_content_text(message.get("content")))
+    return "\n".join(out) + "\n"
+
+
+class Command(BaseCommand):
+    help = "Print what Pi 0.80.2 sent to the model at a leaf of a session file."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("session_file")
+        parser.add_argument("--leaf", help="entry id, or line:N (the header is line 1)")
+        parser.add_argument("--agent-dir", help="Pi's agent dir (default: $PI_CODING_AGENT_DIR)")
+        parser.add_argument("--pi-root", help="Pi's package folder (README/docs paths)")
+        parser.add_argument("--date", help="the prompt's date, YYYY-MM-DD")
+        parser.add_argument("--tools", help="active tools, comma-separated")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["session_file"]
+        date = options.get("date")
+        if date is not None and not _is_date(date):
+            raise CommandError(f"{path}: --date {date}: expected YYYY-MM-DD")
+        parsed, tree = load_session(path, self.stderr)
+        leaf_id = resolve_leaf(parsed, tree, options.get("leaf"))
+        tools_arg = options.get("tools")
+        tools = (
+            [t.strip() for t in tools_arg.split(",") if t.strip()]
+            if tools_arg is not None
+            else list(DEFAULT_DIALECT.default_active_tools)
+        )
+        result = build_context(
+            parsed,
+            tree,
+            leaf_id=leaf_id,
+            agent_dir=options.get("agent_dir") or default_agent_dir(),
+            pi_root=options.get("pi_root"),
+            date=date,
+            tools=tools,
+        )
+        if options.get("json"):
+            self.stdout.write(json_stringify(result))
+        else:
+            self.stdout.write(render_text(result), ending="")
+
+
+def _is_date(text: str) -> bool:
+    parts = text.split("-")
+    return (
+        len(parts) == 3 and [len(p) for p in parts] == [4, 2, 2] and all(p.isdigit() for p in parts)
+    )
