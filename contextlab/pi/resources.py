@@ -676,6 +676,16 @@ def _yaml_package_message(src: str, error: Exception) -> str | None:
     """
     lines = src.split("\n")
     problem = getattr(error, "problem", None)
+    if problem == "found unexpected end of stream" and "quoted scalar" in str(
+        getattr(error, "context", "")
+    ):
+        # The unterminated quoted scalar runs to the end of the source, where yaml points.
+        if src.endswith("\n"):
+            return None
+        quote = "'" if lines[error.context_mark.line][error.context_mark.column] == "'" else '"'
+        return _prettify_yaml_error(
+            src, f"Missing closing {quote}quote", len(lines) - 1, len(lines[-1])
+        )
     mark = getattr(error, "problem_mark", None)
     if mark is None or mark.line >= len(lines):
         return None
@@ -687,6 +697,35 @@ def _yaml_package_message(src: str, error: Exception) -> str | None:
             )
     if problem == "Map keys must be unique":
         return _prettify_yaml_error(src, problem, mark.line, mark.column)
+
+    # The next two are only safe to word as yaml does when they are the document's sole
+    # mistake (yaml may report another one first): repair the character and parse again.
+    def only_mistake_at(line: int, column: int) -> bool:
+        fixed = lines[:]
+        fixed[line] = fixed[line][:column] + "x" + fixed[line][column + 1 :]
+        try:
+            yaml.load("\n".join(fixed) + "\n", Loader=_CoreSchemaLoader)
+        except yaml.YAMLError:
+            return False
+        return True
+
+    reserved = re.fullmatch(r"found character '(.)' that cannot start any token", problem or "")
+    if reserved and reserved.group(1) in "@`%" and only_mistake_at(mark.line, mark.column):
+        char = reserved.group(1)
+        kind = "directive indicator character" if char == "%" else "reserved character"
+        return _prettify_yaml_error(
+            src, f"Plain value cannot start with {kind} {char}", mark.line, mark.column
+        )
+    undefined = re.fullmatch(r"found undefined alias '(.*)'", problem or "", re.DOTALL)
+    rest = lines[mark.line][mark.column :]
+    if (
+        undefined
+        and isinstance(error, yaml.composer.ComposerError)
+        and rest.rstrip(" \t") == "*" + undefined.group(1)
+        and only_mistake_at(mark.line, mark.column)
+    ):
+        # yaml reports no position for this one.
+        return f"Unresolved alias (the anchor must be set before the alias): {undefined.group(1)}"
     return None
 
 
@@ -728,12 +767,13 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
         return {}, body
     # The `yaml` package ends a final block scalar with its line break even when the text
     # stops right after it (clip chomping); PyYAML needs the break to be there.
+    source = yaml_string
     if not yaml_string.endswith("\n"):
         yaml_string += "\n"
     try:
         parsed = yaml.load(yaml_string, Loader=_CoreSchemaLoader)
     except yaml.YAMLError as error:
-        exact = _yaml_package_message(yaml_string, error)
+        exact = _yaml_package_message(source, error)
         if exact is not None:
             raise FrontmatterError(exact, exact=True) from error
         raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(str(error))}") from error

@@ -842,7 +842,7 @@ def test_it_matches_settings_patterns_like_minimatch() -> None:
 _VALUE_PIECES = [
     "Use", " when", ": ", ":", " #", "#", "'", '"', "[", "]", "{", "}", ",", "&", "*", "!",
     "|", ">", "%", "@", "`", "- ", "-", "? ", "?", "ü", "😀", "\t", " ", "\\", "yes", "1",
-    "0x1", "null", "~", ".5", "true", "\n  ", "\n", "  ",
+    "0x1", "null", "~", ".5", "true", "\n  ", "\n", "  ", "`code`", "*Important*", "@user",
 ]  # fmt: skip
 
 
