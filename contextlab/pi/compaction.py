@@ -313,6 +313,16 @@ def _js_join_item(value: Any) -> str:
 _ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
 
 
+def _js_key_order(value: Any) -> Any:
+    """The value with every object's keys in JavaScript's property order (integer-like keys
+    first, ascending), as ``JSON.parse`` builds them and ``JSON.stringify`` prints them."""
+    if isinstance(value, dict):
+        return {k: _js_key_order(v) for k, v in _object_entries(value)}
+    if isinstance(value, list):
+        return [_js_key_order(v) for v in value]
+    return value
+
+
 def _object_entries(obj: Any) -> list[tuple[str, Any]]:
     """``Object.entries``: integer-like keys first in ascending order, then insertion order."""
     if isinstance(obj, list):
@@ -370,7 +380,7 @@ def serialize_conversation(messages: list[Json]) -> str:
                     thinkings.append(_js_join_item(block.get("thinking")))
                 elif kind == "toolCall":
                     args = ", ".join(
-                        f"{k}={json_stringify(v)}"
+                        f"{k}={json_stringify(_js_key_order(v))}"
                         for k, v in _object_entries(block.get("arguments"))
                     )
                     calls.append(f"{_js_template(block.get('name'))}({args})")

@@ -28,6 +28,7 @@ from contextlab.pi.compaction import (
     NO_PRIOR_HISTORY,
     SPLIT_TURN_JOINER,
     CompactionOptions,
+    _js_key_order,  # JS property order for digests
     compaction_preview,
     find_cut_point,
     format_file_operations,
@@ -132,6 +133,9 @@ class _Builder:
                         args["content"] = _text(rng, 3, 40)
                     if name == "edit":
                         args["edits"] = [{"oldText": "a", "newText": "b"}]
+                if rng.random() < 0.1:
+                    # Integer-like keys: JavaScript objects list them first, in ascending order.
+                    args["meta"] = {"k": True, "10": 1, "2": "x"}
                 calls.append(
                     {
                         "type": "toolCall",
@@ -317,7 +321,8 @@ def corpus_files() -> list[Path]:
 
 
 def digest(value: Any) -> str:
-    text = json_stringify(value)
+    """sha256 of ``JSON.stringify(value)`` as Node computes it (UTF-8, JS property order)."""
+    text = json_stringify(_js_key_order(value))
     data = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
     return hashlib.sha256(data).hexdigest()
 

@@ -219,8 +219,13 @@ def test_it_serializes_the_conversation_as_pi_does():
 
 
 def test_it_orders_tool_arguments_like_object_entries():
-    msg = {"role": "assistant", "content": [call("x", b=1, **{"2": "two", "1": "one"})]}
-    assert serialize_conversation([msg]) == '[Assistant tool calls]: x(1="one", 2="two", b=1)'
+    msg = {
+        "role": "assistant",
+        "content": [call("x", b={"z": 0, "10": 1, "9": 2}, **{"2": "two", "1": "one"})],
+    }
+    assert serialize_conversation([msg]) == (
+        '[Assistant tool calls]: x(1="one", 2="two", b={"9":2,"10":1,"z":0})'
+    )
 
 
 def test_it_tracks_raw_file_paths_and_sorts_lists():
