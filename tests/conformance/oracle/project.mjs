@@ -96,8 +96,10 @@ if (input.mode === "tree") {
   process.exit(0);
 }
 
+const loadStarted = process.hrtime.bigint();
 const all = loadEntriesFromFile(input.file);
 migrateSessionEntries(all);
+const loadSeconds = Number(process.hrtime.bigint() - loadStarted) / 1e9;
 const entries = all.filter((e) => e.type !== "session");
 const byId = new Map();
 for (const e of entries) byId.set(e.id, e);
@@ -116,6 +118,7 @@ if (input.mode === "bench") {
   const seconds = [];
   let count = 0;
   for (let r = 0; r < runs; r++) {
+    count = 0;
     const started = process.hrtime.bigint();
     for (const index of leafIndexes) {
       const { llm, sent } = project(entries[index].id);
@@ -123,7 +126,9 @@ if (input.mode === "bench") {
     }
     seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
   }
-  process.stdout.write(JSON.stringify({ seconds, leaves: leafIndexes.length, messages: count }));
+  process.stdout.write(
+    JSON.stringify({ seconds, loadSeconds, leaves: leafIndexes.length, messages: count }),
+  );
   process.exit(0);
 }
 
