@@ -682,7 +682,10 @@ def _yaml_package_message(src: str, error: Exception) -> str | None:
         # The unterminated quoted scalar runs to the end of the source, where yaml points.
         if src.endswith("\n"):
             return None
-        quote = "'" if lines[error.context_mark.line][error.context_mark.column] == "'" else '"'
+        start = getattr(error, "context_mark", None)
+        if start is None:
+            return None
+        quote = "'" if lines[start.line][start.column] == "'" else '"'
         return _prettify_yaml_error(
             src, f"Missing closing {quote}quote", len(lines) - 1, len(lines[-1])
         )
@@ -1615,9 +1618,9 @@ def discover_resources(
                 all_files.append(path)
             elif files.is_dir(path):
                 all_files.extend(_collect_skill_entries(files, path, "pi"))
-        enabled_paths = _apply_patterns(all_files, patterns, base)
+        enabled_by_patterns = _apply_patterns(all_files, patterns, base)
         for path in all_files:
-            add_resource(path, rank, path in enabled_paths)
+            add_resource(path, rank, path in enabled_by_patterns)
     for settings, label in ((project_settings, "project"), (global_settings, "global")):
         if settings.get("packages"):
             unknown.append(f"{label} settings list packages, whose skills are not modelled")
