@@ -49,6 +49,7 @@ class SessionIndex:
     name: str | None = None
     children: dict[str, list[str]] = field(default_factory=dict)
     paths: OrderedDict[str, list[str]] = field(default_factory=OrderedDict)
+    entries: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     path_set: frozenset[str] = frozenset()
     # Tree views by (mode, query, folds): selecting entries re-renders the same view.
     views: OrderedDict[tuple[str, str, tuple[str, ...]], TreeView] = field(
@@ -77,6 +78,48 @@ class SessionIndex:
             while len(self.views) > 6:
                 self.views.popitem(last=False)
         return view
+
+    def fetch(self, session: Session, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Whole entries by id, from a small per-index cache or one query for the rest.
+
+        Entries of a session revision never change, and neighbouring requests share most of
+        their path, so clicking along a deep path fetches only what is new.
+        """
+        found: dict[str, dict[str, Any]] = {}
+        missing: list[int] = []
+        with _cache_lock:
+            for entry_id in ids:
+                seq = self.seq_of.get(entry_id)
+                if seq is None:
+                    continue
+                entry = self.entries.get(seq)
+                if entry is None:
+                    missing.append(seq)
+                else:
+                    self.entries.move_to_end(seq)
+                    found[entry_id] = entry
+        if not missing:
+            return found
+        rows = Entry.objects.for_session(session)
+        # A long run is one ordered range scan (other branches' lines are dropped below)
+        # rather than an IN list of thousands of values.
+        if len(missing) > 500:
+            rows = rows.filter(seq__gte=min(missing), seq__lte=max(missing))
+        else:
+            rows = rows.filter(seq__in=missing)
+        wanted = set(missing)
+        fetched: list[tuple[int, dict[str, Any]]] = []
+        for seq, raw in rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw"):
+            if seq in wanted:
+                entry = orjson.loads(raw)
+                fetched.append((seq, entry))
+                found[entry["id"]] = entry
+        with _cache_lock:
+            for seq, entry in fetched:
+                self.entries[seq] = entry
+            while len(self.entries) > ENTRY_CACHE_SIZE:
+                self.entries.popitem(last=False)
+        return found
 
     def path(self, entry_id: str) -> list[str]:
         """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files).
@@ -109,6 +152,8 @@ class SessionIndex:
 _cache: OrderedDict[tuple[Any, ...], SessionIndex] = OrderedDict()
 _cache_lock = threading.Lock()
 _CACHE_SIZE = 8
+# Whole entries kept per session index (a few MB for typical entries).
+ENTRY_CACHE_SIZE = 4000
 
 
 def index_key(session: Session) -> tuple[Any, ...]:
@@ -229,22 +274,7 @@ def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[d
             start = ids.index(kept) if kept in ids[:position] else position
             break
     wanted = ids[start:]
-    full: dict[str, dict[str, Any]] = {}
-    seqs = [index.seq_of[i] for i in wanted]
-    if seqs:
-        rows = Entry.objects.for_session(session)
-        # A long kept range is one ordered range scan (other branches' lines are dropped
-        # below) rather than an IN list of thousands of values.
-        if len(seqs) > 500:
-            rows = rows.filter(seq__gte=min(seqs), seq__lte=max(seqs))
-        else:
-            rows = rows.filter(seq__in=seqs)
-        rows = rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw")
-        wanted_seq = set(seqs)
-        for seq, raw in rows:
-            if seq in wanted_seq:
-                entry = orjson.loads(raw)
-                full[entry["id"]] = entry
+    full = index.fetch(session, wanted)
     if start == 0:
         return [full.get(i) or index.light[i] for i in ids]
     last_thinking = last_model = None
@@ -275,17 +305,4 @@ def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[d
 def entries_by_id(
     session: Session, index: SessionIndex, ids: list[str]
 ) -> dict[str, dict[str, Any]]:
-    seqs = [index.seq_of[i] for i in ids if i in index.seq_of]
-    if not seqs:
-        return {}
-    rows = (
-        Entry.objects.for_session(session)
-        .filter(seq__in=seqs)
-        .annotate(raw=Cast("data", TextField()))
-        .values_list("raw", flat=True)
-    )
-    out: dict[str, dict[str, Any]] = {}
-    for raw in rows:
-        entry = orjson.loads(raw)
-        out[entry["id"]] = entry
-    return out
+    return index.fetch(session, ids)
