@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,8 +123,33 @@ def _json_type_name(value: Any) -> str:
     return type(value).__name__
 
 
+# A key JavaScript treats as an array index ("0", "17", below 2**32 - 1): JSON.parse puts such
+# keys first, in ascending order, whatever their place in the text.
+_INDEX_KEY = re.compile(r'"(?:0|[1-9][0-9]{0,9})"\s*:')
+_MAX_INDEX = 2**32 - 2
+
+
+def _is_index_key(key: str) -> bool:
+    return key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_INDEX
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    index_keys = [k for k in obj if _is_index_key(k)]
+    if not index_keys:
+        return obj
+    ordered = {k: obj[k] for k in sorted(index_keys, key=int)}
+    ordered.update((k, v) for k, v in obj.items() if k not in ordered)
+    return ordered
+
+
 def _parse_json(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+    """``JSON.parse``: doubles for numbers, no NaN, integer-like keys first (object key order)."""
+    if _INDEX_KEY.search(text) is None:
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
+    )
 
 
 def _is_pi_entry(value: Any) -> bool:
