@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 
 from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.prompt import build_system_prompt
@@ -198,8 +198,6 @@ def test_it_rebuilds_the_request_pi_sent_from_the_session(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if "context" not in get_commands():
-        pytest.skip("the `context` management command (issue 2 contract) is not there yet")
     manifest = prepared[scenario]
     # HOME decides ~/.agents/skills; the engine must see the recording's HOME, not ours.
     monkeypatch.setenv("HOME", manifest["home"])
