@@ -1621,6 +1621,16 @@ def discover_resources(
         enabled_by_patterns = _apply_patterns(all_files, patterns, base)
         for path in all_files:
             add_resource(path, rank, path in enabled_by_patterns)
+    # Extensions can register tools, add resources and replace the prompt per run
+    # (before_agent_start); none of that is modelled, so say when some are installed.
+    extension_dirs = [_join(agent_dir, "extensions")]
+    if project_allowed and project_dir:
+        extension_dirs.append(_join(project_dir, "extensions"))
+    for directory in extension_dirs:
+        if files.is_dir(directory) and files.listdir(directory):
+            unknown.append(
+                f"extensions in {directory} may add tools or change the prompt: not modelled"
+            )
     for settings, label in ((project_settings, "project"), (global_settings, "global")):
         if settings.get("packages"):
             unknown.append(f"{label} settings list packages, whose skills are not modelled")

@@ -249,3 +249,15 @@ def test_it_matches_gitignore_rules_like_node_ignore() -> None:
     assert ig.ignores("build/inner/x.md")  # children of an ignored folder stay ignored
     with pytest.raises(ValueError):
         ig.ignores("./x")
+
+
+def test_it_warns_that_installed_extensions_are_not_modelled() -> None:
+    resources = discover_resources(
+        cwd="/w",
+        agent_dir="/a",
+        home="/h",
+        fs={"/a/extensions/tool.ts": "export default () => {}", "/w/AGENTS.md": "x"},
+    )
+    assert resources.unknown == (
+        "extensions in /a/extensions may add tools or change the prompt: not modelled",
+    )
