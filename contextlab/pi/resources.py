@@ -1627,7 +1627,11 @@ def discover_resources(
     if project_allowed and project_dir:
         extension_dirs.append(_join(project_dir, "extensions"))
     for directory in extension_dirs:
-        if files.is_dir(directory) and files.listdir(directory):
+        try:
+            installed = files.is_dir(directory) and bool(files.listdir(directory))
+        except OSError:
+            installed = True  # there, but unreadable to us
+        if installed:
             unknown.append(
                 f"extensions in {directory} may add tools or change the prompt: not modelled"
             )
