@@ -486,7 +486,7 @@ def format_read_output(
     if limit is not None:
         end_line = min(start_line + limit, total_file_lines)
         selected = "\n".join(all_lines[start_line:end_line])
-        user_limited = max(0, end_line - start_line)
+        user_limited = end_line - start_line  # negative limits slice from the end, as in JS
     else:
         selected = "\n".join(all_lines[start_line:])
 
@@ -653,7 +653,7 @@ _NOTICE_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
             rf"\n\n\[Showing lines \d+-\d+ of \d+(?: \({_SIZE} limit\))?\. "
             r"Use offset=\d+ to continue\.\]\Z"
         ),
-        re.compile(r"\n\n\[\d+ more lines in file\. Use offset=\d+ to continue\.\]\Z"),
+        re.compile(r"\n\n\[-?\d+ more lines in file\. Use offset=-?\d+ to continue\.\]\Z"),
         re.compile(
             rf"\A\[Line \d+ is {_SIZE}, exceeds {_SIZE} limit\. "
             r"Use bash: sed -n '\d+p' .* \| head -c \d+\]\Z",

@@ -255,6 +255,9 @@ READ_ARGS = [
     {"offset": 7},
     {"limit": 0},
     {"offset": 2, "limit": 3000},
+    {"limit": -2},
+    {"offset": 3, "limit": -1},
+    {"offset": -4},
 ]
 
 
