@@ -196,6 +196,9 @@ def _light(entry: dict[str, Any]) -> dict[str, Any]:
         if role == "assistant" and isinstance(message, dict):
             light["message"]["provider"] = message.get("provider")
             light["message"]["model"] = message.get("model")
+            # For the growth chart (not read by the projection).
+            light["message"]["usage"] = message.get("usage")
+            light["message"]["stopReason"] = message.get("stopReason")
     return light
 
 

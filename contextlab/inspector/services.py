@@ -32,7 +32,7 @@ from django.utils import timezone
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import SessionIndex, entries_by_id, path_entries
 from contextlab.inspector.treeview import TreeItem
-from contextlab.library.models import Entry, Project, Session
+from contextlab.library.models import Project, Session
 from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
 from contextlab.pi import tokens as pi_tokens
@@ -705,20 +705,14 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
     and what the provider reported for it (input + cache tokens of the reply), compactions
     marked with their tokens before -> after.
 
-    One pass over the path with per-entry estimates from the index (the stored estimateTokens
-    of each entry), so a 20k-entry path costs one query for the replies' usage, not one
-    projection per request.
+    One pass over the path with per-entry estimates (the stored estimateTokens of each entry)
+    and the replies' usage from the index, so a 20k-entry path costs no projection per request
+    and one query (the compaction summaries).
     """
     path = index.path_ids
     points: list[dict[str, Any]] = []
     if not path:
         return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
-    usage_rows = (
-        Entry.objects.for_session(session)
-        .filter(type="message", role="assistant")
-        .values_list("entry_id", "data__message__usage", "data__message__stopReason")
-    )
-    usage_of = {entry_id: (usage, stop) for entry_id, usage, stop in usage_rows}
     summaries = entries_by_id(session, index, [i for i in path if i in index.first_kept])
     page = reverse("inspector:session", args=[session.pk])
 
@@ -748,7 +742,8 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
             pending = {"id": entry_id, "before": before, "after": current}
             continue
         if item.role == "assistant" and position > 0:
-            usage, stop = usage_of.get(entry_id, (None, None))
+            reply = index.light[entry_id].get("message") or {}
+            usage, stop = reply.get("usage"), reply.get("stopReason")
             reported = None
             if isinstance(usage, dict) and stop not in ("error", "aborted"):
                 reported = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
@@ -759,7 +754,6 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
                     "reply": entry_id,
                     "estimate": current,
                     "reported": reported or None,
-                    "url": f"{page}?entry={leaf}&tab=context",
                     "compaction": pending,
                 }
             )
@@ -782,4 +776,6 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
         "contextWindow": info.get("context_window"),
         "reserveTokens": DEFAULT_RESERVE_TOKENS,
         "model": f"{info.get('provider')}/{info.get('id')}" if info else None,
+        # A point opens `{pageUrl}?entry=<leaf>&tab=context`.
+        "pageUrl": page,
     }

@@ -226,7 +226,7 @@
             var i = u.cursor.idx;
             if (i === null || i === undefined) return;
             var point = data.points[i];
-            if (point && point.url) window.location.href = point.url;
+            if (point) window.location.href = data.pageUrl + "?entry=" + encodeURIComponent(point.leaf) + "&tab=context";
           });
           u.over.style.cursor = "pointer";
         }],

@@ -191,7 +191,8 @@ def test_it_charts_context_growth_along_the_active_path(owner_client, rich):
     marked = [p for p in points if p["compaction"]]
     assert len(marked) == 1 and marked[0]["reply"] == "a0000005"
     assert marked[0]["compaction"]["before"] == 3025
-    assert points[-1]["url"].endswith("?entry=u0000004&tab=context")
+    assert points[-1]["leaf"] == "u0000004"
+    assert f'href="{data["pageUrl"]}?entry=u0000004&amp;tab=context"' in body
     assert data["reserveTokens"] == 16384
 
 
