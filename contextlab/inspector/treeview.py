@@ -16,10 +16,12 @@ owns only what the selector adds on top of `getTree()`:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from contextlab.pi.jsutil import js_len, js_slice, json_stringify
+from contextlab.pi.session import js_trim
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 SETTINGS_TYPES = frozenset(
@@ -377,32 +379,45 @@ _MAX_CONTENT = 200
 
 
 def _normalize(text: str) -> str:
-    return text.replace("\n", " ").replace("\t", " ").strip()
+    return js_trim(text.replace("\n", " ").replace("\t", " "))
+
+
+def _cut(text: str) -> str:
+    # The first 200 UTF-16 units lie within the first 200 code points: slice those only, so a
+    # 50 KB tool output is not re-encoded for a 200-character line.
+    return js_slice(text[:_MAX_CONTENT], 0, _MAX_CONTENT)
 
 
 def _extract_content(content: object) -> str:
     """Pi's extractContent: text blocks concatenated, cut at 200 UTF-16 units."""
     if isinstance(content, str):
-        return js_slice(content, 0, _MAX_CONTENT)
+        return _cut(content)
     if isinstance(content, list):
         result = ""
         for block in content:
             if isinstance(block, dict) and block.get("type") == "text":
                 result += str(block.get("text") or "")
-                if js_len(result) >= _MAX_CONTENT:
-                    return js_slice(result, 0, _MAX_CONTENT)
+                if len(result) >= _MAX_CONTENT or js_len(result) >= _MAX_CONTENT:
+                    return _cut(result)
         return result
     return ""
 
 
+# A character String.prototype.trim() would keep (Pi's hasTextContent trims).
+_NOT_JS_SPACE = re.compile(
+    "[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+)
+
+
 def _has_text(content: object) -> bool:
     if isinstance(content, str):
-        return bool(content.strip())
+        return _NOT_JS_SPACE.search(content) is not None
     if isinstance(content, list):
-        return any(
-            isinstance(b, dict) and b.get("type") == "text" and str(b.get("text") or "").strip()
-            for b in content
-        )
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str) and _NOT_JS_SPACE.search(text) is not None:
+                    return True
     return False
 
 
