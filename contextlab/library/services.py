@@ -218,7 +218,9 @@ _TRAILING_SPACE = b" \t\r"
 _SAFE_INT = 2**53  # beyond it JSON.parse (and the engine) read a double, orjson an exact int
 
 
-def _has_unsafe_int(value: Any) -> bool:
+def _needs_engine(value: Any) -> bool:
+    """Whether JSON.parse would read this differently from orjson: an integer past 2**53 (a
+    double in JavaScript) or an integer-like key (JavaScript puts those first in an object)."""
     # A walk over the parsed nodes: a long tool output is one string, so this costs per node,
     # not per byte (a regex over the raw line cost more than the parse itself).
     stack = [value]
@@ -226,6 +228,9 @@ def _has_unsafe_int(value: Any) -> bool:
         node = stack.pop()
         kind = type(node)
         if kind is dict:
+            for key in node:
+                if key[:1].isdigit():
+                    return True
             stack.extend(node.values())
         elif kind is list:
             stack.extend(node)
@@ -239,14 +244,15 @@ def _fast_decode(raw: bytes) -> dict[str, Any] | None:
 
     Taken only where orjson and the engine's JSON.parse semantics cannot differ: valid UTF-8
     (orjson refuses anything else), no lone surrogates (refused too), no integer that could pass
-    2**53, and an object passing the same shape checks as decode_entry (a string `type`, a string
-    `id`, a string-or-null `parentId`). tests/library/test_import.py checks the two agree.
+    2**53, no integer-like object key, and an object passing the same shape checks as
+    decode_entry (a string `type`, a string `id`, a string-or-null `parentId`).
+    tests/library/test_import.py checks the two agree.
     """
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict) or _has_unsafe_int(value):
+    if not isinstance(value, dict) or _needs_engine(value):
         return None
     kind = value.get("type")
     if not isinstance(kind, str) or not kind:

@@ -414,6 +414,7 @@ def test_it_copies_a_real_file_without_touching_it(real_session_path: Path, tmp_
     "raw",
     [
         b'{"type":"a","a":1,"a":2,"b":3}',
+        b'{"type":"a","args":{"b":1,"10":2,"2":3}}',
         b' {"type":"a"}\r',
         b'{"type":"a","x":-0,"y":1.0,"z":1e-7}',
         b'{"type":"a","x":12345678901234567890}',
@@ -519,3 +520,15 @@ def test_it_stores_pi_token_estimates_per_entry(real_session_path: Path) -> None
     from contextlab.library.services import entry_tokens
 
     assert entry_tokens(summary) == estimate_tokens(create_branch_summary_message(summary)) == 11
+
+
+def test_it_orders_integer_like_keys_as_javascript_does(write_session) -> None:
+    call = message("e0000000", None, "assistant", "x")
+    call["message"]["content"] = [
+        {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"b": 1, "10": 2, "2": 3}}
+    ]
+    path = write_session(header(), call)
+    import_session_file(path=path)
+    stored = engine_entries(Session.objects.get())[0]["message"]["content"][0]["arguments"]
+    assert list(stored) == ["2", "10", "b"]  # as JSON.parse builds the object
+    assert stored == parse_session_file(path).entries[0]["message"]["content"][0]["arguments"]
