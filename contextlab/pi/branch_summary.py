@@ -25,7 +25,7 @@ from contextlab.pi.compaction import (
 )
 from contextlab.pi.context import convert_to_llm
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
-from contextlab.pi.session import SessionTree
+from contextlab.pi.session import SessionTree, js_truthy
 from contextlab.pi.tokens import estimate_tokens
 
 Json = dict[str, Any]
@@ -115,8 +115,8 @@ def prepare_branch_entries(entries: list[Json], token_budget: float = 0) -> Bran
     for entry in entries:
         if (
             entry.get("type") == "branch_summary"
-            and not entry.get("fromHook")
-            and entry.get("details")
+            and not js_truthy(entry.get("fromHook"))
+            and js_truthy(entry.get("details"))
         ):
             add_previous_file_lists(ops, entry["details"])
     messages: list[Json] = []

@@ -35,6 +35,7 @@ from contextlab.pi.jsutil import (
     json_stringify,
     number_to_string,
 )
+from contextlab.pi.session import js_truthy
 from contextlab.pi.tokens import (
     calculate_context_tokens,
     estimate_context_tokens,
@@ -479,8 +480,9 @@ def prepare_compaction(
         return None
 
     ops = FileOps()
-    if prev_index >= 0 and not path[prev_index].get("fromHook") and path[prev_index].get("details"):
-        add_previous_file_lists(ops, path[prev_index]["details"])
+    prev = path[prev_index] if prev_index >= 0 else {}
+    if prev and not js_truthy(prev.get("fromHook")) and js_truthy(prev.get("details")):
+        add_previous_file_lists(ops, prev["details"])
     for message in to_summarize:
         extract_file_ops_from_message(message, ops)
     if cut.is_split_turn:
@@ -525,19 +527,20 @@ def summary_request(
     reserve_tokens: float = 16384,
     model_max_tokens: float = 0,
     custom_instructions: str | None = None,
-    previous_summary: str | None = None,
+    previous_summary: Any = None,
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
     """``generateSummary``'s request: the initial prompt, or the update prompt when a previous
     summary exists; custom instructions appended as ``Additional focus``."""
-    base = dialect.update_summarization_prompt if previous_summary else dialect.summarization_prompt
+    has_previous = js_truthy(previous_summary)
+    base = dialect.update_summarization_prompt if has_previous else dialect.summarization_prompt
     if custom_instructions:
         base = f"{base}{ADDITIONAL_FOCUS}{custom_instructions}"
     text = (
         f"<conversation>\n{serialize_conversation(convert_to_llm(messages))}\n</conversation>\n\n"
     )
-    if previous_summary:
-        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    if has_previous:
+        text += f"<previous-summary>\n{_js_template(previous_summary)}\n</previous-summary>\n\n"
     text += base
     return _request(
         dialect.summarization_system_prompt,
