@@ -204,7 +204,7 @@ def build_session_context(
     if by_id is None:
         by_id = {}
         for entry in entries:
-            by_id[entry.get("id")] = entry
+            by_id[entry.get("id")] = entry  # type: ignore[index]  # JS Map takes undefined too
     if leaf_id is None:
         return SessionContext([], "off", None)
     leaf = by_id.get(leaf_id) if leaf_id is not _DEFAULT and js_truthy(leaf_id) else None
@@ -356,7 +356,7 @@ def model_for_transform(
             "assumed": True,
         }
     provider, model_id = model.get("provider"), model.get("modelId")
-    found = catalog_lookup(provider, model_id)
+    found: Json | None = catalog_lookup(provider, model_id)
     if found is not None:
         return found
     api = None
@@ -553,7 +553,9 @@ def _latest_timestamp(messages: Iterable[Json]) -> Any:
     latest: Any = None
     for message in messages:
         stamp = message.get("timestamp") if isinstance(message, dict) else None
-        if _is_number(stamp) and math.isfinite(stamp) and (latest is None or stamp > latest):
+        if not isinstance(stamp, int | float) or isinstance(stamp, bool):
+            continue
+        if math.isfinite(stamp) and (latest is None or stamp > latest):
             latest = stamp
     return latest
 

@@ -132,7 +132,7 @@ def load_models_json(agent_dir: str | Path | None) -> dict[tuple[str, str], dict
 
 
 def _apply_override(model: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    result = json.loads(json.dumps(model))
+    result: dict[str, Any] = json.loads(json.dumps(model))
     for key in ("name", "reasoning", "input", "contextWindow", "maxTokens"):
         if key in override and override[key] is not None:
             result[key] = override[key]

@@ -507,8 +507,8 @@ class SessionTree:
             self.by_id[entry["id"]] = entry
             self.index_of[entry["id"]] = index
         self.leaf_id: str | None = self.entries[-1]["id"] if self.entries else None
-        self.labels: dict[str, Any] = {}
-        self.label_timestamps: dict[str, Any] = {}
+        self.labels: dict[Any, Any] = {}
+        self.label_timestamps: dict[Any, Any] = {}
         name: str | None = None
         for entry in self.entries:
             kind = entry.get("type")
@@ -545,7 +545,8 @@ class SessionTree:
             if any(k is None for k in keys):
                 self._children[parent] = _v8_sort_with_nan(ids, keys)
             else:
-                order = sorted(range(len(ids)), key=keys.__getitem__)
+                valid = [k if k is not None else 0.0 for k in keys]
+                order = sorted(range(len(ids)), key=valid.__getitem__)
                 self._children[parent] = [ids[i] for i in order]
         self._depth: dict[str, int] = {}
 
@@ -561,7 +562,7 @@ class SessionTree:
         if entry is None:
             return None
         parent = entry.get("parentId")
-        if not parent or parent not in self.by_id:
+        if not isinstance(parent, str) or not parent or parent not in self.by_id:
             return None
         return parent
 
@@ -612,7 +613,7 @@ class SessionTree:
         on_a = set(self.path_ids(a))
         for entry in reversed(self.path(b)):
             if entry["id"] in on_a:
-                return entry["id"]
+                return str(entry["id"])
         return None
 
     def label(self, entry_id: str) -> Any:

@@ -112,9 +112,13 @@ def calculate_context_tokens(usage: Json) -> int | float:
     if total:
         return total  # type: ignore[no-any-return]
     try:
-        return sum(usage[k] for k in ("input", "output", "cacheRead", "cacheWrite"))
-    except (KeyError, TypeError):
+        parts = [usage[k] for k in ("input", "output", "cacheRead", "cacheWrite")]
+    except KeyError:
         return math.nan
+    if not all(isinstance(p, int | float) for p in parts):
+        return math.nan
+    total_of_parts: int | float = sum(parts)
+    return total_of_parts
 
 
 def assistant_usage(message: Any) -> Json | None:
