@@ -110,6 +110,7 @@ def check_session(path: Path, agent_dir: Path | None, tmp_path: Path) -> dict[st
         payload["agentDir"] = str(agent_dir)
     pi = run_oracle("project.mjs", payload)
 
+    assert pi["header"] == json_stringify(parsed.header)  # version set to 3 where Pi sets it
     # Same entries, in the same order; legacy ids mapped by position.
     assert len(pi["ids"]) == len(parsed.entries), "Pi and we keep different lines"
     ours_ids = [e["id"] for e in parsed.entries]

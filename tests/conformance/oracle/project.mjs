@@ -169,6 +169,7 @@ for (const index of leafIndexes) {
   });
 }
 process.stdout.write(JSON.stringify({
+  header: JSON.stringify(all.find((e) => e.type === "session") ?? null),
   ids: entries.map((e) => e.id),
   migrated: input.withEntries ? JSON.stringify(entries) : undefined,
   results,
