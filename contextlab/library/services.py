@@ -1013,7 +1013,11 @@ def _import_into_session(
     assert revision is not None
     if size >= revision.bytes_read and fingerprint(f, revision.bytes_read) == revision.fingerprint:
         if size == revision.bytes_read:
-            ImportProblem.objects.filter(revision=revision, transient=True).delete()
+            # A torn tail that was cut off again: its transient problem no longer applies.
+            deleted, _ = ImportProblem.objects.filter(revision=revision, transient=True).delete()
+            if deleted:
+                session.problem_count = ImportProblem.objects.filter(revision=revision).count()
+                Session.objects.filter(pk=session.pk).update(problem_count=session.problem_count)
             return _result(display, Status.UNCHANGED, session, 0, 0)
         if revision.original_version >= 3:
             return _append(f, display, size, probe, session, revision, progress)
