@@ -484,7 +484,7 @@ def inspect_entry(
     last_role = sent[-1].get("role") if sent else None
     invariant_ok = last_role in ("user", "toolResult")
     invariant_text = (
-        f"the last message sent is a {last_role} message"
+        f"the last message sent has role {last_role}"
         if sent
         else "nothing would be sent (the context is empty)"
     )
