@@ -120,3 +120,27 @@ def import_corpus(tmp_path, blob_dir):  # type: ignore[no-untyped-def]
 def offline_provider(settings):  # type: ignore[no-untyped-def]
     """Summaries by the offline summariser (no network), whatever the environment says."""
     settings.CONTEXTLAB_LLM = {**settings.CONTEXTLAB_LLM, "provider": "offline"}
+
+
+def corpus_entry_id(name: str, *, user: str, reply: bool = False) -> str:
+    """Id of the user message in corpus/<name> whose text starts with `user` (or, with `reply`,
+    of the assistant message answering it). Tests name entries this way because the corpus is
+    re-recorded with fresh ids whenever the recorder changes."""
+    import json
+
+    entries = [json.loads(line) for line in (CORPUS / name / "session.jsonl").open()]
+    for entry in entries:
+        message = entry.get("message") or {}
+        content = message.get("content")
+        text = (
+            content
+            if isinstance(content, str)
+            else "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+        )
+        if message.get("role") == "user" and text.startswith(user):
+            if not reply:
+                return str(entry["id"])
+            for child in entries:
+                if child.get("parentId") == entry["id"]:
+                    return str(child["id"])
+    raise LookupError(f"corpus/{name}: no user message starting with {user!r}")

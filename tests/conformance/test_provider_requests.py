@@ -14,6 +14,7 @@ import pytest
 
 from contextlab.jobs import providers
 from tests.conformance.conftest import run_oracle
+from tests.conftest import corpus_entry_id
 from tests.jobs.fake_llm import FakeLLMServer, Reply
 
 pytestmark = pytest.mark.oracle
@@ -116,3 +117,150 @@ def test_it_reads_a_cut_off_summary_as_length_like_pi(server, kind):
     assert pi_out["stopReason"] == "length"
     assert ours.stop_reason == "length"
     assert ours.text == "## Goal\ncut"
+
+
+# --- Whole jobs: contextlab's compaction / branch-summary job against Pi's compact() and
+# --- generateBranchSummary() on the same session, both talking to the same fake server.
+
+
+@pytest.fixture
+def openai_provider(settings, server):
+    settings.CONTEXTLAB_LLM = {
+        **settings.CONTEXTLAB_LLM,
+        "provider": "openai",
+        "max_retries": 0,
+        "openai": {
+            **settings.CONTEXTLAB_LLM["openai"],
+            "base_url": server.openai_base_url,
+            "api_key": "sk-test",
+            "model": "fake-gpt",
+            "provider_name": "openai",
+            "max_tokens": 32000,
+            "context_window": 200000,
+        },
+    }
+    return providers.active_provider()
+
+
+def _bodies(server, start, end=None):
+    return sorted(r.body for r in server.requests[start:end])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "corpus,params",
+    [
+        ("tools", {"keepRecentTokens": 10}),
+        ("tools", {"keepRecentTokens": 150, "customInstructions": "focus on the files"}),
+        ("tools", {"keepRecentTokens": 20000}),
+        ("compaction", {"keepRecentTokens": 10}),
+        ("interactive", {"keepRecentTokens": 60, "reserveTokens": 4000}),
+        # A split turn with no history before it: Pi sends only the turn-prefix request.
+        ("tools", {"keepRecentTokens": 300}),
+        # A reasoning model gets the session's thinking level (its thinking_level_change).
+        ("compaction", {"keepRecentTokens": 10, "reasoning": "medium"}),
+    ],
+)
+def test_a_compaction_job_sends_what_pi_sends_and_writes_what_pi_writes(
+    server, openai_provider, import_corpus, corpus, params, settings
+):
+    from contextlab.jobs import services
+    from contextlab.library.models import Entry
+
+    thinking = params.pop("reasoning", None)
+    if thinking:
+        conf = settings.CONTEXTLAB_LLM
+        settings.CONTEXTLAB_LLM = {**conf, "openai": {**conf["openai"], "reasoning": True}}
+        openai_provider = providers.active_provider()
+    session, path = import_corpus(corpus)
+    leaf = session.leaf_entry_id
+    job = services.job_create(session=session, kind="compaction", parameters=params, enqueue=False)
+    job = services.job_execute(job_id=job.pk)
+    ours = _bodies(server, 0)
+    pi = run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "compact",
+            "model": openai_provider.pi_model(),
+            "apiKey": "sk-test",
+            "sessionFile": str(path),
+            "leafId": leaf,
+            "keepRecentTokens": params.get("keepRecentTokens", 20000),
+            "reserveTokens": params.get("reserveTokens", 16384),
+            "customInstructions": params.get("customInstructions"),
+            "thinkingLevel": thinking,
+        },
+        timeout=60,
+    )
+    assert _bodies(server, len(ours)) == ours
+    if thinking:
+        assert all(b'"reasoning_effort":"medium"' in body for body in ours)
+    if not pi["prepared"]:
+        assert job.status == "failed" and job.error == "Nothing to compact (session too small)"
+        assert ours == []
+        return
+    assert job.status == "succeeded", job.error
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0]).data
+    result = pi["result"]
+    assert entry["summary"] == result["summary"]
+    assert entry["firstKeptEntryId"] == result["firstKeptEntryId"]
+    assert entry["tokensBefore"] == result["tokensBefore"]
+    assert entry["details"] == result["details"]
+    assert entry["parentId"] == leaf
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "target,params",
+    [
+        (("Suggest a name", True), {}),
+        (("Why MIT", True), {"customInstructions": "only decisions"}),
+        (
+            ("What is this project", True),
+            {"customInstructions": "just list files", "replaceInstructions": True},
+        ),
+        (("Actually, suggest a licence", False), {"reserveTokens": 199990}),
+    ],
+)
+def test_a_branch_summary_job_sends_what_pi_sends_and_writes_what_pi_writes(
+    server, openai_provider, import_corpus, target, params
+):
+    from contextlab.jobs import services
+    from contextlab.library.models import Entry
+
+    target = corpus_entry_id("branches", user=target[0], reply=target[1])
+    session, path = import_corpus("branches")
+    old_leaf = session.leaf_entry_id
+    job = services.job_create(
+        session=session,
+        kind="branch_summary",
+        target_entry_id=target,
+        parameters=params,
+        enqueue=False,
+    )
+    job = services.job_execute(job_id=job.pk)
+    ours = _bodies(server, 0)
+    pi = run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "branch",
+            "model": openai_provider.pi_model(),
+            "apiKey": "sk-test",
+            "sessionFile": str(path),
+            "fromId": old_leaf,
+            "targetId": target,
+            "customInstructions": params.get("customInstructions"),
+            "replaceInstructions": params.get("replaceInstructions"),
+            "reserveTokens": params.get("reserveTokens", 16384),
+        },
+        timeout=60,
+    )
+    assert _bodies(server, len(ours)) == ours
+    assert job.status == "succeeded", job.error
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0]).data
+    assert entry["summary"] == pi["result"]["summary"]
+    assert entry["details"] == {
+        "readFiles": pi["result"].get("readFiles") or [],
+        "modifiedFiles": pi["result"].get("modifiedFiles") or [],
+    }
+    assert entry["fromId"] == entry["parentId"]

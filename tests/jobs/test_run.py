@@ -1,0 +1,189 @@
+"""Job bodies, called directly: success, retries, failures, cancellation. No partial entries."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextlab.jobs import providers, services, tasks
+from contextlab.jobs.models import Job
+from contextlab.library.models import Entry
+from tests.conftest import corpus_entry_id
+from tests.jobs.fake_llm import FakeLLMServer, Reply
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer() as s:
+        yield s
+
+
+@pytest.fixture
+def anthropic_provider(settings, server):
+    settings.CONTEXTLAB_JOB_RETRY_BASE_SECONDS = 0.05
+    settings.CONTEXTLAB_LLM = {
+        **settings.CONTEXTLAB_LLM,
+        "provider": "anthropic",
+        "max_retries": 0,
+        "timeout": 5.0,
+        "anthropic": {
+            **settings.CONTEXTLAB_LLM["anthropic"],
+            "base_url": server.anthropic_base_url,
+            "api_key": "sk-ant-test",
+            "model": "fake-claude",
+        },
+    }
+
+
+def _count(session):
+    return Entry.objects.filter(session=session).count()
+
+
+def _job(session, **params):
+    return services.job_create(
+        session=session,
+        kind="compaction",
+        parameters={"keepRecentTokens": 10, **params},
+        enqueue=False,
+    )
+
+
+def test_an_offline_compaction_appends_pis_entry_with_an_offline_summary(
+    import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    before = _count(session)
+    job = services.job_execute(job_id=_job(session).pk)
+    assert job.status == "succeeded" and job.progress == 100
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
+    assert entry.data["summary"].startswith("## Goal\n")
+    assert "offline summary" in entry.data["summary"]
+    assert entry.data["firstKeptEntryId"] == job.preview["firstKeptEntryId"]
+    assert entry.data["tokensBefore"] == job.preview["tokensBefore"]
+    assert (
+        job.requests[0]["offline"] is True and job.requests[0]["request"] == job.preview["request"]
+    )
+    assert _count(session) == before + 1
+
+
+def test_a_429_requeues_the_job_and_the_next_run_succeeds(
+    import_corpus, anthropic_provider, server
+):
+    session, _ = import_corpus("tools")
+    job = _job(session)
+    server.script.append(Reply(status=429))
+    with pytest.raises(services.RetryLater) as later:
+        services.job_execute(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "queued" and job.attempts == 1
+    assert "Attempt 1 failed" in job.error and "HTTP 429" in job.error
+    assert later.value.countdown == pytest.approx(0.05)
+    before = _count(session)
+    job = services.job_execute(job_id=job.pk)
+    assert job.status == "succeeded" and job.attempts == 2 and job.error == ""
+    assert _count(session) == before + 1
+    assert server.requests[0].body == server.requests[1].body
+
+
+def test_a_client_error_fails_the_job_without_an_entry(import_corpus, anthropic_provider, server):
+    session, _ = import_corpus("tools")
+    before = _count(session)
+    server.script.append(Reply(status=400))
+    job = services.job_execute(job_id=_job(session).pk)
+    assert job.status == "failed"
+    assert "HTTP 400" in job.error and "fake server error 400" in job.error
+    assert _count(session) == before
+
+
+def test_retryable_errors_give_up_after_the_last_attempt(import_corpus, anthropic_provider, server):
+    session, _ = import_corpus("tools")
+    before = _count(session)
+    job = _job(session)
+    server.script.extend([Reply(status=503)] * job.max_attempts)
+    for _ in range(job.max_attempts - 1):
+        with pytest.raises(services.RetryLater):
+            services.job_execute(job_id=job.pk)
+    job = services.job_execute(job_id=job.pk)
+    assert job.status == "failed" and "HTTP 503" in job.error
+    assert _count(session) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_embedded_runner_retries_in_a_thread_of_the_web_process(
+    import_corpus, anthropic_provider, server, settings
+):
+    import time
+
+    settings.CONTEXTLAB_JOBS_EMBEDDED = True
+    session, _ = import_corpus("tools")
+    server.script.extend([Reply(status=500), Reply(text="## Goal\nembedded")])
+    job = _job(session)
+    tasks.enqueue(job.pk)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.is_done:
+            break
+        time.sleep(0.1)
+    assert job.status == "succeeded" and job.attempts == 2
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
+    assert entry.data["summary"].startswith("## Goal\nembedded")
+
+
+def test_a_job_cancelled_while_the_model_answers_appends_nothing(import_corpus, anthropic_provider):
+    session, _ = import_corpus("tools")
+    before = _count(session)
+    job = _job(session)
+
+    def answer_after_the_user_cancelled(config, request, reasoning=None):
+        services.job_cancel(job=Job.objects.get(pk=job.pk))
+        return providers.Completion("## Goal\nlate", "stop", {}, {}, {})
+
+    done = services.job_execute(job_id=job.pk, complete=answer_after_the_user_cancelled)
+    assert done.status == "cancelled"
+    assert done.result_entry_ids == []
+    assert _count(session) == before
+
+
+def test_a_summary_cut_off_at_max_tokens_is_stored_like_pi(
+    import_corpus, anthropic_provider, server
+):
+    session, _ = import_corpus("tools")
+    server.script.append(Reply(text="## Goal\ncut sho", stop_reason="length"))
+    job = services.job_execute(job_id=_job(session).pk)
+    assert job.status == "succeeded"
+    assert job.responses[0]["stopReason"] == "length"
+
+
+def test_nothing_to_compact_and_already_compacted_fail_with_pis_messages(
+    import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    job = services.job_execute(job_id=_job(session, keepRecentTokens=1_000_000).pk)
+    assert job.status == "failed" and job.error == "Nothing to compact (session too small)"
+    done = services.job_execute(job_id=_job(session).pk)
+    assert done.status == "succeeded"
+    again = services.job_execute(job_id=_job(session).pk)
+    assert again.leaf_entry_id == done.result_entry_ids[0]
+    assert again.status == "failed" and again.error == "Already compacted"
+
+
+def test_a_branch_summary_lands_under_the_target_and_moves_the_leaf(
+    import_corpus, offline_provider
+):
+    session, _ = import_corpus("branches")
+    target = corpus_entry_id("branches", user="Suggest a name", reply=True)
+    job = services.job_create(
+        session=session, kind="branch_summary", target_entry_id=target, enqueue=False
+    )
+    job = services.job_execute(job_id=job.pk)
+    assert job.status == "succeeded", job.error
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
+    assert list(entry.data) == list(services.ENTRY_KEY_ORDER["branch_summary"])
+    assert entry.parent_id == target and entry.data["fromId"] == target
+    assert entry.data["summary"].startswith(
+        "The user explored a different conversation branch before returning here.\n"
+    )
+    session.refresh_from_db()
+    assert session.leaf_entry_id == entry.entry_id
