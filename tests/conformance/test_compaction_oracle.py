@@ -333,13 +333,13 @@ def sessions_for_test(tmp_path: Path) -> list[tuple[Path, bool, int]]:
     if LARGE_FIXTURE.exists():
         copy = tmp_path / "large-session.jsonl"
         shutil.copyfile(LARGE_FIXTURE, copy)
-        out.append((copy, True, 23))
+        out.append((copy, True, 31))
     for i, src in enumerate(corpus_files()):
         copy = tmp_path / f"corpus-{i}-{src.parent.name}.jsonl"
         shutil.copyfile(src, copy)
         out.append((copy, False, 1))
     for seed in range(8):
-        out.append((write_synthetic_session(tmp_path, seed), seed >= 2, 1 if seed < 2 else 2))
+        out.append((write_synthetic_session(tmp_path, seed), seed >= 2, 1 if seed < 2 else 3))
     return out
 
 
