@@ -264,3 +264,76 @@ def test_a_branch_summary_job_sends_what_pi_sends_and_writes_what_pi_writes(
         "modifiedFiles": pi["result"].get("modifiedFiles") or [],
     }
     assert entry["fromId"] == entry["parentId"]
+
+
+@pytest.mark.django_db
+def test_anthropic_compaction_and_branch_jobs_send_what_pi_sends(server, settings, import_corpus):
+    from contextlab.jobs import services
+
+    settings.CONTEXTLAB_LLM = {
+        **settings.CONTEXTLAB_LLM,
+        "provider": "anthropic",
+        "max_retries": 0,
+        "anthropic": {
+            **settings.CONTEXTLAB_LLM["anthropic"],
+            "base_url": server.anthropic_base_url,
+            "api_key": "sk-ant-test",
+            "model": "fake-claude",
+            "max_tokens": 32000,
+        },
+    }
+    config = providers.active_provider()
+    session, path = import_corpus("interactive")
+    leaf = session.leaf_entry_id
+    job = services.job_execute(
+        job_id=services.job_create(
+            session=session, kind="compaction", parameters={"keepRecentTokens": 60}, enqueue=False
+        ).pk
+    )
+    assert job.status == "succeeded", job.error
+    ours = _bodies(server, 0)
+    pi = run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "compact",
+            "model": config.pi_model(),
+            "apiKey": "sk-ant-test",
+            "sessionFile": str(path),
+            "leafId": leaf,
+            "keepRecentTokens": 60,
+        },
+        timeout=60,
+    )
+    assert len(ours) == 2 and _bodies(server, len(ours)) == ours
+    assert pi["result"]["summary"].startswith("## Goal\nSummarised by the fake server.")
+
+    target = corpus_entry_id("branches", user="Why MIT", reply=True)
+    session, path = import_corpus("branches")
+    start = len(server.requests)
+    job = services.job_execute(
+        job_id=services.job_create(
+            session=session, kind="branch_summary", target_entry_id=target, enqueue=False
+        ).pk
+    )
+    assert job.status == "succeeded", job.error
+    ours = _bodies(server, start)
+    run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "branch",
+            "model": config.pi_model(),
+            "apiKey": "sk-ant-test",
+            "sessionFile": str(path),
+            "fromId": _file_leaf(path),
+            "targetId": target,
+        },
+        timeout=60,
+    )
+    assert len(ours) == 1 and _bodies(server, start + 1) == ours
+
+
+def _file_leaf(path):
+    import json
+
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return lines[-1]["id"]
