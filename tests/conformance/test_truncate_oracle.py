@@ -300,6 +300,8 @@ BASH_COMMANDS = [
     "exit 2",
     "seq 1 3000; exit 1",
     "printf 'a\\r\\nb\\033[31mred\\033[0m\\n'",
+    "echo out; echo err >&2; exit 4",
+    "seq 1 2500 >&2",
 ]
 
 
@@ -310,11 +312,15 @@ def test_it_matches_pi_bash_tool_notices(tmp_path):
         "truncate.mjs", {"cwd": str(tmp_path), "tools": calls}, env={"PI_OFFLINE": "1"}
     )["tools"]
     for command, theirs in zip(BASH_COMMANDS, got, strict=True):
+        # Pi interleaves stdout and stderr as they arrive; these commands write them in turn.
         proc = subprocess.run(
-            ["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False
+            ["bash", "-c", command],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
         )
         acc = OutputAccumulator()
-        # stdout and stderr are interleaved in Pi; these commands write to stdout only.
         acc.append(proc.stdout)
         acc.finish()
         path = None
