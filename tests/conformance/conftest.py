@@ -91,8 +91,14 @@ def run_oracle(
 
 
 def corpus_sessions() -> list[Path]:
-    """Session files of the conformance corpus, globbed at call time (others record into it)."""
-    return sorted(CORPUS_DIR.glob("*.jsonl")) if CORPUS_DIR.exists() else []
+    """Session files of the conformance corpus (``corpus/<scenario>/session.jsonl`` and any
+    ``corpus/*.jsonl``), globbed at call time since the corpus is re-recorded; the recorded
+    resource trees under ``fs/`` are not sessions."""
+    if not CORPUS_DIR.exists():
+        return []
+    return sorted(
+        p for p in CORPUS_DIR.rglob("*.jsonl") if "fs" not in p.relative_to(CORPUS_DIR).parts
+    )
 
 
 @pytest.fixture

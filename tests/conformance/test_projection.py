@@ -41,7 +41,7 @@ from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
 from contextlab.pi.session import SessionTree, parse_session_file
 from tests.conformance import projection_sessions as edge_sessions
-from tests.conformance.conftest import CORPUS_DIR, run_oracle
+from tests.conformance.conftest import CORPUS_DIR, corpus_sessions, run_oracle
 from tests.conftest import REAL_SESSION
 
 pytestmark = pytest.mark.oracle
@@ -53,13 +53,10 @@ def corpus_cases() -> list[tuple[str, Path, Path | None]]:
     cases: list[tuple[str, Path, Path | None]] = []
     if REAL_SESSION.exists():
         cases.append(("real-large", REAL_SESSION, None))
-    if CORPUS_DIR.exists():
-        for path in sorted(CORPUS_DIR.rglob("*.jsonl")):
-            if "fs" in path.relative_to(CORPUS_DIR).parts:
-                continue
-            agent = path.parent / "fs" / "agent"
-            name = str(path.relative_to(CORPUS_DIR).with_suffix(""))
-            cases.append((f"corpus:{name}", path, agent if agent.exists() else None))
+    for path in corpus_sessions():
+        agent = path.parent / "fs" / "agent"
+        name = str(path.relative_to(CORPUS_DIR).with_suffix(""))
+        cases.append((f"corpus:{name}", path, agent if agent.exists() else None))
     return cases
 
 
