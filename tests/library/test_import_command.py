@@ -81,6 +81,7 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
     folder = first.parent
     out = io.StringIO()
     errors: list[BaseException] = []
+    stop = threading.Event()
 
     def watch() -> None:
         try:
@@ -91,7 +92,8 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
                 "--interval",
                 "0.1",
                 "--watch-seconds",
-                "6",
+                "60",
+                stop_event=stop,
                 stdout=out,
                 stderr=io.StringIO(),
             )
@@ -116,13 +118,14 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
             f.write(full[-10:])
         _wait_for(lambda: Entry.objects.filter(session__session_id=other["id"]).count() == 2)
     finally:
+        stop.set()
         thread.join(timeout=15)
     assert not thread.is_alive() and errors == []
     assert "appended" in out.getvalue()
     assert Session.objects.get(session_id=other["id"]).problem_count == 0
 
 
-def _wait_for(condition, timeout: float = 5.0) -> None:
+def _wait_for(condition, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

@@ -69,6 +69,8 @@ class Progress:
 
 class Command(BaseCommand):
     help = "Import Pi session files (or folders of them, recursively) into the library."
+    # A threading.Event that ends --watch (for embedding the watcher, and for tests).
+    stealth_options = ("stop_event",)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", help="session files or folders")
@@ -102,7 +104,13 @@ class Command(BaseCommand):
         else:
             self._print_summary(results, seconds)
         if options["watch"]:
-            self._watch(paths, options["interval"], options["watch_seconds"], as_json)
+            self._watch(
+                paths,
+                options["interval"],
+                options["watch_seconds"],
+                as_json,
+                options.get("stop_event"),
+            )
         if any(r.status == Status.FAILED for r in results):
             sys.exit(1)
 
@@ -165,7 +173,12 @@ class Command(BaseCommand):
         )
 
     def _watch(
-        self, paths: list[Path], interval: float, limit: float | None, as_json: bool
+        self,
+        paths: list[Path],
+        interval: float,
+        limit: float | None,
+        as_json: bool,
+        stop_event: Any = None,
     ) -> None:
         """Poll the files' sizes and modification times; sync what changed.
 
@@ -177,7 +190,7 @@ class Command(BaseCommand):
         if not as_json:
             self.stdout.write(f"Watching {len(seen)} files in {', '.join(map(str, paths))} …")
         try:
-            while True:
+            while stop_event is None or not stop_event.is_set():
                 pause = interval
                 if deadline is not None:
                     left = deadline - time.monotonic()
