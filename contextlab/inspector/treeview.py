@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from contextlab.pi.jsutil import js_len, js_slice, json_stringify
-from contextlab.pi.session import js_trim
+from contextlab.pi.session import js_trim, js_truthy
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 SETTINGS_TYPES = frozenset(
@@ -488,13 +488,14 @@ def tree_item(
         role = str(message.get("role"))
         item.role = role
         content = message.get("content")
+        extracted = _extract_content(content)
         search.append(role)
-        if content:
-            search.append(_extract_content(content))
+        if js_truthy(content):
+            search.append(extracted)
         if role == "user":
-            item.tag, item.text = "user: ", _normalize(_extract_content(content))
+            item.tag, item.text = "user: ", _normalize(extracted)
         elif role == "assistant":
-            text = _normalize(_extract_content(content))
+            text = _normalize(extracted)
             stop = message.get("stopReason")
             item.tag = "assistant: "
             if text:
