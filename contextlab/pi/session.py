@@ -490,6 +490,11 @@ def _v8_sort_with_nan(items: list[Any], keys: list[float | None]) -> list[Any]:
     return [item for item, _ in pairs]
 
 
+def _timestamp_ms(entry: dict[str, Any]) -> float | None:
+    # A missing timestamp is `new Date(undefined)`: NaN, unlike null (the epoch).
+    return entry_time_ms(entry["timestamp"]) if "timestamp" in entry else None
+
+
 class SessionTree:
     """Navigation over the (migrated, header-less) entries of one session, as Pi navigates it.
 
@@ -541,7 +546,7 @@ class SessionTree:
             if len(ids) == 1:
                 self._children[parent] = ids
                 continue
-            keys = [entry_time_ms(self.by_id[i].get("timestamp")) for i in ids]
+            keys = [_timestamp_ms(self.by_id[i]) for i in ids]
             if any(k is None for k in keys):
                 self._children[parent] = _v8_sort_with_nan(ids, keys)
             else:

@@ -186,6 +186,10 @@ def tree_shapes() -> bytes:
     b.add("message", parent=root, message=_user("child equal B"), ts=_ts(30))
     b.add("message", parent=root, message=_user("child bad timestamp"), ts="not a date")
     b.add("message", parent=root, message=_user("child early"), ts=_ts(20))
+    b.add("message", parent=root, message=_user("child null timestamp"), ts=None)
+    b.lines[-1]["timestamp"] = None
+    b.add("message", parent=root, message=_user("child without timestamp"))
+    del b.lines[-1]["timestamp"]
     b.add("message", parent=root, message=_user("child offset"), ts="2025-03-01T11:00:25+01:00")
     b.add("message", parent="nowhere", message=_user("orphan"))
     self_id = f"e{b.n + 1:07d}"
