@@ -142,3 +142,33 @@ def test_it_lets_a_teammate_open_the_owners_session(client, teammate, owner, tmp
     session = import_session_file(path=write_session(tmp_path), user=owner).session
     client.force_login(teammate)
     assert _ids(_tree(client, session))
+
+
+def test_it_answers_404_on_every_session_url_when_the_session_is_not_visible(
+    client, owner, outsider, tmp_path, monkeypatch
+):
+    """contextlab shows every session to every signed-in user today (a team dashboard); where
+    visibility is narrowed (Session.objects.visible_to), every session URL must follow it."""
+    from contextlab.library.models import SessionQuerySet
+
+    monkeypatch.setattr(SessionQuerySet, "visible_to", lambda qs, user: qs.filter(imported_by=user))
+    session = import_session_file(path=write_session(tmp_path), user=owner).session
+    client.force_login(outsider)
+    urls = [
+        reverse("inspector:session", args=[session.pk]),
+        reverse("inspector:tree_rows", args=[session.pk]) + "?start=0&end=5",
+        reverse("inspector:chart", args=[session.pk]),
+        reverse("inspector:not_sent", args=[session.pk]) + "?entry=u0000004",
+        reverse("inspector:message", args=[session.pk]) + "?entry=u0000004",
+        reverse("inspector:messages", args=[session.pk]) + "?entry=u0000004",
+    ]
+    for url in urls:
+        assert client.get(url).status_code == 404, url
+    response = client.post(reverse("inspector:profile", args=[session.project.pk]), {"next": "/"})
+    assert response.status_code == 404
+    assert session.session_id not in client.get(reverse("library:index")).content.decode()
+    search = client.get(reverse("library:search"), {"q": "please read"}).content.decode()
+    assert "Nothing matches." in search
+    client.force_login(owner)
+    for url in urls:
+        assert client.get(url).status_code == 200, url
