@@ -42,8 +42,17 @@ def _status_response(request: HttpRequest, job: Job) -> HttpResponse:
     return response
 
 
-def _compact_parameters(request: HttpRequest) -> dict:
+def _settings_from(source) -> dict:  # type: ignore[no-untyped-def]
+    """Pi's compaction settings chosen in the form (defaults: Pi's own)."""
     params: dict = {}
+    for name, default in (("keepRecentTokens", 20000), ("reserveTokens", 16384)):
+        raw = (source.get(name) or "").strip()
+        params[name] = int(raw) if raw.isdigit() else default
+    return params
+
+
+def _compact_parameters(request: HttpRequest) -> dict:
+    params = _settings_from(request.POST)
     instructions = (request.POST.get("instructions") or "").strip()
     if instructions:
         params["customInstructions"] = instructions
@@ -71,8 +80,9 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
     preview, error = None, ""
+    chosen = _settings_from(request.GET)
     try:
-        plan = services.plan_compaction(session, leaf, {**_provider_params()})
+        plan = services.plan_compaction(session, leaf, {**_provider_params(), **chosen})
         preview = {"plan": plan.preview, "nothing": plan.nothing, "calls": len(plan.calls)}
     except services.JobError as exc:
         error = str(exc)
@@ -83,6 +93,8 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
         "error": error,
         "provider": providers.active_provider().public(),
         "loaded": True,
+        "keep_recent_tokens": chosen["keepRecentTokens"],
+        "reserve_tokens": chosen["reserveTokens"],
     }
     template = "jobs/_compact_form.html" if request.htmx else "jobs/compact.html"
     return render(request, template, context)

@@ -147,3 +147,44 @@ def test_export_downloads_the_file_pi_wrote(owner_client, import_corpus):
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == path.read_bytes()
     assert response["Content-Disposition"].endswith(f'_{session.session_id}.jsonl"')
+
+
+def test_the_compact_form_previews_pis_request_before_queueing(
+    owner_client, import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    url = reverse("jobs:compact", args=[session.pk])
+    nothing = owner_client.get(url, {"leaf": session.leaf_entry_id}, **HTMX).content.decode()
+    assert "Nothing to compact (session too small)" in nothing  # Pi's defaults keep it all
+    response = owner_client.get(
+        url, {"leaf": session.leaf_entry_id, "keepRecentTokens": "150"}, **HTMX
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "First kept entry" in body and "Tokens before" in body
+    assert "Summarisation request (max tokens 13107)" in body
+    assert "offline summariser" in body
+    assert not Job.objects.exists()  # a preview queues nothing
+
+
+def test_an_included_compact_form_lazy_loads_its_preview(import_corpus, rf, owner):
+    from django.template.loader import render_to_string
+
+    session, _ = import_corpus("tools")
+    html = render_to_string("jobs/_compact_form.html", {"session": session, "leaf": "abc"})
+    assert 'hx-trigger="load"' in html
+    assert f'href="{reverse("jobs:compact", args=[session.pk])}?leaf=abc"' in html
+
+
+def test_the_what_if_page_lists_where_pi_would_have_compacted(owner_client, import_corpus):
+    session, _ = import_corpus("tools")
+    url = reverse("jobs:what_if", args=[session.pk])
+    response = owner_client.get(
+        url, {"contextWindow": "1000", "reserveTokens": "100", "keepRecentTokens": "200"}
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "auto-compaction" in body
+    partial = owner_client.get(url, {"contextWindow": "1000000"}, **HTMX)
+    assert partial.content.decode().lstrip().startswith('<div id="what-if-results">')
+    assert "0 auto-compactions" in partial.content.decode()
