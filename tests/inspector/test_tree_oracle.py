@@ -4,6 +4,7 @@ filter mode, searches and folds."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -71,12 +72,34 @@ def _cases(path: Path) -> list[dict]:
     return cases
 
 
+def _generator():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(
+        "gen_large_session", REPO / "tools" / "gen_large_session.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _sessions(tmp_path: Path) -> list[Path]:
     paths = [write_session(tmp_path / "rich") if (tmp_path / "rich").mkdir() is None else None]
     for corpus in sorted(CORPUS.glob("*/session.jsonl")):
         copy = tmp_path / f"{corpus.parent.name}.jsonl"
         shutil.copyfile(corpus, copy)
         paths.append(copy)
+    generated = tmp_path / "generated.jsonl"
+    _generator().write_session(
+        generated,
+        entries=3000,
+        target_bytes=2 * 1024 * 1024,
+        branches=12,
+        compactions=3,
+        seed=7,
+        session_id="tree-oracle",
+        cwd="/home/dev/projects/pelican",
+    )
+    paths.append(generated)
     if REAL_SESSION.exists():
         copy = tmp_path / "real.jsonl"
         shutil.copyfile(REAL_SESSION, copy)  # Pi may rewrite what it opens: never the original
