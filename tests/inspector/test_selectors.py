@@ -1,0 +1,65 @@
+"""The inspector hands the engine a condensed path (light stand-ins before the kept range of the
+last compaction); the projection must be exactly the one built from the whole file."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import shutil
+
+import pytest
+
+from contextlab.inspector.selectors import clear_cache, path_entries, session_index
+from contextlab.library.services import import_session_file
+from contextlab.pi.context import build_session_context
+from contextlab.pi.session import parse_session_file
+from tests.conftest import REPO
+from tests.inspector.sessions import write_session
+
+pytestmark = pytest.mark.django_db
+
+
+def _generated(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "gen_large_session", REPO / "tools" / "gen_large_session.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_session(
+        tmp_path / "gen.jsonl",
+        entries=2500,
+        target_bytes=1024 * 1024,
+        branches=10,
+        compactions=4,
+        seed=3,
+        session_id="condensed",
+        cwd="/srv/gen",
+    )
+
+
+@pytest.fixture(params=["rich", "compaction-corpus", "generated"])
+def session_file(request, tmp_path, blob_dir):
+    clear_cache()
+    if request.param == "rich":
+        return write_session(tmp_path)
+    if request.param == "compaction-corpus":
+        copy = tmp_path / "compaction.jsonl"
+        shutil.copyfile(
+            REPO / "tests" / "conformance" / "corpus" / "compaction" / "session.jsonl", copy
+        )
+        return copy
+    return _generated(tmp_path)
+
+
+def test_it_projects_like_the_engine_on_the_whole_file(session_file):
+    session = import_session_file(path=session_file).session
+    index = session_index(session)
+    entries = parse_session_file(session_file).entries
+    ids = list(index.items)
+    sample = ids if len(ids) <= 80 else random.Random(1).sample(ids, 80)
+    for entry_id in sample:
+        whole = build_session_context(entries, entry_id)
+        condensed = build_session_context(path_entries(session, index, entry_id), entry_id)
+        assert condensed.messages == whole.messages, entry_id
+        assert condensed.thinking_level == whole.thinking_level, entry_id
+        assert condensed.model == whole.model, entry_id
