@@ -231,7 +231,7 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
                     {"type": "text", "text": sanitize_surrogates(b["text"])}
                     if b.get("type") == "text"
                     else _image_block(b)
-                    for b in content
+                    for b in content or []
                 ]
                 blocks = [b for b in blocks if b["type"] != "text" or b["text"].strip()]
                 if blocks:
