@@ -27,7 +27,12 @@ from tests.jobs.fake_llm import FakeLLMServer, Reply
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 REPO = Path(__file__).resolve().parents[2]
-REDIS_DB = os.environ.get("CONTEXTLAB_TEST_WORKER_REDIS_DB", "13")
+# A Redis db of our own, one per xdist process: two celery workers sharing a queue would take
+# each other's messages (each test process has its own database, where job ids collide).
+_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+REDIS_DB = os.environ.get(
+    "CONTEXTLAB_TEST_WORKER_REDIS_DB", str(13 + (int(_XDIST) if _XDIST.isdigit() else 0))
+)
 
 
 def _redis_base() -> str:
