@@ -233,3 +233,39 @@ def test_it_orders_the_tree_and_finds_leaf_labels_and_name_like_pi(name, source,
     assert {m(k): v for k, v in pi["labelTimestamps"].items()} == tree.label_timestamps
     assert pi["name"] == tree.name
     assert [m(i) for i in pi["branchOfLeaf"]] == tree.path_ids(tree.leaf_id)
+
+
+def _messy_file() -> bytes:
+    header = b'{"type":"session","version":3,"id":"messy","timestamp":"2025-01-01T00:00:00.000Z"}'
+    good = [
+        b'{"type":"custom","id":"a","parentId":null,"timestamp":"t",'
+        b'"s":"caf\xc3\xa9 \xf0\x9f\x98\x80"}',
+        b'{"type":"custom","id":"b","parentId":"a","timestamp":"t","bad":"\xff|\xe2\x82|\xc0\xaf|'
+        b'\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82\xac"}',
+        b'  {"type":"custom","id":"c","parentId":"b","timestamp":"t","k":{"b":1,"10":2,"2":3}}  ',
+        b'{"type":"custom","id":"d","parentId":"c","timestamp":"t","big":12345678901234567890}\r',
+    ]
+    garbage = [b"{oops", b"", b"   ", b"\xe2\x80\xa8", b"\xef\xbb\xbf{}", b"NaN", b"0", b"null"]
+    lines = [b"not json before the header", header]
+    for g, line in zip(garbage, good + [b""] * 4, strict=False):
+        lines += [g, line]
+    # A long line puts a multi-byte character across Pi's 1 MiB read-buffer boundary.
+    head = b"\n".join(lines) + b'\n{"type":"custom","id":"e","parentId":"d","timestamp":"t","p":"'
+    pad = b"x" * (1024 * 1024 - 1 - len(head))
+    lines.append(head.rsplit(b"\n", 1)[1] + pad + b'\xe2\x82\xac\xe2\x82\xac"}')
+    return b"\n".join(lines)
+
+
+def test_it_reads_lines_as_pi_does(tmp_path):
+    """Garbage before the header, blank and Unicode-blank lines, BOM, CRLF, invalid UTF-8 of
+    every kind (replaced by U+FFFD exactly as Node's decoder does), integer-like keys, huge
+    integers, a character across Pi's 1 MiB buffer boundary: we keep exactly the objects Pi
+    keeps, with the same JSON text, and report every line Pi skips."""
+    path = tmp_path / "messy.jsonl"
+    path.write_bytes(_messy_file())
+    parsed = parse_session_file(path)
+    pi = run_oracle("project.mjs", {"file": str(path), "mode": "load"})
+    assert pi["loaded"] == json_stringify([parsed.header, *parsed.entries])
+    reported = {p.line for p in parsed.problems}
+    assert {1, 3, 11, 13, 15} <= reported  # garbage, {oops, BOM, NaN, 0 ...}
+    assert any("invalid UTF-8" in p.reason for p in parsed.problems)

@@ -11,7 +11,8 @@
 // where model = ModelRegistry.find(provider, modelId) (models.json of agentDir + built-ins), or,
 // for a model Pi does not know, contextlab's documented assumption (see model_for_transform).
 // "hash": sha256 of JSON.stringify of raw/llm/sent per leaf; "full": the JSON texts themselves;
-// "bench": time the pipeline only; "tree": getTree/getLeafId/getLabel/getSessionName.
+// "bench": time the pipeline only; "tree": getTree/getLeafId/getLabel/getSessionName;
+// "load": loadEntriesFromFile's result as JSON text.
 import { createHash } from "crypto";
 import { join } from "path";
 import {
@@ -53,7 +54,18 @@ function resolveModel(model, messages) {
   return { provider: model.provider, api, id: model.modelId, input: ["text", "image"] };
 }
 
+// Exit only once stdout is flushed: process.exit() would cut a piped write at 64 KiB.
+async function finish(text) {
+  await new Promise((resolve) => process.stdout.write(text, resolve));
+  process.exit(0);
+}
+
 const sha = (text) => createHash("sha256").update(text, "utf8").digest("hex");
+
+if (input.mode === "load") {
+  // What Pi's loader keeps, before migration: every truthy parsed line, or [] if no header.
+  await finish(JSON.stringify({ loaded: JSON.stringify(loadEntriesFromFile(input.file)) }));
+}
 
 if (input.mode === "tree") {
   const manager = SessionManager.open(input.file);
@@ -83,7 +95,7 @@ if (input.mode === "tree") {
       s.push(...n.children);
     }
   }
-  process.stdout.write(JSON.stringify({
+  await finish(JSON.stringify({
     ids,
     roots: roots.map((r) => r.entry.id),
     nodes,
@@ -93,7 +105,6 @@ if (input.mode === "tree") {
     name: manager.getSessionName() ?? null,
     branchOfLeaf: manager.getBranch().map((e) => e.id),
   }));
-  process.exit(0);
 }
 
 const loadStarted = process.hrtime.bigint();
@@ -126,10 +137,9 @@ if (input.mode === "bench") {
     }
     seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
   }
-  process.stdout.write(
+  await finish(
     JSON.stringify({ seconds, loadSeconds, leaves: leafIndexes.length, messages: count }),
   );
-  process.exit(0);
 }
 
 // Pi loops forever on a parentId cycle (a self-parent included): such leaves are reported, not run.
