@@ -583,3 +583,78 @@ def compaction_what_if_with_entries(path, window, reserve, keep):
             lines.append(json.dumps(synthetic))
             parent = synthetic["id"]
     return lines, found
+
+
+def _cut_entry(kind_role: tuple[str, str | None], chars: int, n: int) -> dict[str, Any]:
+    kind, role = kind_role
+    entry: dict[str, Any] = {"type": kind, "id": f"x{n}", "parentId": f"x{n - 1}" if n else None}
+    if kind == "message":
+        text = "é" * chars
+        if role == "assistant":
+            entry["message"] = {"role": role, "content": [{"type": "text", "text": text}]}
+        elif role == "bashExecution":
+            entry["message"] = {"role": role, "command": "ls", "output": text}
+        elif role in ("branchSummary", "compactionSummary"):
+            entry["message"] = {"role": role, "summary": text}
+        else:
+            entry["message"] = {"role": role, "content": text}
+    elif kind in ("branch_summary", "compaction"):
+        entry["summary"] = "s" * chars
+    return entry
+
+
+KINDS = [
+    ("message", "user"),
+    ("message", "assistant"),
+    ("message", "assistant"),
+    ("message", "toolResult"),
+    ("message", "toolResult"),
+    ("message", "bashExecution"),
+    ("message", "custom"),
+    ("message", "branchSummary"),
+    ("message", "compactionSummary"),
+    ("custom_message", None),
+    ("branch_summary", None),
+    ("compaction", None),
+    ("model_change", None),
+    ("thinking_level_change", None),
+    ("label", None),
+    ("custom", None),
+    ("session_info", None),
+]
+
+
+@pytest.mark.oracle
+def test_it_finds_cut_points_as_pi_on_generated_entry_lists():
+    """findCutPoint and findTurnStartIndex on random entry lists with random ranges, budgets
+    and indices (seeded) — shapes no recorded session has: cuts at the range start, ranges ending
+    on settings entries, tool results everywhere."""
+    from contextlab.pi.compaction import find_turn_start_index
+
+    rng = random.Random(7)
+    cases = []
+    for _ in range(1500):
+        size = rng.randint(1, 30)
+        entries = [_cut_entry(rng.choice(KINDS), rng.randint(0, 120), n) for n in range(size)]
+        start = rng.randint(0, size - 1)
+        cases.append(
+            {
+                "entries": entries,
+                "start": start,
+                "end": rng.randint(start, size),
+                "keep": rng.choice([0, 1, 5, 20, 60, 200, 10**6]),
+                "index": rng.randint(start, size - 1),
+            }
+        )
+    got = run_oracle("compaction.mjs", {"cuts": cases})["cuts"]
+    splits = 0
+    for c, theirs in zip(cases, got, strict=True):
+        cut = find_cut_point(c["entries"], c["start"], c["end"], c["keep"])
+        splits += cut.is_split_turn
+        assert {
+            "firstKeptEntryIndex": cut.first_kept_entry_index,
+            "turnStartIndex": cut.turn_start_index,
+            "isSplitTurn": cut.is_split_turn,
+        } == theirs["cut"], c
+        assert find_turn_start_index(c["entries"], c["index"], c["start"]) == theirs["turnStart"]
+    assert 100 < splits < 1400, splits

@@ -1,10 +1,11 @@
 // Oracle: Pi 0.80.2's prepareCompaction and the exact request(s) compact() sends, captured with a
 // fake streamFn (no network). stdin: {sessions: [{file, cases: [{leafId, reserveTokens,
 // keepRecentTokens, modelMaxTokens, customInstructions}], digest?}]}; stdout: {sessions: [[result...]]}.
+// Also {cuts: [...]}: findCutPoint / findTurnStartIndex on raw entry lists.
 // Session files must be private copies: SessionManager.open may rewrite a file it migrates.
 import { createHash } from "node:crypto";
 import { SessionManager } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
-import { compact, findCutPoint, prepareCompaction } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js";
+import { compact, findCutPoint, findTurnStartIndex, prepareCompaction } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js";
 
 const stdin = [];
 for await (const chunk of process.stdin) stdin.push(chunk);
@@ -17,8 +18,14 @@ function fakeModel(maxTokens) {
 // For big sessions the caller asks for digests of the bulky parts instead of the parts.
 const sha = (value) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
 
+// Direct cut-point cases on raw entry lists: {entries, start, end, keep, index}.
+const cuts = (input.cuts ?? []).map((c) => ({
+	cut: findCutPoint(c.entries, c.start, c.end, c.keep),
+	turnStart: findTurnStartIndex(c.entries, c.index, c.start),
+}));
+
 const out = [];
-for (const session of input.sessions) {
+for (const session of input.sessions ?? []) {
 	const sm = SessionManager.open(session.file);
 	const results = [];
 	for (const c of session.cases) {
@@ -68,4 +75,4 @@ for (const session of input.sessions) {
 	}
 	out.push(results);
 }
-process.stdout.write(JSON.stringify({ sessions: out }));
+process.stdout.write(JSON.stringify({ sessions: out, cuts }));
