@@ -221,6 +221,16 @@ def _blocks(message: dict[str, Any]) -> list[Block]:
     return out
 
 
+def _sent_blocks(message: dict[str, Any]) -> list[Block]:
+    """The blocks as the provider receives them: summaries with Pi's wrapper text, custom and
+    `!` bash messages as the user text convertToLlm makes of them."""
+    if message.get("role") in ("compactionSummary", "branchSummary", "custom", "bashExecution"):
+        converted = pi_context.convert_message(message)
+        if converted is not None:
+            return _blocks(converted)
+    return _blocks(message)
+
+
 _ROLE_CSS = {
     "compactionSummary": "compaction-summary",
     "branchSummary": "branch-summary",
@@ -450,7 +460,7 @@ def inspect_entry(
     head_count = 1 if messages and messages[0].get("role") == "compactionSummary" else 0
     tail_start = max(head_count, len(views) - FULL_TAIL)
     for position in [*range(head_count), *range(tail_start, len(views))]:
-        views[position].blocks = _blocks(messages[position])
+        views[position].blocks = _sent_blocks(messages[position])
 
     estimate = pi_tokens.estimate_context_tokens(messages)
     pi_estimate = {
@@ -578,7 +588,7 @@ def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list
 
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = entry_as_message(entry) if entry else None
-    return _blocks(message) if message else []
+    return _sent_blocks(message) if message else []
 
 
 def _attr(obj: Any, *names: str) -> Any:

@@ -66,6 +66,11 @@ def test_it_puts_the_compaction_summary_first_and_counts_what_it_replaced(owner_
     body = _get(owner_client, rich, "u0000004")
     first = body.index('<details class="msg')
     assert "compaction summary" in body[first : first + 600]
+    # Shown as sent: Pi's wrapper around the summary.
+    assert (
+        "<pre>The conversation history before this point was compacted into the following "
+        "summary:\n\n&lt;summary&gt;\n## Goal" in body
+    )
     assert re.search(r'data-testid="replaced-count">5<', body)
     listing = owner_client.get(
         reverse("inspector:not_sent", args=[rich.pk]), {"entry": "u0000004"}, HTTP_HX_REQUEST="true"
@@ -73,6 +78,15 @@ def test_it_puts_the_compaction_summary_first_and_counts_what_it_replaced(owner_
     assert re.findall(r'entry=([a-z0-9]+)"', listing) == [
         "u0000001", "a0000001", "r0000001", "a0000002", "b0000001",
     ]  # fmt: skip
+
+
+def test_it_shows_branch_summaries_as_sent(owner_client, rich):
+    body = _get(owner_client, rich, "u0000003")
+    assert (
+        "<pre>The following is a summary of a branch that this conversation came back from:"
+        "\n\n&lt;summary&gt;\nTried &lt;i&gt;bold&lt;/i&gt;; the API was overloaded."
+        "&lt;/summary&gt;</pre>" in body
+    )
 
 
 def test_it_checks_pi_invariant_on_the_last_message(owner_client, rich):
