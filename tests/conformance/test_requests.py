@@ -16,8 +16,10 @@ agent request this test:
 4. compares with the recorded bytes — first part by part (system message, messages, tools, other
    fields) for a readable failure, then the whole body byte for byte.
 
-Summarisation requests (compaction, branch summary) are recorded too; they are rebuilt by the
-summariser's own tests and by tests/pi/test_openai_completions.py.
+Summarisation requests (manual compaction, tree navigation with a summary) are rebuilt the same
+way from the session at their leaf and the recorded user action (custom instructions, navigation
+target) with the compaction and branch-summary engines (contextlab.pi.compaction,
+contextlab.pi.branch_summary).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from contextlab.pi.branch_summary import BranchSummaryOptions, branch_summary_preview
+from contextlab.pi.compaction import CompactionOptions, compaction_preview
 from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.prompt import build_system_prompt
 from contextlab.pi.providers.openai_completions import (
@@ -40,6 +44,7 @@ from contextlab.pi.providers.openai_completions import (
     simple_options,
 )
 from contextlab.pi.resources import discover_resources
+from contextlab.pi.session import SessionTree, parse_session_file
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -55,6 +60,15 @@ AGENT_REQUESTS = [
     for request in manifest["requests"]
     if request["kind"] == "agent"
 ]
+
+# Summarisation requests grouped by the user action that sent them: a split-turn compaction sends
+# two at once (history and turn prefix, in parallel, so in no fixed order).
+SUMMARY_GROUPS: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+for _manifest in SCENARIOS:
+    for _request in _manifest["requests"]:
+        if _request["kind"] == "summary":
+            _key = (_manifest["scenario"], _request["leafId"], _request["operation"]["op"])
+            SUMMARY_GROUPS.setdefault(_key, []).append(_request)
 
 
 def _write_if_changed(path: Path, data: bytes) -> None:
@@ -255,3 +269,71 @@ def test_it_covers_every_feature_the_issue_asks_for() -> None:
     assert any("Full output:" in t for t in texts)
     assert any("Command exited with code" in t for t in texts)
     assert len(AGENT_REQUESTS) >= 25
+
+
+def _summary_body(model: dict[str, Any], request: dict[str, Any], reasoning: str | None) -> str:
+    context = {"systemPrompt": request["systemPrompt"], "messages": request["messages"]}
+    options = simple_options(model, reasoning=reasoning, max_tokens=request["maxTokens"])
+    return build_request_body(model, context, options)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "leaf_id", "op"),
+    list(SUMMARY_GROUPS),
+    ids=[
+        f"{scenario}-{group[0]['seq']}-{op}" for (scenario, _, op), group in SUMMARY_GROUPS.items()
+    ],
+)
+def test_it_rebuilds_the_summarisation_requests_pi_sent(
+    prepared: dict[str, dict[str, Any]],
+    scenario: str,
+    leaf_id: str,
+    op: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    manifest = prepared[scenario]
+    group = SUMMARY_GROUPS[(scenario, leaf_id, op)]
+    operation = group[0]["operation"]
+    monkeypatch.setenv("HOME", manifest["home"])
+    session_copy = tmp_path / "session.jsonl"
+    shutil.copyfile(CORPUS / scenario / "session.jsonl", session_copy)
+    tree = SessionTree(parse_session_file(session_copy).entries)
+    at_leaf = run_context(manifest, leaf_id, session_copy)
+    model = next(m for m in manifest["models"] if m["id"] == at_leaf["model"]["modelId"])
+    settings = json.loads((CORPUS / scenario / "fs" / "agent" / "settings.json").read_text())
+
+    if op == "compact":
+        preview = compaction_preview(
+            tree.path(leaf_id),
+            CompactionOptions(
+                keep_recent_tokens=settings["compaction"]["keepRecentTokens"],
+                model_max_tokens=model["maxTokens"],
+                custom_instructions=operation["customInstructions"],
+            ),
+        )
+        requests = [r for r in (preview.request, preview.turn_prefix_request) if r is not None]
+        # compact() passes the session's thinking level to reasoning models.
+        thinking = at_leaf["thinkingLevel"]
+        reasoning = thinking if model["reasoning"] and thinking != "off" else None
+    else:
+        assert operation["oldLeafId"] == leaf_id
+        branch = branch_summary_preview(
+            tree,
+            leaf_id,
+            operation["targetId"],
+            BranchSummaryOptions(
+                context_window=model["contextWindow"],
+                custom_instructions=operation["customInstructions"],
+                replace_instructions=operation["replaceInstructions"],
+            ),
+        )
+        requests = [branch.request] if branch.request is not None else []
+        reasoning = None  # branch summaries never ask for reasoning
+
+    rebuilt = sorted(_summary_body(model, r, reasoning) for r in requests)
+    recorded = sorted(_recorded_body(scenario, r) for r in group)
+    assert len(rebuilt) == len(recorded)
+    for got, expected in zip(rebuilt, recorded, strict=True):
+        if got != expected:
+            pytest.fail(describe_difference(json.loads(expected), json.loads(got)))

@@ -67,6 +67,9 @@ function normalizeToolCallId(model) {
 
 let seq = 0;
 let session;
+// What the user is doing while a summarisation request goes out (compact or navigateTree with a
+// summary, and their options), so a test can rebuild that request from the session alone.
+let operation = null;
 
 function tap(original) {
 	return async (model, context, options) => {
@@ -87,6 +90,7 @@ function tap(original) {
 			seq: id,
 			kind: isSummary ? "summary" : "agent",
 			leafId,
+			operation: isSummary ? operation : null,
 			sessionMatches,
 			model: { provider: model.provider, id: model.id },
 			options: { reasoning: options?.reasoning ?? null, maxTokens: options?.maxTokens ?? null },
@@ -129,6 +133,30 @@ async function prompt(text, ...answers) {
 	const last = session.agent.state.messages.at(-1);
 	if (last?.role === "assistant" && (last.stopReason === "error" || last.stopReason === "aborted")) {
 		throw new Error(`prompt ended with ${last.stopReason}: ${last.errorMessage}`);
+	}
+}
+
+async function compact(customInstructions) {
+	operation = { op: "compact", customInstructions: customInstructions ?? null };
+	try {
+		return await session.compact(customInstructions);
+	} finally {
+		operation = null;
+	}
+}
+
+async function navigate(targetId, options = {}) {
+	operation = {
+		op: "navigateTree",
+		targetId,
+		oldLeafId: session.sessionManager.getLeafId(),
+		customInstructions: options.customInstructions ?? null,
+		replaceInstructions: options.replaceInstructions ?? false,
+	};
+	try {
+		return await session.navigateTree(targetId, options);
+	} finally {
+		operation = null;
 	}
 }
 
@@ -202,14 +230,14 @@ const scenarios = {
 		await prompt("What is this project?", call("read", { path: "README.md" }), say("A tiny demo project."));
 		await prompt("Suggest a name for it.", say("How about 'Tiny'?", "Short names are good."));
 		const firstAnswer = nthMessage("assistant", 2);
-		await session.navigateTree(firstAnswer.id);
+		await navigate(firstAnswer.id);
 		await prompt("Actually, suggest a licence instead.", say("MIT is a good default."));
 		await prompt("Why MIT?", say("It is short and permissive."));
 		const secondUser = nthMessage("user", 2);
-		await session.navigateTree(secondUser.id, { summarize: true, label: "names-again" });
+		await navigate(secondUser.id, { summarize: true, label: "names-again" });
 		await prompt("Let's go back to names: something longer?", say("'Tiny Recording Project'."));
 		const licenceUser = nthMessage("user", 3);
-		await session.navigateTree(licenceUser.id, {
+		await navigate(licenceUser.id, {
 			summarize: true,
 			customInstructions: "Focus on the naming discussion.",
 		});
@@ -228,7 +256,7 @@ const scenarios = {
 			call("bash", { command: "echo checks-ok" }),
 			say("The report repeats one line; checks passed."),
 		);
-		await session.compact();
+		await compact();
 		await prompt(
 			"Now explain what the report says in detail.",
 			say(`The report says: ${"the build is fine and reproducible; ".repeat(14)}`),
@@ -237,7 +265,7 @@ const scenarios = {
 			"And what should we do next?",
 			say(`Next: ${"keep the report small, archive old runs, and re-run checks weekly; ".repeat(8)}`),
 		);
-		await session.compact("Keep the next steps.");
+		await compact("Keep the next steps.");
 		await prompt("Remind me of the plan in one line.", say("Keep reports small and re-run checks weekly."));
 	},
 

@@ -179,6 +179,7 @@ def collect(name: str, root: Path, raw: Path, date: str, corpus: Path) -> dict[s
                 "seq": seq,
                 "kind": call["kind"],
                 "leafId": call["leafId"],
+                "operation": call["operation"],
                 "model": call["model"],
                 "reasoning": call["options"]["reasoning"],
                 "maxTokens": call["options"]["maxTokens"],
