@@ -146,6 +146,11 @@ class Inspection:
     tail: list[MessageView] = field(default_factory=list)
 
     @property
+    def images_dropped(self) -> bool:
+        """pi-ai's transformMessages replaces images for a model without image input."""
+        return "image" not in self.model_info.get("input", ["image"])
+
+    @property
     def open_from(self) -> int:
         """Messages after this position start unfolded (the end of the request matters most)."""
         return len(self.messages) - 6

@@ -279,3 +279,19 @@ def test_it_lists_the_not_sent_entries_as_a_page_without_javascript(owner_client
     )
     body = response.content.decode()
     assert "<html" in body and "5 entries not sent" in body
+
+
+def test_it_says_when_the_model_gets_a_placeholder_instead_of_an_image(owner_client, tmp_path):
+    from tests.inspector.sessions import rich_session_lines
+
+    lines = rich_session_lines()
+    for line in lines:
+        message = line.get("message") or {}
+        if message.get("role") == "assistant":
+            message.update(provider="cerebras", model="gpt-oss-120b")
+        if line.get("type") == "model_change":
+            line.update(provider="cerebras", modelId="gpt-oss-120b")
+    session = import_session_file(path=write_session(tmp_path, lines)).session
+    body = _get(owner_client, session, "a0000004")
+    assert 'pi-ai sends "(image omitted: model does not support images)"' in body
+    assert re.search(r"window \d", body)
