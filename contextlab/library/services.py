@@ -11,7 +11,6 @@ place every entry in the tree; a line is held whole only while it is decoded.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import os
@@ -116,11 +115,14 @@ class RawLine:
     complete: bool  # ended by a newline
 
 
-def iter_lines(f: IO[bytes], offset: int, line_no: int) -> Iterator[RawLine]:
+def iter_lines(
+    f: IO[bytes], offset: int, line_no: int, sink: BlobSink | None = None
+) -> Iterator[RawLine]:
     """Split a byte stream into lines from `offset`, reading fixed-size chunks.
 
     The last piece without a newline is yielded with complete=False: the caller decides whether it
-    is a finished last line or a torn one that Pi is still writing.
+    is a finished last line or a torn one that Pi is still writing. Every chunk read is also
+    handed to `sink` (the blob copy), so the file is read once.
     """
     f.seek(offset)
     limit = settings.CONTEXTLAB_MAX_LINE_BYTES  # longer lines are counted, not held
@@ -132,6 +134,8 @@ def iter_lines(f: IO[bytes], offset: int, line_no: int) -> Iterator[RawLine]:
         chunk = f.read(CHUNK_BYTES)
         if not chunk:
             break
+        if sink is not None:
+            sink.write(pos, chunk)
         start = 0
         while True:
             nl = chunk.find(b"\n", start)
@@ -198,6 +202,57 @@ def _copy_to_blob(f: IO[bytes], start: int, end: int, target: Path, *, append: b
             out.write(chunk)
             remaining -= len(chunk)
     return digest.hexdigest()
+
+
+class BlobSink:
+    """Copies the chunks of a file to a revision's blob as they are read, keeping the blob exactly
+    the bytes consumed: `finish(end)` cuts off a torn tail that was read but not consumed.
+
+    For a new blob the sha256 of those bytes is computed on the way (the hash state before the
+    last chunk is kept, so the tail can be excluded without reading anything again).
+    """
+
+    def __init__(self, target: Path, start: int, *, new: bool) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.path = target
+        self.start = start
+        self.out = target.open("wb" if new else "r+b" if target.exists() else "wb")
+        # An earlier failed sync may have left bytes past the recorded offset: write over them.
+        self.out.seek(0 if new else start)
+        self.out.truncate()
+        self.digest = hashlib.sha256() if new else None
+        self._before_last: Any = None
+        self._last: tuple[int, bytes] | None = None
+
+    def write(self, pos: int, chunk: bytes) -> None:
+        self.out.write(chunk)
+        if self.digest is not None:
+            self._before_last = self.digest.copy()
+            self._last = (pos, chunk)
+            self.digest.update(chunk)
+
+    def finish(self, end: int) -> str:
+        """Keep exactly f[start:end]; return the sha256 of a new blob ("" for appends)."""
+        self.out.truncate(end)  # blob offsets are file offsets
+        self.out.close()
+        if self.digest is None:
+            return ""
+        if self._last is None or self._last[0] + len(self._last[1]) <= end:
+            return self.digest.hexdigest()
+        pos, chunk = self._last
+        if pos <= end:
+            digest = self._before_last
+            digest.update(chunk[: end - pos])
+            return digest.hexdigest()
+        # A torn tail longer than a chunk (rare): hash what was kept from the blob itself.
+        digest = hashlib.sha256()
+        with self.path.open("rb") as kept:
+            for block in iter(lambda: kept.read(CHUNK_BYTES), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    def abort(self) -> None:
+        self.out.close()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -685,14 +740,24 @@ ENTRY_COLUMNS = (
 
 
 class EntryWriter:
-    """Buffers entry rows and writes them in batches: COPY on PostgreSQL, bulk_create elsewhere."""
+    """Buffers entry rows and writes them in batches: COPY on PostgreSQL, bulk_create elsewhere.
 
-    def __init__(self, session: Session, revision: SessionRevision) -> None:
+    With `stream=True` (a whole file into a new revision, when nothing else uses the connection
+    meanwhile) one COPY stays open for the whole file: PostgreSQL parses and stores one batch
+    while Python decodes the next, instead of both waiting at the end of every batch.
+    """
+
+    def __init__(
+        self, session: Session, revision: SessionRevision, *, stream: bool = False
+    ) -> None:
         self.session = session
         self.revision = revision
         self.rows: list[tuple[Any, ...]] = []
         self.bytes = 0
         self.written = 0
+        self.stream = stream and connection.vendor == "postgresql"
+        self._copy_cm: Any = None
+        self._copy: Any = None
 
     def add(self, row: tuple[Any, ...], size: int) -> None:
         self.rows.append(row)
@@ -704,13 +769,14 @@ class EntryWriter:
         if not self.rows:
             return
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                raw = cursor.cursor  # psycopg's own cursor, for COPY
-                columns = ", ".join(ENTRY_COLUMNS)
-                with raw.copy(f"COPY library_entry ({columns}) FROM STDIN") as copy:
-                    # Rows formatted here in COPY's text format: one join per row instead of
-                    # psycopg adapting every field (a third of a small import's time).
-                    copy.write("".join(map(_copy_line, self.rows)).encode("utf-8"))
+            # Rows formatted here in COPY's text format: one join per row instead of psycopg
+            # adapting every field (a third of a small import's time).
+            data = "".join(map(_copy_line, self.rows)).encode("utf-8")
+            if self.stream:
+                self._open().write(data)
+            else:
+                with connection.cursor() as cursor, cursor.cursor.copy(_COPY_SQL) as copy:
+                    copy.write(data)
         else:
             Entry.objects.bulk_create(
                 [
@@ -720,6 +786,27 @@ class EntryWriter:
             )
         self.written += len(self.rows)
         self.rows, self.bytes = [], 0
+
+    def _open(self) -> Any:
+        if self._copy is None:
+            connection.ensure_connection()
+            self._copy_cm = connection.connection.cursor().copy(_COPY_SQL)
+            self._copy = self._copy_cm.__enter__()
+        return self._copy
+
+    def close(self, error: BaseException | None = None) -> None:
+        """Flush and end the open COPY (abort it if the import failed)."""
+        if error is None:
+            self.flush()
+        if self._copy_cm is not None:
+            cm, self._copy_cm, self._copy = self._copy_cm, None, None
+            if error is None:
+                cm.__exit__(None, None, None)
+            else:
+                cm.__exit__(type(error), error, error.__traceback__)
+
+
+_COPY_SQL = f"COPY library_entry ({', '.join(ENTRY_COLUMNS)}) FROM STDIN"
 
 
 def _copy_field(value: Any) -> str:
@@ -844,7 +931,7 @@ class _Run:
         self.seq += 1
 
     def finish(self) -> None:
-        self.writer.flush()
+        self.writer.close()
         changed, leaves, problems = self.tree.finish()
         self.figures.branch_count += leaves
         self.problems.extend(problems)
@@ -1096,18 +1183,24 @@ def _read_revision(
         migrator=migrator,
         tree=TreeState(None),
         figures=Figures(),
-        writer=EntryWriter(session, revision),
+        writer=EntryWriter(session, revision, stream=True),
         header_line=probe.header_line,
         problems=list(probe.problems),
     )
     # The header's own timestamp counts as activity (a session with no entries yet).
     header_time = _ms_to_datetime(entry_time_ms(session.header.get("timestamp")))
     run.figures.first_activity = run.figures.last_activity = header_time
-    end = _stream(f, 0, 1, run, progress)
+    sink = BlobSink(revision.blob_file, 0, new=True)
+    try:
+        end = _stream(f, 0, 1, run, progress, sink)
+    except BaseException as exc:
+        run.writer.close(exc)
+        sink.abort()
+        raise
+    revision.blob_sha256 = sink.finish(end)
     run.finish()
     if previous is not None:
         _carry_added_entries(previous, run)
-    _store_bytes(f, revision, 0, end, append=False)
     revision.bytes_read = end
     revision.lines_read = run.revision.lines_read
     revision.next_seq = run.seq
@@ -1175,7 +1268,8 @@ def _append(
         header_line=probe.header_line,
         seq=revision.next_seq,
     )
-    end = _stream(f, start, revision.lines_read + 1, run, progress)
+    # Appends are small: their bytes are copied to the blob once the lines are read.
+    end = _stream(f, start, revision.lines_read + 1, run, progress, None)
     run.finish()
     ImportProblem.objects.filter(revision=revision, transient=True).delete()
     if end == start:
@@ -1183,7 +1277,7 @@ def _append(
         session.problem_count = ImportProblem.objects.filter(revision=revision).count()
         Session.objects.filter(pk=session.pk).update(problem_count=session.problem_count)
         return _result(display, Status.UNCHANGED, session, 0, 0)
-    _store_bytes(f, revision, start, end, append=True)
+    _append_to_blob(f, revision, start, end)
     revision.bytes_read = end
     revision.next_seq = run.seq
     revision.fingerprint = fingerprint(f, end)
@@ -1195,12 +1289,17 @@ def _append(
 
 
 def _stream(
-    f: IO[bytes], offset: int, line_no: int, run: _Run, progress: ProgressCallback | None
+    f: IO[bytes],
+    offset: int,
+    line_no: int,
+    run: _Run,
+    progress: ProgressCallback | None,
+    sink: BlobSink | None,
 ) -> int:
     """Feed complete lines from `offset`; return the offset after the last line consumed."""
     end = offset
     lines_read = line_no - 1
-    for line in iter_lines(f, offset, line_no):
+    for line in iter_lines(f, offset, line_no, sink):
         decoded = decode_line(line)
         if not line.complete and (decoded is not None and decoded.value is None):
             # Pi writes a line and its newline at once; a last line that does not parse is one
@@ -1223,17 +1322,17 @@ def _stream(
     return end
 
 
-def _store_bytes(
-    f: IO[bytes], revision: SessionRevision, start: int, end: int, *, append: bool
-) -> None:
-    target = revision.blob_file
-    if append:
-        # A failed earlier sync may have left bytes past the recorded offset: cut them first.
-        with contextlib.suppress(FileNotFoundError), target.open("r+b") as out:
-            out.truncate(start)
-    digest = _copy_to_blob(f, start, end, target, append=append)
-    if not append:
-        revision.blob_sha256 = digest
+def _append_to_blob(f: IO[bytes], revision: SessionRevision, start: int, end: int) -> None:
+    sink = BlobSink(revision.blob_file, start, new=False)
+    f.seek(start)
+    pos = start
+    while pos < end:
+        chunk = f.read(min(CHUNK_BYTES, end - pos))
+        if not chunk:
+            break
+        sink.write(pos, chunk)
+        pos += len(chunk)
+    sink.finish(end)
 
 
 def _save_problems(session: Session, revision: SessionRevision, display: str, run: _Run) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import shutil
 from pathlib import Path
@@ -138,6 +139,9 @@ def test_it_completes_a_torn_last_line_later(write_session) -> None:
     assert (first.status, first.entries) == (Status.NEW, 2)
     assert any("torn last line" in r for r in reasons(first))
     assert first.problems[-1].line == 4
+    revision = Session.objects.get().current_revision
+    assert revision.blob_sha256 == hashlib.sha256(full[: revision.bytes_read]).hexdigest()
+    assert revision.blob_file.read_bytes() == full[: revision.bytes_read]
     with path.open("ab") as f:
         f.write(full[cut:])
     second = import_session_file(path=path)
@@ -532,3 +536,21 @@ def test_it_orders_integer_like_keys_as_javascript_does(write_session) -> None:
     stored = engine_entries(Session.objects.get())[0]["message"]["content"][0]["arguments"]
     assert list(stored) == ["2", "10", "b"]  # as JSON.parse builds the object
     assert stored == parse_session_file(path).entries[0]["message"]["content"][0]["arguments"]
+
+
+def test_it_keeps_the_blob_exact_when_a_torn_line_spans_chunks(write_session) -> None:
+    entries = chain(3)
+    big = message("big00001", "e0000002", "toolResult", "z" * 3_000_000)
+    full = lines(header(), *entries, big)
+    cut = len(full) - 2_500_000  # the last line is torn across several 1 MiB chunks
+    path = write_session(raw=full[:cut])
+    import_session_file(path=path)
+    revision = Session.objects.get().current_revision
+    kept = lines(header(), *entries)
+    assert revision.bytes_read == len(kept)
+    assert revision.blob_file.read_bytes() == kept
+    assert revision.blob_sha256 == hashlib.sha256(kept).hexdigest()
+    with path.open("ab") as f:
+        f.write(full[cut:])
+    assert import_session_file(path=path).new_entries == 1
+    assert Session.objects.get().current_revision.blob_file.read_bytes() == full
