@@ -187,3 +187,26 @@ def test_a_branch_summary_lands_under_the_target_and_moves_the_leaf(
     )
     session.refresh_from_db()
     assert session.leaf_entry_id == entry.entry_id
+
+
+def test_jobs_never_change_imported_entries_or_the_original_bytes(import_corpus, offline_provider):
+    session, path = import_corpus("branches")
+
+    def imported():
+        return list(
+            Entry.objects.filter(session=session, origin="file")
+            .order_by("seq")
+            .values_list("entry_id", "parent_id", "seq", "data")
+        )
+
+    before = imported()
+    target = corpus_entry_id("branches", user="Why MIT", reply=True)
+    job = services.job_create(
+        session=session, kind="branch_summary", target_entry_id=target, enqueue=False
+    )
+    assert services.job_execute(job_id=job.pk).status == "succeeded"
+    assert services.job_execute(job_id=_job(session).pk).status == "succeeded"
+    assert imported() == before
+    session.refresh_from_db()
+    with session.current_revision.open_blob() as fh:
+        assert fh.read() == path.read_bytes()
