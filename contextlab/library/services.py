@@ -215,7 +215,6 @@ class BlobSink:
     def __init__(self, target: Path, start: int, *, new: bool) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         self.path = target
-        self.start = start
         self.out = target.open("wb" if new else "r+b" if target.exists() else "wb")
         # An earlier failed sync may have left bytes past the recorded offset: write over them.
         self.out.seek(0 if new else start)
@@ -859,7 +858,6 @@ class _Run:
     problems: list[Problem] = field(default_factory=list)
     transient: list[Problem] = field(default_factory=list)
     seq: int = 0
-    entry_ids: list[str] = field(default_factory=list)
 
     def feed(self, decoded: Decoded) -> None:
         line = decoded.line
@@ -927,7 +925,6 @@ class _Run:
             False,
         )
         self.writer.add(row, len(data))
-        self.entry_ids.append(entry_id)
         self.seq += 1
 
     def finish(self) -> None:
