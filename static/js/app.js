@@ -174,6 +174,10 @@
   }
 
   // --- Context growth chart ----------------------------------------------------------------
+  function short(n) {
+    if (n === null || n === undefined) return "?";
+    return n >= 1000 ? (n / 1000).toFixed(1).replace(/\.0$/, "") + "k" : String(n);
+  }
   function setupChart(holder) {
     if (!window.uPlot) return;
     var data = JSON.parse(document.getElementById(holder.getAttribute("data-series")).textContent);
@@ -191,7 +195,7 @@
       height: 380,
       scales: { x: { time: false } },
       axes: [
-        { label: "request along the active path" },
+        { label: "request along the active path", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] },
         { label: "tokens", size: 70, values: function (u, ticks) { return ticks.map(function (t) { return t >= 1000 ? Math.round(t / 1000) + "k" : t; }); } },
       ],
       series: [
@@ -217,7 +221,7 @@
             ctx.lineTo(x, u.bbox.top + u.bbox.height);
             ctx.stroke();
             var c = compactionIndex[i];
-            ctx.fillText(Math.round(c.before / 1000) + "k→" + Math.round(c.after / 1000) + "k", x + 3, u.bbox.top + 12 * devicePixelRatio);
+            ctx.fillText(short(c.before) + "→" + short(c.after), x + 3, u.bbox.top + 12 * devicePixelRatio);
           });
           ctx.restore();
         }],

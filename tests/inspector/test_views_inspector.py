@@ -295,3 +295,22 @@ def test_it_says_when_the_model_gets_a_placeholder_instead_of_an_image(owner_cli
     body = _get(owner_client, session, "a0000004")
     assert 'pi-ai sends "(image omitted: model does not support images)"' in body
     assert re.search(r"window \d", body)
+
+
+@pytest.mark.parametrize("name", ["compaction", "branches", "tools"])
+def test_it_charts_the_same_estimate_the_inspector_shows(name, tmp_path):
+    from contextlab.inspector import services
+    from contextlab.inspector.selectors import session_index
+    from tests.conftest import REPO
+
+    copy = tmp_path / f"{name}.jsonl"
+    copy.write_bytes(
+        (REPO / "tests" / "conformance" / "corpus" / name / "session.jsonl").read_bytes()
+    )
+    session = import_session_file(path=copy).session
+    index = session_index(session)
+    growth = services.context_growth(session, index)
+    assert growth["points"]
+    for point in growth["points"]:
+        inspection = services.inspect_entry(session, index, point["leaf"])
+        assert point["estimate"] == inspection.estimate_total, point["leaf"]
