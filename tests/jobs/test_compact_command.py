@@ -120,13 +120,6 @@ def test_it_lists_auto_compactions_for_a_small_window(session_file):
         assert c["contextTokens"] > 1000 - 100
 
 
-def test_it_refuses_to_run_without_dry_run(session_file):
-    with pytest.raises(CommandError, match="without --dry-run is not available yet"):
-        call_command("compact", str(session_file))
-    with pytest.raises(CommandError, match="without --dry-run is not available yet"):
-        call_command("branch-summary", str(session_file), "--from", "line:3", "--to", "line:2")
-
-
 def test_it_names_file_and_reason_for_bad_input(tmp_path, session_file):
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(CommandError, match=r"missing\.jsonl: cannot read the file"):
