@@ -16,7 +16,6 @@ A run follows Pi 0.80.2's own sequence (``AgentSession.compact`` / ``navigateTre
 from __future__ import annotations
 
 import logging
-import math
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,8 +30,9 @@ from django.utils import timezone
 from contextlab.jobs import offline, providers
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry, Session, SessionRevision
+from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
-from contextlab.pi.jsutil import js_len
+from contextlab.library.services import entry_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,6 @@ ENTRY_KEY_ORDER = {
         "fromHook",
     ),
 }
-SEARCH_TEXT_CAP = 200_000
 
 
 class JobError(Exception):
@@ -660,7 +659,7 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             if plan.parent_id is not None
             else None
         )
-        tokens = math.ceil(js_len(summary) / 4)
+        tokens = entry_tokens(data)
         seq = max(
             revision.next_seq,
             (
@@ -685,9 +684,11 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             data=data,
             tokens=tokens,
             depth=(parent_depth + 1) if parent_depth is not None else 0,
-            search_text=summary[:SEARCH_TEXT_CAP],
             origin=Entry.Origin.CONTEXTLAB,
         )
+        # The library's indexer gives the summary its search text once this commits.
+        revision_id = revision.pk
+        transaction.on_commit(lambda: index_revision(revision_id))
         SessionRevision.objects.filter(pk=revision.pk).update(next_seq=seq + 1)
         Session.objects.filter(pk=session.pk).update(
             leaf_entry_id=entry_id,

@@ -210,3 +210,15 @@ def test_jobs_never_change_imported_entries_or_the_original_bytes(import_corpus,
     session.refresh_from_db()
     with session.current_revision.open_blob() as fh:
         assert fh.read() == path.read_bytes()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_appended_summary_is_searchable_and_counted(import_corpus, offline_provider):
+    from contextlab.library.selectors import search_entries
+
+    session, _ = import_corpus("tools")
+    job = services.job_execute(job_id=_job(session).pk)
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
+    assert entry.search_indexed and "offline summary" in entry.search_text
+    assert entry.tokens > 0
+    assert entry in search_entries("contextlab without a model")
