@@ -172,3 +172,29 @@ def test_it_answers_404_on_every_session_url_when_the_session_is_not_visible(
     client.force_login(owner)
     for url in urls:
         assert client.get(url).status_code == 200, url
+
+
+def test_it_opens_a_header_only_session(owner_client, tmp_path):
+    session = import_session_file(path=write_session(tmp_path, rich_session_lines()[:1])).session
+    response = owner_client.get(reverse("inspector:session", args=[session.pk]))
+    assert response.status_code == 200
+    assert "This session has no entries." in response.content.decode()
+    assert owner_client.get(reverse("inspector:chart", args=[session.pk])).status_code == 200
+
+
+def test_it_opens_a_damaged_session(owner_client, tmp_path):
+    lines = rich_session_lines()
+    lines.append({**lines[3], "id": "orphan01", "parentId": "missing-parent"})  # unknown parent
+    lines.append({**lines[3], "id": "cyc00001", "parentId": "cyc00002"})  # a parentId cycle
+    lines.append({**lines[3], "id": "cyc00002", "parentId": "cyc00001"})
+    lines.append({**lines[4], "id": "u0000001"})  # a repeated id
+    session = import_session_file(path=write_session(tmp_path, lines)).session
+    url = reverse("inspector:session", args=[session.pk])
+    for params in (
+        {},
+        {"mode": "all"},
+        {"entry": "orphan01"},
+        {"entry": "cyc00001", "tab": "diff"},
+    ):
+        assert owner_client.get(url, params).status_code == 200, params
+    assert owner_client.get(reverse("inspector:chart", args=[session.pk])).status_code == 200
