@@ -25,6 +25,7 @@ ProviderKind = Literal["openai", "anthropic", "offline"]
 OFFLINE_MODEL = "contextlab-offline-summariser"
 # Pi's Anthropic client always asks for interleaved thinking unless the model thinks adaptively.
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+PI_ANTHROPIC_VERSION = "2023-06-01"  # what @anthropic-ai/sdk 0.91 (pi-ai 0.80.2's) sends
 
 
 class ProviderError(Exception):
@@ -286,10 +287,18 @@ def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
         base_url=config.base_url,
         timeout=config.timeout,
         max_retries=config.max_retries,
+        # Pi's headers (pi-ai createClient with an API key): the key as x-api-key (this SDK would
+        # send it as a bearer token), the API version Pi's SDK pins, Pi's beta flag.
         default_headers={
             "accept": "application/json",
             "anthropic-dangerous-direct-browser-access": "true",
             "anthropic-beta": INTERLEAVED_THINKING_BETA,
+            "anthropic-version": PI_ANTHROPIC_VERSION,
+            **(
+                {"x-api-key": config.api_key, "Authorization": anthropic.Omit()}
+                if config.api_key
+                else {}
+            ),
         },
     )
     blocks: dict[int, str] = {}

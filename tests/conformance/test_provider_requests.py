@@ -23,6 +23,17 @@ SYSTEM = "You are a context summarization assistant.\n\nDo NOT continue the conv
 TEXT = "<conversation>\n[User]: fix the bug in a.py 😀\n</conversation>\n\nSummarise."
 
 
+API_HEADERS = (
+    "content-type",
+    "accept",
+    "authorization",
+    "x-api-key",
+    "anthropic-version",
+    "anthropic-beta",
+    "anthropic-dangerous-direct-browser-access",
+)
+
+
 def summarisation_request(max_tokens: int = 13107, text: str = TEXT) -> dict:
     return {
         "systemPrompt": SYSTEM,
@@ -100,6 +111,9 @@ def test_it_sends_the_body_pi_sends(server, kind, overrides, reasoning):
     assert ordered(mine.body) == ordered(pi_request.body)
     assert mine.body == pi_request.body
     assert ours.request_body == json.loads(mine.body)
+    # Headers the API reads are Pi's too; only the SDKs' identity headers differ.
+    for name in API_HEADERS:
+        assert mine.headers.get(name) == pi_request.headers.get(name), name
     # Both read the same answer from the stream.
     pi_text = "\n".join(b["text"] for b in pi_out["content"] if b["type"] == "text")
     assert ours.text == pi_text
