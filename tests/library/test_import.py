@@ -554,3 +554,28 @@ def test_it_keeps_the_blob_exact_when_a_torn_line_spans_chunks(write_session) ->
         f.write(full[cut:])
     assert import_session_file(path=path).new_entries == 1
     assert Session.objects.get().current_revision.blob_file.read_bytes() == full
+
+
+def test_it_migrates_a_v2_file_keeping_its_ids(write_session) -> None:
+    hook = {
+        "type": "message",
+        "id": "h0000001",
+        "parentId": "e0000001",
+        "timestamp": "2026-01-02T10:00:03.000Z",
+        "message": {
+            "role": "hookMessage",
+            "customType": "note",
+            "content": "hi",
+            "display": True,
+            "timestamp": 1,
+        },
+    }
+    path = write_session(header(version=2), *chain(2), hook)
+    result = import_session_file(path=path)
+    assert result.problems == []
+    session = Session.objects.get()
+    assert (session.file_version, session.header["version"]) == (2, 3)
+    stored = engine_entries(session)
+    assert [e["id"] for e in stored] == ["e0000000", "e0000001", "h0000001"]
+    assert stored[-1]["message"]["role"] == "custom"
+    assert stored == parse_session_file(path).entries
