@@ -415,11 +415,23 @@ class CompactionPreparation:
     file_ops: FileOps
     boundary_start: int
     settings: CompactionSettings
+    summarized_entry_ids: list[str] = field(default_factory=list)
+    turn_prefix_entry_ids: list[str] = field(default_factory=list)
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.read_files, self.modified_files = compute_file_lists(self.file_ops)
+
+
+def _messages_in(path: list[Json], start: int, end: int) -> list[tuple[str, Json]]:
+    """``(entry id, message)`` for the entries of ``path[start:end]`` that contribute one."""
+    out: list[tuple[str, Json]] = []
+    for entry in path[start:end] if end > start else []:
+        message = message_from_entry(entry)
+        if message:
+            out.append((entry.get("id", ""), message))
+    return out
 
 
 def prepare_compaction(
@@ -463,19 +475,14 @@ def prepare_compaction(
         return None  # Pi: "Session needs migration"
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
 
-    to_summarize = [
-        m for m in (message_from_entry(path[i]) for i in range(boundary_start, history_end)) if m
-    ]
-    prefix: list[Json] = []
-    if cut.is_split_turn:
-        prefix = [
-            m
-            for m in (
-                message_from_entry(path[i])
-                for i in range(cut.turn_start_index, cut.first_kept_entry_index)
-            )
-            if m
-        ]
+    summarized = _messages_in(path, boundary_start, history_end)
+    prefixed = (
+        _messages_in(path, cut.turn_start_index, cut.first_kept_entry_index)
+        if cut.is_split_turn
+        else []
+    )
+    to_summarize = [m for _, m in summarized]
+    prefix = [m for _, m in prefixed]
     if not to_summarize and not prefix:
         return None
 
@@ -501,6 +508,8 @@ def prepare_compaction(
         file_ops=ops,
         boundary_start=boundary_start,
         settings=settings,
+        summarized_entry_ids=[i for i, _ in summarized],
+        turn_prefix_entry_ids=[i for i, _ in prefixed],
     )
 
 
@@ -601,6 +610,8 @@ class CompactionPreview:
             "request": self.request,
             "turnPrefixRequest": self.turn_prefix_request,
             "previousSummary": prep.previous_summary,
+            "summarizedEntryIds": prep.summarized_entry_ids,
+            "turnPrefixEntryIds": prep.turn_prefix_entry_ids,
             "readFiles": prep.read_files,
             "modifiedFiles": prep.modified_files,
         }
@@ -780,13 +791,6 @@ def auto_compaction_what_if(
             "firstKeptEntryId": prep.first_kept_entry_id,
             "tokensBefore": prep.tokens_before,
         }
-        history_end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_entry_index
-        span = working[prep.boundary_start : history_end]
-        prefix_span = (
-            working[prep.turn_start_index : prep.first_kept_entry_index]
-            if prep.is_split_turn
-            else []
-        )
         working.append(synthetic)
         after = build_session_context(working, synthetic["id"])
         tokens_after = sum(estimate_tokens(m) for m in after.messages)
@@ -797,8 +801,8 @@ def auto_compaction_what_if(
                 first_kept_entry_id=prep.first_kept_entry_id,
                 tokens_before=prep.tokens_before,
                 is_split_turn=prep.is_split_turn,
-                summarized_entry_ids=[e["id"] for e in span if message_from_entry(e)],
-                turn_prefix_entry_ids=[e["id"] for e in prefix_span if message_from_entry(e)],
+                summarized_entry_ids=prep.summarized_entry_ids,
+                turn_prefix_entry_ids=prep.turn_prefix_entry_ids,
                 estimated_tokens_after=tokens_after,
             )
         )

@@ -124,6 +124,7 @@ def test_it_reports_a_spurious_split_turn_after_a_settings_entry():
     assert prep.first_kept_entry_id == "e2" and prep.is_split_turn
     assert [m["role"] for m in prep.turn_prefix_messages] == ["user", "assistant"]
     assert prep.messages_to_summarize == []
+    assert (prep.turn_prefix_entry_ids, prep.summarized_entry_ids) == (["e0", "e1"], [])
 
 
 def test_it_drops_the_previous_summary_when_a_split_turn_has_no_history():
