@@ -2,8 +2,8 @@
 
 What Pi's ``/tree`` navigation with a summary would send: the common ancestor, the entries it
 collects from the abandoned branch, and the request (``null`` when Pi sends none). A thin wrapper
-over ``contextlab.pi.branch_summary``; the real run (no ``--dry-run``) goes through the jobs
-service and is refused until that path exists.
+over ``contextlab.pi.branch_summary``; the real run (no ``--dry-run``) goes through
+``contextlab.jobs.cli`` (a job on a stored session, or the JSONL line Pi would append to a file).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import Any, ClassVar
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
+from contextlab.jobs import cli
 from contextlab.pi import branch_summary
 from contextlab.pi.session import SessionFile
 
@@ -53,6 +54,22 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not options["dry_run"]:
+            session = cli.stored_session(options["session_file"])
+            if session is not None:
+                job = cli.run_stored(
+                    session,
+                    kind="branch_summary",
+                    leaf=options["from_id"],
+                    target=options["to_id"],
+                    parameters=cli.branch_parameters(options),
+                )
+                result = cli.stored_result(job)
+                if options["json"]:
+                    _compact.print_json(self.stdout, result)
+                else:
+                    self.stdout.write(_compact.render_text(result))
+                return
         parsed, tree = _compact.load_session(options["session_file"], self.stderr)
         old_leaf = _compact.resolve_entry(parsed, tree, options["from_id"], "--from")
         target = _compact.resolve_entry(parsed, tree, options["to_id"], "--to")
@@ -79,7 +96,13 @@ class Command(BaseCommand):
     def run_branch_summary(
         self, parsed: SessionFile, old_leaf: str, target: str, options: dict[str, Any]
     ) -> None:
-        """Run the summary through the jobs service (not wired yet)."""
-        raise CommandError(
-            f"{parsed.source}: branch-summary without --dry-run is not available yet; use --dry-run"
+        """Summarise with the configured model and print the entry Pi would append."""
+        line = cli.run_file(
+            parsed.source,
+            parsed.entries,
+            kind="branch_summary",
+            leaf=old_leaf,
+            target=target,
+            parameters=cli.branch_parameters(options),
         )
+        self.stdout.write(line)

@@ -4,8 +4,9 @@ A thin wrapper over ``contextlab.pi.compaction``: read the file, pick the leaf, 
 (``{"firstKeptEntryId", "tokensBefore", "isSplitTurn", "request", "turnPrefixRequest", ...}``).
 ``--what-if`` prints where auto-compaction would have run along the path instead.
 
-Running the compaction for real (no ``--dry-run``) goes through the jobs service; until that path
-exists the command refuses with a one-line message.
+Without ``--dry-run`` it runs for real through ``contextlab.jobs.cli``: for a stored session (its
+session id, or ``pk:N``) a job appends the entry; for a file, the JSONL line Pi would append is
+printed (the file is not written).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from contextlab.jobs import cli
 from contextlab.pi import compaction
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import SessionFile, SessionTree, parse_session_file
@@ -90,6 +92,17 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not options["dry_run"] and not options["what_if"]:
+            session = cli.stored_session(options["session_file"])
+            if session is not None:
+                job = cli.run_stored(
+                    session,
+                    kind="compaction",
+                    leaf=options["leaf"],
+                    parameters=cli.compaction_parameters(options),
+                )
+                self._emit(cli.stored_result(job), options)
+                return
         parsed, tree = load_session(options["session_file"], self.stderr)
         leaf = tree.leaf_id
         if options["leaf"]:
@@ -137,10 +150,15 @@ class Command(BaseCommand):
     def run_compaction(
         self, parsed: SessionFile, leaf_id: str | None, options: dict[str, Any]
     ) -> None:
-        """Run the compaction through the jobs service (not wired yet)."""
-        raise CommandError(
-            f"{parsed.source}: compact without --dry-run is not available yet; use --dry-run"
+        """Summarise with the configured model and print the entry Pi would append."""
+        line = cli.run_file(
+            parsed.source,
+            parsed.entries,
+            kind="compaction",
+            leaf=leaf_id or "",
+            parameters=cli.compaction_parameters(options),
         )
+        self.stdout.write(line)
 
     def _emit(self, value: Any, options: dict[str, Any]) -> None:
         if options["json"]:
