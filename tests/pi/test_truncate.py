@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextlab.pi.truncate import (
     DEFAULT_MAX_BYTES,
@@ -163,3 +165,43 @@ def test_it_formats_find_and_ls_notices():
 def test_it_finds_no_notice_in_plain_output():
     assert locate_notice("bash", "hello [Showing lines 1-2 of 3]") is None
     assert locate_notice("edit", "anything") is None
+
+
+lines_text = st.lists(
+    st.text(alphabet=st.sampled_from("ab é😀[]."), max_size=30), min_size=0, max_size=60
+).map("\n".join)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    lines_text,
+    st.integers(1, 4000),
+    st.one_of(st.none(), st.integers(0, 70)),
+    st.one_of(st.none(), st.integers(-3, 70)),
+    st.integers(1, 80),
+)
+def test_it_locates_exactly_the_notices_it_appends(text, repeat, offset, limit, big):
+    # Repeat to cross the 2000-line and 50 KB limits now and then.
+    content = (text + "\n") * (repeat if repeat % 7 == 0 else 1)
+    try:
+        out = format_read_output(content, "f.txt", offset=offset, limit=limit)
+    except ReadOffsetError:
+        out = None
+    if out is not None:
+        span = locate_notice("read", out.text)
+        if out.notice:
+            assert span is not None and out.text[span[0] : span[1]] == out.notice
+        else:
+            assert span is None
+
+    acc = OutputAccumulator(max_lines=big, max_bytes=big * 20)
+    acc.append(content.encode("utf-8"))
+    acc.finish()
+    bash = format_bash_output(
+        acc.snapshot("/tmp/pi-bash-x.log"), last_line_bytes=acc.last_line_bytes()
+    )
+    span = locate_notice("bash", bash.text)
+    if bash.notice:
+        assert span is not None and bash.text[span[0] : span[1]] == bash.notice
+    else:
+        assert span is None
