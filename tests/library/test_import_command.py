@@ -192,3 +192,27 @@ def test_it_runs_on_embedded_sqlite_with_a_working_search(tmp_path: Path) -> Non
     assert vendor == "sqlite" and int(count) >= 2
     assert "<mark>licence</mark>" in snippet
     assert (tmp_path / "var" / "contextlab.sqlite3").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_imports_the_same_new_file_once_when_two_syncs_race(write_session) -> None:
+    from contextlab.library.services import import_session_file
+
+    path = write_session(header(), *chain(200))
+    statuses: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def sync() -> None:
+        try:
+            barrier.wait()
+            statuses.append(import_session_file(path=path).status)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=sync) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(statuses) == ["new", "unchanged"]
+    assert Session.objects.count() == 1 and Entry.objects.count() == 200
