@@ -53,6 +53,15 @@ class SessionIndex:
     children: dict[str, list[str]] = field(default_factory=dict)
     paths: OrderedDict[str, list[str]] = field(default_factory=OrderedDict)
     entries: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
+    # Results computed from this index's immutable entries (projections of a leaf), few.
+    memo: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
+
+    def remember(self, key: tuple[Any, ...], value: Any) -> None:
+        with _cache_lock:
+            self.memo[key] = value
+            while len(self.memo) > 12:
+                self.memo.popitem(last=False)
+
     path_set: frozenset[str] = frozenset()
     # Tree views by (mode, query, folds): selecting entries re-renders the same view.
     views: OrderedDict[tuple[str, str, tuple[str, ...]], TreeView] = field(

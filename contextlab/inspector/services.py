@@ -402,23 +402,41 @@ def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dic
     return result, owners
 
 
+def _projection(
+    session: Session, index: SessionIndex, entry_id: str, agent_dir: str | None
+) -> tuple[list[dict[str, Any]], Any, list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """Path, projection, owners, model and what is sent for one leaf, kept on the index.
+
+    A session revision's entries never change, so neither does a leaf's projection (for a given
+    models.json): switching tabs or coming back to an entry reuses it. The index is replaced
+    when the session grows, which drops these with it.
+    """
+    key = ("projection", entry_id, agent_dir)
+    cached = index.memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    entries = path_entries(session, index, entry_id)
+    result, owners = _project(entries, entry_id)
+    messages = list(result.messages)
+    info = _model_info(result.model, messages, agent_dir)
+    value = (entries, result, owners, info, _sent_for(messages, info))
+    index.remember(key, value)
+    return value
+
+
 def _sent_for(messages: list[Any], model_info: dict[str, Any]) -> list[dict[str, Any]]:
     llm = pi_context.convert_to_llm(messages)
     return list(pi_context.transform_messages(llm, model_info["found"]))
 
 
-def inspect_entry(
-    session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context", user: Any = None
-) -> Inspection:
-    entries = path_entries(session, index, entry_id)
-    result, owners = _project(entries, entry_id)
-    messages: list[dict[str, Any]] = list(result.messages)
-    model = result.model
-    profile = resource_profile(session.project)
-    info = _model_info(model, messages, (profile.agent_dir or None) if profile else None)
-    sent = _sent_for(messages, info)
-
-    # Per-message views with running totals and reported usage.
+def _message_views(
+    index: SessionIndex, entry_id: str, messages: list[dict[str, Any]], owners: list[Any]
+) -> tuple[list[MessageView], int, int, int]:
+    """Per-message views with running totals and reported usage (kept with the projection)."""
+    key = ("views", entry_id)
+    cached = index.memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
     views: list[MessageView] = []
     running = 0
     for position, message in enumerate(messages):
@@ -466,6 +484,22 @@ def inspect_entry(
     tail_start = max(head_count, len(views) - FULL_TAIL)
     for position in [*range(head_count), *range(tail_start, len(views))]:
         views[position].blocks = _sent_blocks(messages[position])
+
+    value = (views, running, head_count, tail_start)
+    index.remember(key, value)
+    return value
+
+
+def inspect_entry(
+    session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context", user: Any = None
+) -> Inspection:
+    profile = resource_profile(session.project)
+    agent_dir = (profile.agent_dir or None) if profile else None
+    entries, result, owners, info, sent = _projection(session, index, entry_id, agent_dir)
+    messages: list[dict[str, Any]] = list(result.messages)
+    model = result.model
+
+    views, running, head_count, tail_start = _message_views(index, entry_id, messages, owners)
 
     estimate = pi_tokens.estimate_context_tokens(messages)
     pi_estimate = {
