@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -134,7 +135,8 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
                     session=session, target_entry_id=target
                 )
                 messages.success(request, f"Leaf moved to {new_leaf or 'the root'} (no summary).")
-                return redirect("jobs:list", session_pk=session.pk)
+                target_url = reverse("inspector:session", args=[session.pk])
+                return redirect(f"{target_url}?entry={new_leaf}" if new_leaf else target_url)
             params: dict = {}
             if choice == "custom":
                 instructions = (request.POST.get("instructions") or "").strip()

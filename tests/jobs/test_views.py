@@ -110,8 +110,11 @@ def test_continue_without_summary_moves_the_leaf_to_the_targets_parent_for_a_use
     response = owner_client.post(
         reverse("jobs:continue", args=[session.pk]), {"target": licence, "choice": "none"}
     )
-    assert response.status_code == 302
     session.refresh_from_db()
+    assert response.status_code == 302
+    assert response["Location"] == (
+        f"{reverse('inspector:session', args=[session.pk])}?entry={session.leaf_entry_id}"
+    )
     # A user message sends its text back to the editor: the leaf is its parent.
     assert session.leaf_entry_id != licence
     assert session.leaf_entry_id == Entry.objects.get(session=session, entry_id=licence).parent_id
