@@ -38,6 +38,7 @@ __all__ = [
     "format_find_output",
     "format_grep_output",
     "format_ls_output",
+    "format_read_file",
     "format_read_output",
     "format_size",
     "grep_context_line",
@@ -519,6 +520,14 @@ def format_read_output(
         notice = f"\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
         return ToolText(truncation.content + notice, None, notice)
     return ToolText(truncation.content)
+
+
+def format_read_file(
+    data: bytes, path: str, *, offset: int | None = None, limit: int | None = None
+) -> ToolText:
+    """read on a text file's bytes: decoded as Node's ``buffer.toString("utf-8")`` does (invalid
+    sequences become U+FFFD, a BOM is kept), then :func:`format_read_output`."""
+    return format_read_output(data.decode("utf-8", "replace"), path, offset=offset, limit=limit)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from contextlab.pi.truncate import (
     format_find_output,
     format_grep_output,
     format_ls_output,
+    format_read_file,
     format_read_output,
     format_size,
     grep_context_line,
@@ -475,3 +476,50 @@ def test_it_matches_pi_find_and_ls_notices(tmp_path):
         assert {"content": [{"type": "text", "text": ours.text}], "details": ours.details} == theirs
         if ours.notice:
             assert locate_notice("ls", ours.text) is not None
+
+
+@BATCH
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(
+                st.one_of(
+                    st.binary(max_size=12),
+                    st.sampled_from(
+                        [b"\n", b"\r\n", b"\xef\xbb\xbf", "é😀".encode(), b"\xed\xa0\x80"]
+                    ),
+                ),
+                max_size=25,
+            ).map(b"".join),
+            st.one_of(st.none(), st.integers(-2, 8)),
+            st.one_of(st.none(), st.integers(-2, 8)),
+        ),
+        min_size=40,
+        max_size=60,
+    )
+)
+def test_it_matches_pi_read_tool_on_raw_bytes(tmp_path_factory, files):
+    """Arbitrary bytes (invalid UTF-8, BOMs, CRLF, encoded surrogates) read through Pi's read
+    tool and through format_read_file; a leading "x" keeps image sniffing out of the way."""
+    root = tmp_path_factory.mktemp("raw")
+    calls = []
+    expected = []
+    for n, (data, offset, limit) in enumerate(files):
+        name = f"f{n}.txt"
+        (root / name).write_bytes(b"x" + data)
+        args: dict[str, Any] = {"path": name}
+        if offset is not None:
+            args["offset"] = offset
+        if limit is not None:
+            args["limit"] = limit
+        calls.append({"tool": "read", "args": args})
+        try:
+            out = format_read_file(b"x" + data, name, offset=offset, limit=limit)
+            expected.append(
+                {"content": [{"type": "text", "text": out.text}], "details": out.details}
+            )
+        except ReadOffsetError as err:
+            expected.append({"error": str(err)})
+    got = run_oracle("truncate.mjs", {"cwd": str(root), "tools": calls})["tools"]
+    for call, ours, theirs in zip(calls, expected, got, strict=True):
+        assert ours == theirs, call
