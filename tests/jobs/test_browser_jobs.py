@@ -1,0 +1,42 @@
+"""Compact here, in a real Chromium against a live server, with the embedded job runner."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from contextlab.jobs.models import Job
+from contextlab.library.models import Entry
+from tests.conftest import PASSWORD
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_compact_here_previews_queues_polls_and_stops_when_done(
+    page, live_server, owner, import_corpus, offline_provider, settings
+):
+    settings.CONTEXTLAB_JOBS_EMBEDDED = True
+    session, _ = import_corpus("tools")
+    page.goto(f"{live_server.url}{reverse('login')}")
+    page.fill("input[name=username]", owner.username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+    url = reverse("jobs:compact", args=[session.pk])
+    page.goto(f"{live_server.url}{url}?keepRecentTokens=150")
+    assert page.locator("#compact-form dl.preview").is_visible()
+    assert "offline summariser" in page.inner_text("#compact-form")
+    page.fill("#compact-instructions", "focus on the files")
+    page.click("#compact-form form[method=post] button[type=submit]")
+
+    # htmx swaps in the status partial, which polls until the job ends and then stops.
+    page.wait_for_selector(".job-status.job-succeeded", timeout=30_000)
+    status = page.locator(".job-status")
+    assert status.get_attribute("hx-trigger") is None
+    assert "offline summary" in status.inner_text()
+    job = Job.objects.get(session=session)
+    assert job.parameters["customInstructions"] == "focus on the files"
+    assert Entry.objects.filter(session=session, entry_id__in=job.result_entry_ids).exists()
+    # The appended entry links to the session inspector.
+    assert status.locator(f"a[href*='entry={job.result_entry_ids[0]}']").count() == 1
