@@ -7,6 +7,8 @@ the forms swap their partials in place and the status partial polls until the jo
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -106,18 +108,24 @@ def _provider_params() -> dict:
     return {"contextWindow": config.context_window, "modelMaxTokens": config.max_tokens}
 
 
-def _form_error(request, template, session, leaf, error, status=409):  # type: ignore[no-untyped-def]
+# htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so
+# the user sees it in place; without htmx the page carries 409.
+def _form_error(request, template, session, leaf, error):  # type: ignore[no-untyped-def]
+    chosen = _settings_from(request.POST)
+    if not request.htmx:
+        messages.error(request, error)
+        query = urlencode({"leaf": leaf, **chosen})
+        return redirect(f"{request.path}?{query}")
     context = {
         "session": session,
         "leaf": leaf,
         "error": error,
         "provider": providers.active_provider().public(),
         "loaded": True,
+        "keep_recent_tokens": chosen["keepRecentTokens"],
+        "reserve_tokens": chosen["reserveTokens"],
     }
-    if not request.htmx:
-        messages.error(request, error)
-        return redirect(f"{request.path}?leaf={leaf}")
-    return render(request, template, context, status=status)
+    return render(request, template, context)
 
 
 @login_required
@@ -160,7 +168,7 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
                 "error": str(exc),
             }
             template = "jobs/_continue_form.html" if request.htmx else "jobs/continue.html"
-            return render(request, template, context, status=409)
+            return render(request, template, context, status=200 if request.htmx else 409)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)

@@ -48,7 +48,7 @@ def test_a_second_compact_is_refused_with_a_message_naming_the_first(
     response = owner_client.post(
         reverse("jobs:compact", args=[session.pk]), {"leaf": session.leaf_entry_id}, **HTMX
     )
-    assert response.status_code == 409
+    assert response.status_code == 200  # htmx swaps only 2xx: the message shows in place
     assert f"job #{first.pk} is already queued" in response.content.decode()
 
 
@@ -127,7 +127,7 @@ def test_continue_with_a_custom_prompt_needs_the_instructions(
     session, _ = import_corpus("branches")
     url = reverse("jobs:continue", args=[session.pk])
     target = corpus_entry_id("branches", user="What is this project", reply=True)
-    response = owner_client.post(url, {"target": target, "choice": "custom"}, **HTMX)
+    response = owner_client.post(url, {"target": target, "choice": "custom"})
     assert response.status_code == 409
     assert "Write the custom instructions" in response.content.decode()
     response = owner_client.post(
