@@ -12,8 +12,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.selectors import projects_for_user, search_entries, sessions_for_user
+from contextlab.library.services import import_session_file
 
 # The library is one page; past this many sessions, filters narrow it down.
 LIBRARY_LIMIT = 500
@@ -86,8 +88,6 @@ def search(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
-    from contextlab.library.services import import_session_file
-
     files = request.FILES.getlist("files")
     results = []
     for upload_file in files:
@@ -98,6 +98,10 @@ def upload(request: HttpRequest) -> HttpResponse:
         except Exception as exc:  # one bad file must not hide the results of the others
             results.append({"name": upload_file.name, "error": str(exc)})
             continue
+        if outcome.session is not None:
+            # Build the session's tree index now, while the user waits for the upload anyway,
+            # so that opening a large session right after is quick (in this process).
+            session_index(outcome.session)
         results.append({"name": upload_file.name, "outcome": outcome})
     if request.htmx:
         return render(request, "library/index.html#upload-results", {"results": results})
