@@ -41,7 +41,7 @@ def js_len(text: str) -> int:
     # Fast path: no astral characters means one unit per code point.
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_slice(text: str, start: int, end: int | None = None) -> str:
