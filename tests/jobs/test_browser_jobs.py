@@ -40,3 +40,29 @@ def test_compact_here_previews_queues_polls_and_stops_when_done(
     assert Entry.objects.filter(session=session, entry_id__in=job.result_entry_ids).exists()
     # The appended entry links to the session inspector.
     assert status.locator(f"a[href*='entry={job.result_entry_ids[0]}']").count() == 1
+
+
+def test_continue_from_here_with_a_summary_from_the_inspector(
+    page, live_server, owner, import_corpus, offline_provider, settings
+):
+    from tests.conftest import corpus_entry_id
+
+    settings.CONTEXTLAB_JOBS_EMBEDDED = True
+    session, _ = import_corpus("branches")
+    target = corpus_entry_id("branches", user="Suggest a name", reply=True)
+    page.goto(f"{live_server.url}{reverse('login')}")
+    page.fill("input[name=username]", owner.username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+    page.goto(f"{live_server.url}{reverse('inspector:session', args=[session.pk])}?entry={target}")
+    page.click("details.continue-here summary")  # the inspector folds the form away
+    form = page.locator("#continue-form")
+    form.locator("input[name=choice][value=summary]").check()
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector(".job-status.job-succeeded", timeout=30_000)
+    job = Job.objects.get(session=session)
+    assert job.kind == "branch_summary" and job.target_entry_id == target
+    entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
+    assert entry.parent_id == target and entry.data["fromId"] == target
