@@ -84,8 +84,15 @@ def fake_model(settings):
 
 
 def _database_url() -> str:
+    """The test database (pytest-django's, e.g. test_contextlab_gw0), for the worker process."""
+    from urllib.parse import quote
+
     s = connection.settings_dict
-    return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    auth = quote(s["USER"] or "", safe="")
+    if s.get("PASSWORD"):
+        auth += ":" + quote(s["PASSWORD"], safe="")
+    host = s["HOST"] or "127.0.0.1"
+    return f"postgres://{auth}@{host}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 @contextmanager
