@@ -48,6 +48,9 @@ CHUNK_BYTES = 1 << 20
 FINGERPRINT_WINDOW = 64 * 1024
 BATCH_ROWS = 1000
 BATCH_BYTES = 8 << 20
+# Into an open COPY, small sends: PostgreSQL stores them while the next lines are decoded.
+STREAM_ROWS = 200
+STREAM_BYTES = 1 << 20
 
 # Entry types Pi 0.80.2 writes, and those of newer Pi versions that we keep without complaint.
 PI_ENTRY_TYPES = frozenset(
@@ -761,7 +764,8 @@ class EntryWriter:
     def add(self, row: tuple[Any, ...], size: int) -> None:
         self.rows.append(row)
         self.bytes += size
-        if len(self.rows) >= BATCH_ROWS or self.bytes >= BATCH_BYTES:
+        rows, size_limit = (STREAM_ROWS, STREAM_BYTES) if self.stream else (BATCH_ROWS, BATCH_BYTES)
+        if len(self.rows) >= rows or self.bytes >= size_limit:
             self.flush()
 
     def flush(self) -> None:
@@ -808,26 +812,27 @@ class EntryWriter:
 _COPY_SQL = f"COPY library_entry ({', '.join(ENTRY_COLUMNS)}) FROM STDIN"
 
 
-def _copy_field(value: Any) -> str:
-    if value is None:
-        return "\\N"
-    if isinstance(value, str):
-        # COPY text format: backslash, tab, newline and CR are escaped (chained replaces run at
-        # C speed; str.translate with a dict does not).
-        if "\\" in value:
-            value = value.replace("\\", "\\\\")
-        if "\t" in value or "\n" in value or "\r" in value:
-            value = value.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-        return value
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value)
+def _copy_text(value: str) -> str:
+    # COPY text format: backslash, tab, newline and CR are escaped (chained replaces run at C
+    # speed; str.translate with a dict does not).
+    if "\\" in value:
+        value = value.replace("\\", "\\\\")
+    if "\t" in value or "\n" in value or "\r" in value:
+        value = value.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return value
 
 
 def _copy_line(row: tuple[Any, ...]) -> str:
-    return "\t".join(map(_copy_field, row)) + "\n"
+    """One row of ENTRY_COLUMNS in COPY's text format (column types known: no adaptation)."""
+    (session, revision, seq, line_no, entry_id, parent, kind, role, when, data, tokens, depth,
+     origin, search_text, indexed) = row  # fmt: skip
+    return (
+        f"{session}\t{revision}\t{seq}\t{'\\N' if line_no is None else line_no}\t"
+        f"{_copy_text(entry_id)}\t{'\\N' if parent is None else _copy_text(parent)}\t"
+        f"{_copy_text(kind)}\t{_copy_text(role)}\t"
+        f"{'\\N' if when is None else when.isoformat()}\t{_copy_text(data)}\t{tokens}\t{depth}\t"
+        f"{origin}\t{_copy_text(search_text)}\t{'t' if indexed else 'f'}\n"
+    )
 
 
 def _sqlite_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
