@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from django.db import connection
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
@@ -237,19 +238,72 @@ def build_index(session: Session, key: tuple[Any, ...] | None = None) -> Session
         return _build_index(session, key)
 
 
-def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
-    rows = (
+# Tool results carry most of a session's bytes, but their tree line needs only a few fields and
+# the first 200 characters of text. On PostgreSQL those come out of the JSON in the query;
+# a result whose first block is not a text of at least 200 characters (its line may need more
+# blocks) is fetched whole like every other entry.
+_REDUCIBLE = """(
+    type = 'message' AND role = 'toolResult'
+    AND json_typeof(data->'message'->'content') = 'array'
+    AND data->'message'->'content'->0->>'type' = 'text'
+    AND LENGTH(data->'message'->'content'->0->>'text') >= 200
+)"""
+_TOOL_RESULT_SQL = f"""
+    SELECT seq, tokens, data->>'id', data->>'parentId', data->>'timestamp',
+           data->'message'->>'toolCallId', data->'message'->>'toolName',
+           LEFT(data->'message'->'content'->0->>'text', 200)
+      FROM library_entry
+     WHERE revision_id = %s AND {_REDUCIBLE}
+"""
+# Everything else, whole (COALESCE: a NULL test must count as "not reducible").
+_FULL_SQL = f"""
+    SELECT seq, tokens, data::text
+      FROM library_entry
+     WHERE revision_id = %s AND NOT COALESCE({_REDUCIBLE}, false)
+"""
+
+
+def _index_rows(session: Session) -> list[tuple[int, int, dict[str, Any]]]:
+    """(seq, tokens, entry) in file order; long tool results reduced to what the tree reads."""
+    rows: list[tuple[int, int, dict[str, Any]]] = []
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_TOOL_RESULT_SQL, [session.current_revision_id])
+            for seq, tokens, entry_id, parent, stamp, call_id, tool, text in cursor:
+                message: dict[str, Any] = {"role": "toolResult"}
+                if call_id is not None:
+                    message["toolCallId"] = call_id
+                if tool is not None:
+                    message["toolName"] = tool
+                message["content"] = [{"type": "text", "text": text}]
+                entry = {"type": "message", "id": entry_id}
+                if parent is not None:
+                    entry["parentId"] = parent
+                if stamp is not None:
+                    entry["timestamp"] = stamp
+                entry["message"] = message
+                rows.append((seq, tokens, entry))
+        with connection.cursor() as cursor:
+            cursor.execute(_FULL_SQL, [session.current_revision_id])
+            for seq, tokens, raw in cursor:
+                rows.append((seq, tokens, orjson.loads(raw)))
+        rows.sort(key=lambda row: row[0])
+        return rows
+    full = (
         Entry.objects.for_session(session)
         .annotate(raw=Cast("data", TextField()))
         .values_list("seq", "tokens", "raw")
     )
-    entries: list[dict[str, Any]] = []
-    seqs: list[int] = []
-    tokens: list[int] = []
-    for seq, entry_tokens, raw in rows.iterator(chunk_size=2000):
-        entries.append(orjson.loads(raw))
-        seqs.append(seq)
-        tokens.append(entry_tokens)
+    for seq, tokens, raw in full.iterator(chunk_size=2000):
+        rows.append((seq, tokens, orjson.loads(raw)))
+    return rows
+
+
+def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
+    rows = _index_rows(session)
+    entries = [row[2] for row in rows]
+    seqs = [row[0] for row in rows]
+    tokens = [row[1] for row in rows]
     tree = SessionTree(entries)
     tool_calls: dict[str, tuple[str, object]] = {}
     for entry in entries:

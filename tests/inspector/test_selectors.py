@@ -37,18 +37,17 @@ def _generated(tmp_path):
     )
 
 
-@pytest.fixture(params=["rich", "compaction-corpus", "generated"])
+@pytest.fixture(params=["rich", "compaction", "interactive", "tools", "generated"])
 def session_file(request, tmp_path, blob_dir):
     clear_cache()
     if request.param == "rich":
         return write_session(tmp_path)
-    if request.param == "compaction-corpus":
-        copy = tmp_path / "compaction.jsonl"
-        shutil.copyfile(
-            REPO / "tests" / "conformance" / "corpus" / "compaction" / "session.jsonl", copy
-        )
-        return copy
-    return _generated(tmp_path)
+    if request.param == "generated":
+        return _generated(tmp_path)
+    copy = tmp_path / f"{request.param}.jsonl"
+    corpus = REPO / "tests" / "conformance" / "corpus" / request.param / "session.jsonl"
+    shutil.copyfile(corpus, copy)
+    return copy
 
 
 def test_it_projects_like_the_engine_on_the_whole_file(session_file):
@@ -63,3 +62,43 @@ def test_it_projects_like_the_engine_on_the_whole_file(session_file):
         assert condensed.messages == whole.messages, entry_id
         assert condensed.thinking_level == whole.thinking_level, entry_id
         assert condensed.model == whole.model, entry_id
+
+
+def test_it_indexes_every_entry_as_the_tree_reads_it_from_the_file(session_file):
+    """The index reads long tool results in part (on PostgreSQL); every line must still be
+    the one the pure tree code makes of the whole entry."""
+    from contextlab.inspector.treeview import collect_tool_calls, tree_item
+
+    session = import_session_file(path=session_file).session
+    index = session_index(session)
+    entries = parse_session_file(session_file).entries
+    calls: dict = {}
+    for entry in entries:
+        collect_tool_calls(entry, calls)
+    for entry in entries:
+        expected = tree_item(entry, calls)
+        got = index.items[entry["id"]]
+        assert (got.tag, got.text, got.search_text, got.toolcall_only, got.type, got.role) == (
+            expected.tag, expected.text, expected.search_text, expected.toolcall_only,
+            expected.type, expected.role,
+        ), entry["id"]  # fmt: skip
+
+
+def test_it_reads_long_tool_results_in_part_on_postgresql(tmp_path, blob_dir):
+    from django.db import connection
+
+    from contextlab.inspector.selectors import _index_rows
+
+    session = import_session_file(path=_generated(tmp_path)).session
+    rows = _index_rows(session)
+    reduced = [
+        e
+        for _, _, e in rows
+        if e.get("message", {}).get("role") == "toolResult"
+        and len(e["message"]) == 4
+        and "isError" not in e["message"]
+    ]
+    if connection.vendor == "postgresql":
+        assert reduced, "the generated session has long tool results"
+    assert [seq for seq, _, _ in rows] == sorted(seq for seq, _, _ in rows)
+    assert len(rows) == session.entry_count
