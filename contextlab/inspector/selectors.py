@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.db import connection
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
@@ -238,65 +237,19 @@ def build_index(session: Session, key: tuple[Any, ...] | None = None) -> Session
         return _build_index(session, key)
 
 
-# Tool results carry most of a session's bytes, but their tree line needs only a few fields and
-# the first 200 characters of text. On PostgreSQL those come out of the JSON in the query;
-# a result whose first block is not a text of at least 200 characters (its line may need more
-# blocks) is fetched whole like every other entry.
-_REDUCIBLE = """(
-    type = 'message' AND role = 'toolResult'
-    AND json_typeof(data->'message'->'content') = 'array'
-    AND data->'message'->'content'->0->>'type' = 'text'
-    AND LENGTH(data->'message'->'content'->0->>'text') >= 200
-)"""
-_TOOL_RESULT_SQL = f"""
-    SELECT seq, tokens, data->>'id', data->>'parentId', data->>'timestamp',
-           data->'message'->>'toolCallId', data->'message'->>'toolName',
-           LEFT(data->'message'->'content'->0->>'text', 200)
-      FROM library_entry
-     WHERE revision_id = %s AND {_REDUCIBLE}
-"""
-# Everything else, whole (COALESCE: a NULL test must count as "not reducible").
-_FULL_SQL = f"""
-    SELECT seq, tokens, data::text
-      FROM library_entry
-     WHERE revision_id = %s AND NOT COALESCE({_REDUCIBLE}, false)
-"""
-
-
 def _index_rows(session: Session) -> list[tuple[int, int, dict[str, Any]]]:
-    """(seq, tokens, entry) in file order; long tool results reduced to what the tree reads."""
-    rows: list[tuple[int, int, dict[str, Any]]] = []
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_TOOL_RESULT_SQL, [session.current_revision_id])
-            for seq, tokens, entry_id, parent, stamp, call_id, tool, text in cursor:
-                message: dict[str, Any] = {"role": "toolResult"}
-                if call_id is not None:
-                    message["toolCallId"] = call_id
-                if tool is not None:
-                    message["toolName"] = tool
-                message["content"] = [{"type": "text", "text": text}]
-                entry = {"type": "message", "id": entry_id}
-                if parent is not None:
-                    entry["parentId"] = parent
-                if stamp is not None:
-                    entry["timestamp"] = stamp
-                entry["message"] = message
-                rows.append((seq, tokens, entry))
-        with connection.cursor() as cursor:
-            cursor.execute(_FULL_SQL, [session.current_revision_id])
-            for seq, tokens, raw in cursor:
-                rows.append((seq, tokens, orjson.loads(raw)))
-        rows.sort(key=lambda row: row[0])
-        return rows
-    full = (
+    """(seq, tokens, entry) in file order, whole.
+
+    Reading only the fields the tree needs in SQL was tried: `data` is `json` (not jsonb, to keep
+    key order), so PostgreSQL parses every document for it and the whole query came out slower
+    than fetching the text and parsing it with orjson here (with the GC paused).
+    """
+    rows = (
         Entry.objects.for_session(session)
         .annotate(raw=Cast("data", TextField()))
         .values_list("seq", "tokens", "raw")
     )
-    for seq, tokens, raw in full.iterator(chunk_size=2000):
-        rows.append((seq, tokens, orjson.loads(raw)))
-    return rows
+    return [(seq, tokens, orjson.loads(raw)) for seq, tokens, raw in rows.iterator(chunk_size=2000)]
 
 
 def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:

@@ -65,8 +65,7 @@ def test_it_projects_like_the_engine_on_the_whole_file(session_file):
 
 
 def test_it_indexes_every_entry_as_the_tree_reads_it_from_the_file(session_file):
-    """The index reads long tool results in part (on PostgreSQL); every line must still be
-    the one the pure tree code makes of the whole entry."""
+    """Every line of the index is the one the tree code makes of the whole entry."""
     from contextlab.inspector.treeview import collect_tool_calls, tree_item
 
     session = import_session_file(path=session_file).session
@@ -82,23 +81,3 @@ def test_it_indexes_every_entry_as_the_tree_reads_it_from_the_file(session_file)
             expected.tag, expected.text, expected.search_text, expected.toolcall_only,
             expected.type, expected.role,
         ), entry["id"]  # fmt: skip
-
-
-def test_it_reads_long_tool_results_in_part_on_postgresql(tmp_path, blob_dir):
-    from django.db import connection
-
-    from contextlab.inspector.selectors import _index_rows
-
-    session = import_session_file(path=_generated(tmp_path)).session
-    rows = _index_rows(session)
-    reduced = [
-        e
-        for _, _, e in rows
-        if e.get("message", {}).get("role") == "toolResult"
-        and len(e["message"]) == 4
-        and "isError" not in e["message"]
-    ]
-    if connection.vendor == "postgresql":
-        assert reduced, "the generated session has long tool results"
-    assert [seq for seq, _, _ in rows] == sorted(seq for seq, _, _ in rows)
-    assert len(rows) == session.entry_count
