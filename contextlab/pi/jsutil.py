@@ -21,6 +21,7 @@ import re
 import time
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
+from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
 __all__ = [
@@ -182,12 +183,17 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\u{ord(ch):04x}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _quote(text: str) -> str:
-    if _NEEDS_ESCAPE.search(text) is None:
-        return f'"{text}"'
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
-        # Well-formed JSON.stringify: paired surrogates stay raw, lone ones are escaped.
-        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    if text.isascii() or _SURROGATE.search(text) is None:
+        # Without surrogates JSON.stringify escapes exactly what Python's C encoder does (the
+        # seven short escapes, other controls as lowercase \u00xx, nothing else); the per-match
+        # Python callback below cost more than the rest of a token estimate.
+        return _encode_string(text)
+    # Well-formed JSON.stringify: paired surrogates stay raw, lone ones are escaped.
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
 
 
