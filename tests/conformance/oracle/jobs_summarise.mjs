@@ -11,7 +11,7 @@ import {
   prepareCompaction,
 } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js";
 
-const input = JSON.parse(readFileSync(0, "utf8"));
+const input = JSON.parse(Buffer.concat(await Array.fromAsync(process.stdin)).toString("utf8"));
 const { mode, model, apiKey } = input;
 let out;
 if (mode === "complete") {
