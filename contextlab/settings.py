@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "contextlab.library",
     "contextlab.inspector",
     "contextlab.jobs",
+    "contextlab.review",
 ]
 
 MIDDLEWARE = [

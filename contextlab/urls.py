@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("contextlab.jobs.urls")),
     path("", include("contextlab.inspector.urls")),
     path("", include("contextlab.library.urls")),
+    path("", include("contextlab.review.urls")),
 ]

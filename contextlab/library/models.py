@@ -47,11 +47,34 @@ class OrderedJSONField(models.JSONField):
         return super().from_db_value(value, expression, connection)
 
 
+def _visible_projects_q(user, project_field: str) -> Q:  # type: ignore[no-untyped-def]
+    """The visibility rule (contextlab.review.models explains it): superusers see everything,
+    a project without members is open to every signed-in user, a project with members only to
+    them. EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
+    from django.apps import apps
+    from django.db.models import Exists, OuterRef
+
+    membership = apps.get_model("review", "ProjectMembership")
+    members = membership.objects.filter(project_id=OuterRef(project_field))
+    return ~Exists(members) | Exists(members.filter(user_id=user.pk))
+
+
+class ProjectQuerySet(models.QuerySet["Project"]):
+    def visible_to(self, user) -> ProjectQuerySet:  # type: ignore[no-untyped-def]
+        if user is None or not user.is_authenticated:
+            return self.none()
+        if user.is_superuser:
+            return self
+        return self.filter(_visible_projects_q(user, "pk"))
+
+
 class Project(models.Model):
     """All sessions that Pi ran in one working directory (the header's `cwd`)."""
 
     cwd = models.TextField(unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectQuerySet.as_manager()
 
     class Meta:
         ordering = ("cwd",)
@@ -68,10 +91,12 @@ class Project(models.Model):
 
 class SessionQuerySet(models.QuerySet["Session"]):
     def visible_to(self, user) -> SessionQuerySet:  # type: ignore[no-untyped-def]
-        """contextlab is a team dashboard: every signed-in user sees every session."""
+        """Sessions of the projects this user may see (see ProjectQuerySet.visible_to)."""
         if user is None or not user.is_authenticated:
             return self.none()
-        return self
+        if user.is_superuser:
+            return self
+        return self.filter(_visible_projects_q(user, "project_id"))
 
 
 class Session(models.Model):

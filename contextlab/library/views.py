@@ -16,6 +16,7 @@ from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.selectors import projects_for_user, search_entries, sessions_for_user
 from contextlab.library.services import import_session_file
+from contextlab.review.services import upload_check, upload_record
 
 # The library is one page; past this many sessions, filters narrow it down.
 LIBRARY_LIMIT = 500
@@ -92,6 +93,10 @@ def upload(request: HttpRequest) -> HttpResponse:
     results = []
     for upload_file in files:
         try:
+            refusal, created_project = upload_check(user=request.user, fileobj=upload_file)
+            if refusal:
+                results.append({"name": upload_file.name, "error": refusal})
+                continue
             outcome = import_session_file(
                 fileobj=upload_file, name=upload_file.name, user=request.user
             )
@@ -99,6 +104,12 @@ def upload(request: HttpRequest) -> HttpResponse:
             results.append({"name": upload_file.name, "error": str(exc)})
             continue
         if outcome.session is not None:
+            upload_record(
+                user=request.user,
+                session=outcome.session,
+                status=outcome.status,
+                created_project=created_project,
+            )
             # Build the session's tree index now, while the user waits for the upload anyway,
             # so that opening a large session right after is quick (in this process).
             session_index(outcome.session)

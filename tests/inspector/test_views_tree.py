@@ -145,14 +145,14 @@ def test_it_lets_a_teammate_open_the_owners_session(client, teammate, owner, tmp
 
 
 def test_it_answers_404_on_every_session_url_when_the_session_is_not_visible(
-    client, owner, outsider, tmp_path, monkeypatch
+    client, owner, outsider, tmp_path
 ):
-    """contextlab shows every session to every signed-in user today (a team dashboard); where
-    visibility is narrowed (Session.objects.visible_to), every session URL must follow it."""
-    from contextlab.library.models import SessionQuerySet
+    """A project with members is visible to them only (contextlab.review.models): every session
+    URL must follow Session.objects.visible_to."""
+    from contextlab.review.models import ProjectMembership
 
-    monkeypatch.setattr(SessionQuerySet, "visible_to", lambda qs, user: qs.filter(imported_by=user))
     session = import_session_file(path=write_session(tmp_path), user=owner).session
+    ProjectMembership.objects.create(project=session.project, user=owner, role="owner")
     client.force_login(outsider)
     urls = [
         reverse("inspector:session", args=[session.pk]),

@@ -1,0 +1,30 @@
+from django.contrib import admin
+
+from contextlab.review.models import AuditEvent, Comment, ProjectMembership, SessionLabel
+
+
+@admin.register(ProjectMembership)
+class ProjectMembershipAdmin(admin.ModelAdmin):
+    list_display = ("project", "user", "role", "created_at")
+    list_filter = ("role",)
+    raw_id_fields = ("project", "user", "added_by")
+
+
+@admin.register(Comment)
+class CommentAdmin(admin.ModelAdmin):
+    list_display = ("session", "entry_id", "author", "created_at")
+    raw_id_fields = ("session", "author")
+
+
+@admin.register(SessionLabel)
+class SessionLabelAdmin(admin.ModelAdmin):
+    list_display = ("name", "session", "added_by", "created_at")
+    list_filter = ("name",)
+    raw_id_fields = ("session", "added_by")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "actor", "actor_label", "verb", "target")
+    list_filter = ("verb",)
+    raw_id_fields = ("actor", "project", "session")

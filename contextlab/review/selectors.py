@@ -1,0 +1,3 @@
+"""Read-side queries of the review app."""
+
+from __future__ import annotations

@@ -1,0 +1,239 @@
+"""Writes of the review app: memberships, comments, review labels, audit events.
+
+Keyword-only functions named <entity>_<action>; each one that changes what a team sees records an
+audit event in the same transaction, so the log never shows a change that did not happen.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import IO, Any
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from contextlab.library.models import Project, Session
+from contextlab.review.models import AuditEvent, Comment, ProjectMembership, SessionLabel
+
+COMMENT_MAX = 10_000
+LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
+
+
+class ReviewError(Exception):
+    """A refused review action, with a message fit to show the user."""
+
+
+def audit_record(
+    *,
+    actor: Any,
+    verb: str,
+    project: Project | None = None,
+    session: Session | None = None,
+    target: str = "",
+    data: dict[str, Any] | None = None,
+    actor_label: str = "",
+) -> AuditEvent:
+    """Record that `actor` (a user, or None for a command: then say who in `actor_label`) did
+    `verb` ("session.upload", "job.create", ...). The project defaults to the session's."""
+    if project is None and session is not None:
+        project = session.project
+    user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
+    return AuditEvent.objects.create(
+        actor=user,
+        actor_label=actor_label[:150],
+        verb=verb,
+        project=project,
+        session=session,
+        target=target[:300],
+        data=data or {},
+    )
+
+
+# --- Membership -----------------------------------------------------------------------------
+
+
+def project_is_open(project: Project) -> bool:
+    return not ProjectMembership.objects.filter(project=project).exists()
+
+
+def can_manage_members(user: Any, project: Project) -> bool:
+    """Owners manage their project's members; superusers manage any project (and are the only
+    ones who can restrict an open project, since nobody owns it)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    return ProjectMembership.objects.owners().filter(project=project, user=user).exists()
+
+
+def membership_add(*, project: Project, username: str, role: str, actor: Any) -> ProjectMembership:
+    """Add (or change the role of) a member by username."""
+    if role not in ProjectMembership.Role.values:
+        raise ReviewError(f"Unknown role {role!r}")
+    user_model = get_user_model()
+    try:
+        user = user_model.objects.get(**{user_model.USERNAME_FIELD: username.strip()})
+    except user_model.DoesNotExist:
+        raise ReviewError(f"No user named {username.strip()!r}") from None
+    with transaction.atomic():
+        membership, created = ProjectMembership.objects.update_or_create(
+            project=project,
+            user=user,
+            defaults={"role": role},
+            create_defaults={"role": role, "added_by": actor if actor.is_authenticated else None},
+        )
+        audit_record(
+            actor=actor,
+            verb="membership.add" if created else "membership.role",
+            project=project,
+            target=f"{user.get_username()} as {role}",
+            data={"user": user.get_username(), "role": role},
+        )
+    return membership
+
+
+def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
+    """Remove a member; the last owner stays, so that someone can still manage the project."""
+    project = membership.project
+    with transaction.atomic():
+        # Lock the project's memberships: two owners removing each other at once must not
+        # leave a project whose members nobody can manage.
+        owners = list(
+            ProjectMembership.objects.select_for_update().owners().filter(project=project)
+        )
+        if membership.role == ProjectMembership.Role.OWNER and len(owners) <= 1:
+            raise ReviewError("A project keeps at least one owner: add another owner first.")
+        username = membership.user.get_username()
+        membership.delete()
+        audit_record(
+            actor=actor,
+            verb="membership.remove",
+            project=project,
+            target=username,
+            data={"user": username},
+        )
+
+
+def upload_refusal(*, user: Any, session_id: str | None, cwd: str | None) -> str | None:
+    """Why `user` may not upload this file (None when they may): a session, or a project, that
+    exists but that they cannot see. Without this check an upload could append to, or add a
+    session to, another team's project, and its answer would confirm that the session exists."""
+    if user.is_superuser:
+        return None
+    if session_id is not None:
+        existing = Session.objects.filter(session_id=session_id)
+        if existing.exists() and not existing.visible_to(user).exists():
+            return "this session belongs to a project you are not a member of"
+        if existing.exists():
+            return None  # syncing a session the user sees: its project is not changed
+    if cwd is not None:
+        project = Project.objects.filter(cwd=cwd)
+        if project.exists() and not project.visible_to(user).exists():
+            return "its project belongs to a team you are not a member of"
+    return None
+
+
+def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
+    """Before a web upload: (why it is refused or None, whether it would create a project).
+
+    Reads the header the way the import does (probe_header), then rewinds the file."""
+    from contextlab.library.services import clean_text, probe_header
+
+    probe = probe_header(fileobj)
+    fileobj.seek(0)
+    header = probe.header or {}
+    cwd = clean_text(header["cwd"]) if isinstance(header.get("cwd"), str) else ""
+    refusal = upload_refusal(user=user, session_id=probe.session_id, cwd=cwd)
+    exists = (
+        probe.session_id is not None
+        and Session.objects.filter(session_id=probe.session_id).exists()
+    ) or Project.objects.filter(cwd=cwd).exists()
+    return refusal, not exists
+
+
+def upload_record(*, user: Any, session: Session, status: str, created_project: bool) -> None:
+    """After a web upload: the uploader owns a project that the upload created; audit it."""
+    with transaction.atomic():
+        if created_project and user.is_authenticated:
+            ProjectMembership.objects.get_or_create(
+                project=session.project,
+                user=user,
+                defaults={"role": ProjectMembership.Role.OWNER, "added_by": user},
+            )
+        audit_record(
+            actor=user,
+            verb="session.upload",
+            session=session,
+            target=session.title[:200],
+            data={"status": status, "session_id": session.session_id},
+        )
+
+
+# --- Comments -------------------------------------------------------------------------------
+
+
+def comment_create(*, session: Session, entry_id: str, author: Any, body: str) -> Comment:
+    body = body.strip()
+    if not body:
+        raise ReviewError("Write something first.")
+    if len(body) > COMMENT_MAX:
+        raise ReviewError(f"A comment holds at most {COMMENT_MAX} characters.")
+    with transaction.atomic():
+        comment = Comment.objects.create(
+            session=session, entry_id=entry_id, author=author, body=body
+        )
+        audit_record(
+            actor=author,
+            verb="comment.create",
+            session=session,
+            target=f"entry {entry_id}",
+            data={"comment": comment.pk, "entry_id": entry_id},
+        )
+    return comment
+
+
+def comment_delete(*, comment: Comment, actor: Any) -> None:
+    if comment.author_id != actor.pk:
+        raise ReviewError("Only its author can delete a comment.")
+    with transaction.atomic():
+        audit_record(
+            actor=actor,
+            verb="comment.delete",
+            session=comment.session,
+            target=f"entry {comment.entry_id}",
+            data={"comment": comment.pk, "entry_id": comment.entry_id},
+        )
+        comment.delete()
+
+
+# --- Review labels --------------------------------------------------------------------------
+
+
+def normalise_label(name: str) -> str:
+    name = name.strip().lower().replace(" ", "-")
+    if not LABEL_RE.match(name):
+        raise ReviewError(
+            "A label is 1 to 40 lowercase letters, digits, '.', '_' or '-' "
+            f"(starting with a letter or digit), not {name!r}."
+        )
+    return name
+
+
+def session_label_add(*, session: Session, name: str, actor: Any) -> SessionLabel | None:
+    """Add a review label; None when the session already had it."""
+    name = normalise_label(name)
+    try:
+        with transaction.atomic():
+            label = SessionLabel.objects.create(session=session, name=name, added_by=actor)
+            audit_record(actor=actor, verb="label.add", session=session, target=name)
+    except IntegrityError:
+        return None  # already there (perhaps added by someone else a moment ago)
+    return label
+
+
+def session_label_remove(*, session: Session, name: str, actor: Any) -> bool:
+    with transaction.atomic():
+        deleted, _ = SessionLabel.objects.filter(session=session, name=name).delete()
+        if deleted:
+            audit_record(actor=actor, verb="label.remove", session=session, target=name)
+    return bool(deleted)

@@ -1,0 +1,124 @@
+"""Review pages: project members, comments on entries, review labels, the audit log.
+
+Function views; every object comes through a `_get_<thing>_for_user` helper that 404s when the
+user may not see it (never 403: do not confirm that it exists). Forms are plain POST forms that
+work without JavaScript; with htmx they swap their partial in place.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from contextlab.library.models import Project, Session
+from contextlab.review import services
+from contextlab.review.models import AuditEvent, ProjectMembership
+
+AUDIT_LIMIT = 200
+
+
+def _get_project_for_user(request: HttpRequest, pk: int) -> Project:
+    return get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
+
+
+def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
+    return get_object_or_404(
+        Session.objects.visible_to(request.user).select_related("project"), pk=pk
+    )
+
+
+# --- Members --------------------------------------------------------------------------------
+
+
+@login_required
+def members(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _get_project_for_user(request, pk)
+    can_manage = services.can_manage_members(request.user, project)
+    if request.method == "POST":
+        if not can_manage:
+            raise PermissionDenied("Only the project's owners manage its members.")
+        try:
+            services.membership_add(
+                project=project,
+                username=request.POST.get("username", ""),
+                role=request.POST.get("role", ProjectMembership.Role.MEMBER),
+                actor=request.user,
+            )
+        except services.ReviewError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{request.POST.get('username', '').strip()} added.")
+        return redirect("review:members", pk=project.pk)
+    context = {
+        "nav": "library",
+        "project": project,
+        "memberships": list(
+            ProjectMembership.objects.filter(project=project).select_related("user", "added_by")
+        ),
+        "can_manage": can_manage,
+        "roles": ProjectMembership.Role.choices,
+    }
+    return render(request, "review/members.html", context)
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, pk: int, membership_pk: int) -> HttpResponse:
+    project = _get_project_for_user(request, pk)
+    membership = get_object_or_404(
+        ProjectMembership.objects.select_related("user", "project"),
+        project=project,
+        pk=membership_pk,
+    )
+    if not services.can_manage_members(request.user, project):
+        raise PermissionDenied("Only the project's owners manage its members.")
+    try:
+        services.membership_remove(membership=membership, actor=request.user)
+    except services.ReviewError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{membership.user.get_username()} removed.")
+    if not Project.objects.visible_to(request.user).filter(pk=project.pk).exists():
+        return redirect("library:index")  # removed themselves from a restricted project
+    return redirect("review:members", pk=project.pk)
+
+
+# --- Audit log ------------------------------------------------------------------------------
+
+
+def _audit_page(request: HttpRequest, events, **context) -> HttpResponse:  # type: ignore[no-untyped-def]
+    events = list(events.select_related("actor", "project", "session")[:AUDIT_LIMIT])
+    return render(
+        request,
+        "review/audit.html",
+        {"nav": "audit", "events": events, "limit": AUDIT_LIMIT, **context},
+    )
+
+
+@login_required
+def project_audit(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _get_project_for_user(request, pk)
+    return _audit_page(request, AuditEvent.objects.filter(project=project), project=project)
+
+
+@login_required
+def session_audit(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, pk)
+    return _audit_page(
+        request,
+        AuditEvent.objects.filter(session=session),
+        session=session,
+        project=session.project,
+    )
+
+
+@login_required
+def audit(request: HttpRequest) -> HttpResponse:
+    """Everything, for superusers: events of every project, and those tied to none."""
+    if not request.user.is_superuser:
+        raise PermissionDenied("The global audit log is for superusers.")
+    return _audit_page(request, AuditEvent.objects.all())

@@ -1,0 +1,86 @@
+"""Sessions for the review tests: small linear files written to a temp dir, imported through
+the same service as the CLI and uploads, or uploaded through the web form."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from django.urls import reverse
+
+from contextlab.library.models import Session
+from contextlab.library.services import import_session_file
+from contextlab.review.models import ProjectMembership
+
+
+def session_lines(session_id: str = "sess-review-1", cwd: str = "/work/team-app") -> list[dict]:
+    return [
+        {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": "2025-01-02T00:00:00.000Z",
+            "cwd": cwd,
+        },
+        {
+            "type": "message",
+            "id": "aaaa0001",
+            "parentId": None,
+            "timestamp": "2025-01-02T00:00:01.000Z",
+            "message": {"role": "user", "content": "please review", "timestamp": 1735776001000},
+        },
+        {
+            "type": "message",
+            "id": "aaaa0002",
+            "parentId": "aaaa0001",
+            "timestamp": "2025-01-02T00:00:02.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "reviewed"}],
+                "api": "openai-responses",
+                "provider": "openai",
+                "model": "gpt-5.1-codex",
+                "usage": {
+                    "input": 10,
+                    "output": 2,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 12,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                },
+                "stopReason": "stop",
+                "timestamp": 1735776002000,
+            },
+        },
+    ]
+
+
+def jsonl(lines: list[dict]) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def import_open(tmp_path: Path, **kwargs: str) -> Session:
+    """A session imported without a user (CLI, watcher, demo): its project is open."""
+    path = tmp_path / f"{kwargs.get('session_id', 'sess-review-1')}.jsonl"
+    path.write_bytes(jsonl(session_lines(**kwargs)))
+    session = import_session_file(path=path, index_search=False).session
+    assert session is not None
+    return session
+
+
+def team_session(tmp_path: Path, owner, teammate=None, **kwargs: str) -> Session:  # type: ignore[no-untyped-def]
+    """A session of a restricted project: owner owns it, teammate (if given) is a member."""
+    session = import_open(tmp_path, **kwargs)
+    ProjectMembership.objects.create(
+        project=session.project, user=owner, role=ProjectMembership.Role.OWNER
+    )
+    if teammate is not None:
+        ProjectMembership.objects.create(project=session.project, user=teammate)
+    return session
+
+
+def upload(client, lines: list[dict], name: str = "s.jsonl"):  # type: ignore[no-untyped-def]
+    data = io.BytesIO(jsonl(lines))
+    data.name = name
+    return client.post(reverse("library:upload"), {"files": [data]}, follow=True)

@@ -1,0 +1,150 @@
+"""Project membership decides who sees what, through every page that names a session."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from contextlab.library.models import Project, Session
+from contextlab.review.models import AuditEvent, ProjectMembership
+from tests.review.helpers import import_open, session_lines, team_session, upload
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_shows_open_projects_to_every_signed_in_user(client, outsider, tmp_path, blob_dir):
+    session = import_open(tmp_path)
+    client.force_login(outsider)
+    assert client.get(reverse("inspector:session", args=[session.pk])).status_code == 200
+    assert session.session_id in client.get(reverse("library:index")).content.decode()
+
+
+def test_it_shows_restricted_projects_to_members_only(
+    client, owner, teammate, outsider, tmp_path, blob_dir
+):
+    session = team_session(tmp_path, owner, teammate)
+    other = import_open(tmp_path, session_id="sess-open", cwd="/work/open")
+    url = reverse("inspector:session", args=[session.pk])
+    for user, status in ((owner, 200), (teammate, 200), (outsider, 404)):
+        client.force_login(user)
+        assert client.get(url).status_code == status, user
+        listed = client.get(reverse("library:index")).content.decode()
+        assert (session.session_id in listed) == (status == 200)
+        assert other.session_id in listed
+    assert list(Session.objects.visible_to(outsider)) == [other]
+    assert list(Project.objects.visible_to(outsider)) == [other.project]
+
+
+def test_it_shows_everything_to_superusers(client, owner, tmp_path, blob_dir, django_user_model):
+    session = team_session(tmp_path, owner)
+    admin = django_user_model.objects.create_superuser("admin", password="x")
+    client.force_login(admin)
+    assert client.get(reverse("inspector:session", args=[session.pk])).status_code == 200
+
+
+def test_it_makes_the_uploader_owner_of_a_project_the_upload_creates(
+    client, owner, outsider, blob_dir
+):
+    client.force_login(owner)
+    response = upload(client, session_lines())
+    assert response.status_code == 200
+    session = Session.objects.get(session_id="sess-review-1")
+    membership = ProjectMembership.objects.get(project=session.project)
+    assert (membership.user, membership.role) == (owner, "owner")
+    event = AuditEvent.objects.get(verb="session.upload")
+    assert (event.actor, event.session, event.project) == (owner, session, session.project)
+    client.force_login(outsider)
+    assert client.get(reverse("inspector:session", args=[session.pk])).status_code == 404
+
+
+def test_it_leaves_an_open_project_open_when_someone_uploads_into_it(
+    client, owner, outsider, tmp_path, blob_dir
+):
+    import_open(tmp_path, session_id="sess-cli")
+    client.force_login(owner)
+    upload(client, session_lines(session_id="sess-web"))
+    assert not ProjectMembership.objects.exists()
+    client.force_login(outsider)
+    assert Session.objects.visible_to(outsider).count() == 2
+
+
+def test_it_refuses_uploads_into_a_project_or_session_the_user_cannot_see(
+    client, owner, outsider, tmp_path, blob_dir
+):
+    session = team_session(tmp_path, owner)
+    client.force_login(outsider)
+    same_session = [
+        *session_lines(),
+        {
+            "type": "message",
+            "id": "aaaa0003",
+            "parentId": "aaaa0002",
+            "timestamp": "2025-01-02T00:00:03.000Z",
+            "message": {"role": "user", "content": "sneaky", "timestamp": 1735776003000},
+        },
+    ]
+    body = upload(client, same_session).content.decode()
+    assert "not a member" in body
+    body = upload(client, session_lines(session_id="sess-new-in-their-project")).content.decode()
+    assert "not a member" in body
+    session.refresh_from_db()
+    assert session.entry_count == 2
+    assert Session.objects.count() == 1
+
+
+def test_it_lets_an_owner_add_and_remove_teammates_without_javascript(
+    client, owner, teammate, tmp_path, blob_dir
+):
+    session = team_session(tmp_path, owner)
+    url = reverse("inspector:session", args=[session.pk])
+    client.force_login(teammate)
+    assert client.get(url).status_code == 404
+    client.force_login(owner)
+    members_url = reverse("review:members", args=[session.project.pk])
+    response = client.post(members_url, {"username": "teammate", "role": "member"}, follow=True)
+    assert "teammate added." in response.content.decode()
+    membership = ProjectMembership.objects.get(user=teammate)
+    assert membership.added_by == owner
+    client.force_login(teammate)
+    assert client.get(url).status_code == 200
+    # A member sees the page but may not manage it.
+    page = client.get(members_url)
+    assert page.status_code == 200 and "Add member" not in page.content.decode()
+    assert client.post(members_url, {"username": "owner", "role": "owner"}).status_code == 403
+    client.force_login(owner)
+    remove = reverse("review:member_remove", args=[session.project.pk, membership.pk])
+    client.post(remove)
+    client.force_login(teammate)
+    assert client.get(url).status_code == 404
+    verbs = list(AuditEvent.objects.order_by("id").values_list("verb", "target"))
+    assert verbs == [("membership.add", "teammate as member"), ("membership.remove", "teammate")]
+
+
+def test_it_reports_unknown_usernames_and_keeps_the_last_owner(client, owner, tmp_path, blob_dir):
+    session = team_session(tmp_path, owner)
+    client.force_login(owner)
+    members_url = reverse("review:members", args=[session.project.pk])
+    body = client.post(members_url, {"username": "nobody"}, follow=True).content.decode()
+    assert "No user named" in body
+    membership = ProjectMembership.objects.get(user=owner)
+    remove = reverse("review:member_remove", args=[session.project.pk, membership.pk])
+    body = client.post(remove, follow=True).content.decode()
+    assert "at least one owner" in body
+    assert ProjectMembership.objects.filter(user=owner).exists()
+
+
+def test_it_hides_the_members_page_from_outsiders_and_needs_post_and_csrf(
+    client, owner, outsider, tmp_path, blob_dir
+):
+    session = team_session(tmp_path, owner)
+    membership = ProjectMembership.objects.get(user=owner)
+    client.force_login(outsider)
+    assert client.get(reverse("review:members", args=[session.project.pk])).status_code == 404
+    remove = reverse("review:member_remove", args=[session.project.pk, membership.pk])
+    assert client.post(remove).status_code == 404
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    assert strict.post(remove).status_code == 403
+    assert strict.get(remove).status_code == 405
