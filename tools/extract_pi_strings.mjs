@@ -18,6 +18,64 @@ function templateConst(file, name) {
   return (0, eval)(m[1]);
 }
 
+// Pi writes many short texts inline (a string literal, or the fixed parts of a template
+// literal) rather than as named constants. Returns the cooked fixed parts of the one literal
+// in `file` whose source contains `anchor` (as written in the source, escapes included); a
+// plain string literal gives one part, a template with n interpolations n + 1 parts.
+function literalParts(file, anchor, pkgDist = dist) {
+  const src = readFileSync(path.join(pkgDist, file), "utf8");
+  const at = src.indexOf(anchor);
+  if (at < 0) throw new Error(`${JSON.stringify(anchor)} not found in ${file}`);
+  if (src.indexOf(anchor, at + 1) >= 0) throw new Error(`${JSON.stringify(anchor)} occurs twice in ${file}`);
+  const escaped = (i) => {
+    let n = 0;
+    while (src[i - 1 - n] === "\\") n++;
+    return n % 2 === 1;
+  };
+  let start = at;
+  while (start >= 0 && !((src[start] === '"' || src[start] === "`") && !escaped(start))) start--;
+  if (start < 0) throw new Error(`no literal opens before ${JSON.stringify(anchor)} in ${file}`);
+  const quote = src[start];
+  const raw = [];
+  let piece = "";
+  let i = start + 1;
+  for (;;) {
+    if (i >= src.length) throw new Error(`unterminated literal at ${JSON.stringify(anchor)} in ${file}`);
+    const c = src[i];
+    if (c === "\\") {
+      piece += c + src[i + 1];
+      i += 2;
+    } else if (c === quote) {
+      break;
+    } else if (quote === "`" && c === "$" && src[i + 1] === "{") {
+      raw.push(piece);
+      piece = "";
+      let depth = 1;
+      i += 2;
+      while (depth > 0) {
+        if (src[i] === "{") depth++;
+        else if (src[i] === "}") depth--;
+        i++;
+      }
+    } else {
+      piece += c;
+      i++;
+    }
+  }
+  raw.push(piece);
+  if (i < at + anchor.length) throw new Error(`${JSON.stringify(anchor)} spans two literals in ${file}`);
+  return raw.map((r) => (0, eval)(quote + r + quote));
+}
+
+// The one fixed part of a literal: `index` picks it out of a template's parts.
+function literalPart(file, anchor, index = 0, pkgDist = dist) {
+  const parts = literalParts(file, anchor, pkgDist);
+  if (index >= parts.length) throw new Error(`${JSON.stringify(anchor)} has ${parts.length} parts in ${file}`);
+  return parts[index];
+}
+
+const aiDist = path.join(root, "../pi-ai/dist");
+
 const out = {
   COMPACTION_SUMMARY_PREFIX: templateConst("messages.js", "COMPACTION_SUMMARY_PREFIX"),
   COMPACTION_SUMMARY_SUFFIX: templateConst("messages.js", "COMPACTION_SUMMARY_SUFFIX"),
@@ -29,7 +87,52 @@ const out = {
   TURN_PREFIX_SUMMARIZATION_PROMPT: templateConst("compaction/compaction.js", "TURN_PREFIX_SUMMARIZATION_PROMPT"),
   BRANCH_SUMMARY_PREAMBLE: templateConst("compaction/branch-summarization.js", "BRANCH_SUMMARY_PREAMBLE"),
   BRANCH_SUMMARY_PROMPT: templateConst("compaction/branch-summarization.js", "BRANCH_SUMMARY_PROMPT"),
+  // bashExecutionToText (messages.js)
+  BASH_RAN_OPEN: literalPart("messages.js", "Ran \\`", 0),
+  BASH_RAN_CLOSE: literalPart("messages.js", "Ran \\`", 1),
+  BASH_OUTPUT_OPEN: literalPart("messages.js", "\\`\\`\\`\\n${msg.output}", 0),
+  BASH_OUTPUT_CLOSE: literalPart("messages.js", "\\`\\`\\`\\n${msg.output}", 1),
+  BASH_NO_OUTPUT: literalPart("messages.js", "(no output)"),
+  BASH_CANCELLED: literalPart("messages.js", "(command cancelled)"),
+  BASH_EXIT_CODE: literalPart("messages.js", "Command exited with code "),
+  BASH_OUTPUT_TRUNCATED_OPEN: literalPart("messages.js", "[Output truncated. Full output: ", 0),
+  BASH_OUTPUT_TRUNCATED_CLOSE: literalPart("messages.js", "[Output truncated. Full output: ", 1),
+  // compact (compaction.js) and generateBranchSummary (branch-summarization.js)
+  NO_PRIOR_HISTORY: literalPart("compaction/compaction.js", "No prior history."),
+  SPLIT_TURN_JOINER: literalPart("compaction/compaction.js", "**Turn Context (split turn):**", 1),
+  ADDITIONAL_FOCUS: literalPart("compaction/compaction.js", "Additional focus: ", 1),
+  BRANCH_ADDITIONAL_FOCUS: literalPart("compaction/branch-summarization.js", "Additional focus: ", 1),
+  NO_CONTENT_SUMMARY: literalPart("compaction/branch-summarization.js", "No content to summarize"),
+  NO_SUMMARY_GENERATED: literalPart("compaction/branch-summarization.js", "No summary generated"),
+  // The prompt text around the serialised conversation (same in all three requests)
+  CONVERSATION_OPEN: literalPart("compaction/branch-summarization.js", "<conversation>", 0),
+  CONVERSATION_CLOSE: literalPart("compaction/branch-summarization.js", "<conversation>", 1),
+  PREVIOUS_SUMMARY_OPEN: literalPart("compaction/compaction.js", "<previous-summary>\\n$", 0),
+  PREVIOUS_SUMMARY_CLOSE: literalPart("compaction/compaction.js", "<previous-summary>\\n$", 1),
+  // formatFileOperations and serializeConversation (compaction/utils.js)
+  READ_FILES_OPEN: literalPart("compaction/utils.js", "<read-files>", 0),
+  READ_FILES_CLOSE: literalPart("compaction/utils.js", "<read-files>", 1),
+  MODIFIED_FILES_OPEN: literalPart("compaction/utils.js", "<modified-files>", 0),
+  MODIFIED_FILES_CLOSE: literalPart("compaction/utils.js", "<modified-files>", 1),
+  SERIALIZED_USER: literalPart("compaction/utils.js", "[User]: "),
+  SERIALIZED_ASSISTANT_THINKING: literalPart("compaction/utils.js", "[Assistant thinking]: "),
+  SERIALIZED_ASSISTANT: literalPart("compaction/utils.js", "[Assistant]: "),
+  SERIALIZED_ASSISTANT_TOOL_CALLS: literalPart("compaction/utils.js", "[Assistant tool calls]: "),
+  SERIALIZED_TOOL_RESULT: literalPart("compaction/utils.js", "[Tool result]: "),
+  SUMMARY_TRUNCATED_OPEN: literalPart("compaction/utils.js", " more characters truncated]", 1),
+  SUMMARY_TRUNCATED_CLOSE: literalPart("compaction/utils.js", " more characters truncated]", 2),
+  // transformMessages (pi-ai dist/api/transform-messages.js)
+  USER_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(image omitted: model", 0, aiDist),
+  TOOL_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(tool image omitted: model", 0, aiDist),
+  NO_RESULT_TEXT: literalPart("api/transform-messages.js", "No result provided", 0, aiDist),
 };
+if (out.BRANCH_ADDITIONAL_FOCUS !== out.ADDITIONAL_FOCUS) throw new Error("the two 'Additional focus' texts differ");
+delete out.BRANCH_ADDITIONAL_FOCUS;
+{
+  const compactionSrc = readFileSync(path.join(dist, "compaction/compaction.js"), "utf8");
+  const conversation = "`<conversation>\\n${conversationText}\\n</conversation>\\n\\n";
+  if (compactionSrc.split(conversation).length !== 3) throw new Error("compaction.js wraps the conversation differently");
+}
 
 const { createAllToolDefinitions } = await import(path.join(dist, "tools/index.js"));
 const defs = createAllToolDefinitions("/CWD");

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextlab.pi.compaction import (
-    ADDITIONAL_FOCUS,
     FileOps,
     add_previous_file_lists,
     compute_file_lists,
@@ -43,14 +42,16 @@ __all__ = [
     "branch_summary_preview",
     "collect_entries_for_branch_summary",
     "format_file_operations",
+    "join_branch_summary",
     "prepare_branch_entries",
     "token_budget",
 ]
 
+# The default dialect's texts under the names callers already import; new code reads the
+# dialect it was given.
 BRANCH_SUMMARY_PREAMBLE = DEFAULT_DIALECT.branch_summary_preamble
-# Short fixed strings of branch-summarization.js that the dialect data does not carry (yet).
-NO_CONTENT_SUMMARY = "No content to summarize"
-NO_SUMMARY_GENERATED = "No summary generated"
+NO_CONTENT_SUMMARY = DEFAULT_DIALECT.summary_texts.no_content_summary
+NO_SUMMARY_GENERATED = DEFAULT_DIALECT.summary_texts.no_summary_generated
 BRANCH_SUMMARY_MAX_TOKENS = 2048
 DEFAULT_CONTEXT_WINDOW = 128000  # used when the model reports none (model.contextWindow || ...)
 
@@ -153,19 +154,36 @@ def branch_request(
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
     """``generateBranchSummary``'s request for prepared messages."""
+    t = dialect.summary_texts
     if replace_instructions and custom_instructions:
         instructions = custom_instructions
     elif custom_instructions:
-        instructions = f"{dialect.branch_summary_prompt}{ADDITIONAL_FOCUS}{custom_instructions}"
+        instructions = dialect.branch_summary_prompt + t.additional_focus + custom_instructions
     else:
         instructions = dialect.branch_summary_prompt
-    conversation = serialize_conversation(convert_to_llm(messages))
-    text = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
+    conversation = serialize_conversation(convert_to_llm(messages, dialect), dialect)
+    text = t.conversation_open + conversation + t.conversation_close + instructions
     return {
         "systemPrompt": dialect.summarization_system_prompt,
         "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
         "maxTokens": BRANCH_SUMMARY_MAX_TOKENS,
     }
+
+
+def join_branch_summary(
+    model_text: str | None,
+    read_files: list[str],
+    modified_files: list[str],
+    dialect: Dialect = DEFAULT_DIALECT,
+) -> str:
+    """The summary ``generateBranchSummary`` stores: the preamble, the model's text and the file
+    lists; ``model_text`` None when Pi made no call (no message to summarise)."""
+    t = dialect.summary_texts
+    if model_text is None:
+        return t.no_content_summary
+    summary = dialect.branch_summary_preamble + model_text
+    summary += format_file_operations(read_files, modified_files, dialect)
+    return summary or t.no_summary_generated
 
 
 @dataclass(frozen=True)

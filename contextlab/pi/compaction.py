@@ -8,8 +8,8 @@ Truth: ``dist/core/compaction/compaction.js`` (``prepareCompaction``, ``findCutP
 
 Nothing here calls a model: a *preview* is the preparation plus the request bodies
 (``{"systemPrompt", "messages", "maxTokens"}``, messages in pi-ai form without timestamps) that
-``compact()`` would hand to the provider. Summaries are joined by the caller (``NO_PRIOR_HISTORY``,
-``SPLIT_TURN_JOINER``, ``format_file_operations``).
+``compact()`` would hand to the provider. Summaries are joined by the caller
+(``join_split_turn``, ``format_file_operations``); the texts come from the dialect.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from contextlab.pi.jsutil import (
     js_len,
     js_slice,
     js_sorted,
+    js_string,
     json_stringify,
     number_to_string,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "find_turn_start_index",
     "find_valid_cut_points",
     "format_file_operations",
+    "join_split_turn",
     "message_from_entry",
     "prepare_compaction",
     "serialize_conversation",
@@ -73,11 +75,10 @@ __all__ = [
     "turn_prefix_request",
 ]
 
-# Short fixed strings of compaction.js that the dialect data does not carry (yet).
-NO_PRIOR_HISTORY = "No prior history."
-SPLIT_TURN_JOINER = "\n\n---\n\n**Turn Context (split turn):**\n\n"
-ADDITIONAL_FOCUS = "\n\nAdditional focus: "
-TOOL_RESULT_MAX_CHARS = 2000
+# The default dialect's texts under the names callers already import; new code reads the
+# dialect it was given.
+NO_PRIOR_HISTORY = DEFAULT_DIALECT.summary_texts.no_prior_history
+SPLIT_TURN_JOINER = DEFAULT_DIALECT.summary_texts.split_turn_joiner
 
 
 @dataclass(frozen=True)
@@ -263,52 +264,44 @@ def _js_sort_any(items: list[Any]) -> list[Any]:
     # non-strings.
     if all(isinstance(i, str) for i in items):
         return js_sorted(items)
-    keyed = sorted(items, key=lambda i: _js_template(i).encode("utf-16-be", "surrogatepass"))
+    keyed = sorted(items, key=lambda i: js_string(i).encode("utf-16-be", "surrogatepass"))
     return keyed
 
 
-def format_file_operations(read_files: list[str], modified_files: list[str]) -> str:
+def format_file_operations(
+    read_files: list[str], modified_files: list[str], dialect: Dialect = DEFAULT_DIALECT
+) -> str:
     """The ``<read-files>``/``<modified-files>`` tail Pi appends to a summary ("" when none)."""
+    t = dialect.summary_texts
     sections = []
     if read_files:
-        sections.append(
-            "<read-files>\n" + "\n".join(map(_js_template, read_files)) + "\n</read-files>"
-        )
+        listed = "\n".join(map(js_string, read_files))
+        sections.append(t.read_files_open + listed + t.read_files_close)
     if modified_files:
-        sections.append(
-            "<modified-files>\n"
-            + "\n".join(map(_js_template, modified_files))
-            + "\n</modified-files>"
-        )
+        listed = "\n".join(map(js_string, modified_files))
+        sections.append(t.modified_files_open + listed + t.modified_files_close)
     if not sections:
         return ""
     return "\n\n" + "\n\n".join(sections)
+
+
+def join_split_turn(
+    history_summary: str | None, turn_prefix_summary: str, dialect: Dialect = DEFAULT_DIALECT
+) -> str:
+    """``compact``'s summary of a split turn: the history summary (Pi's stand-in when there was
+    no history to summarise, ``None``) and the turn-prefix summary."""
+    t = dialect.summary_texts
+    history = t.no_prior_history if history_summary is None else history_summary
+    return history + t.split_turn_joiner + turn_prefix_summary
 
 
 # ---------------------------------------------------------------------------------------------
 # serializeConversation
 
 
-def _js_template(value: Any) -> str:
-    """``${value}`` / ``String(value)`` for JSON-shaped values."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int | float):
-        return number_to_string(value)
-    if isinstance(value, list):
-        return ",".join(_js_join_item(v) for v in value)
-    return "[object Object]"
-
-
 def _js_join_item(value: Any) -> str:
     # Array.prototype.join renders null and undefined as "".
-    return "" if value is None else _js_template(value)
+    return "" if value is None else js_string(value)
 
 
 _ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
@@ -337,13 +330,16 @@ def _object_entries(obj: Any) -> list[tuple[str, Any]]:
     return [(k, obj[k]) for k in [*integer_keys, *others]]
 
 
-def _truncate_for_summary(text: str, max_chars: int) -> str:
+def _truncate_for_summary(text: str, dialect: Dialect) -> str:
+    t = dialect.summary_texts
+    max_chars = t.tool_result_max_chars
     if 2 * len(text) <= max_chars:
         return text  # at most two UTF-16 units per character: cannot be over
     length = js_len(text)
     if length <= max_chars:
         return text
-    return f"{js_slice(text, 0, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+    cut = number_to_string(length - max_chars)
+    return js_slice(text, 0, max_chars) + t.summary_truncated_open + cut + t.summary_truncated_close
 
 
 def _text_blocks(content: Any) -> str:
@@ -356,8 +352,9 @@ def _text_blocks(content: Any) -> str:
     )
 
 
-def serialize_conversation(messages: list[Json]) -> str:
+def serialize_conversation(messages: list[Json], dialect: Dialect = DEFAULT_DIALECT) -> str:
     """``serializeConversation`` of LLM messages (run ``convert_to_llm`` first)."""
+    t = dialect.summary_texts
     parts: list[str] = []
     for msg in messages:
         role = msg.get("role")
@@ -365,7 +362,7 @@ def serialize_conversation(messages: list[Json]) -> str:
             content = msg.get("content")
             text = content if isinstance(content, str) else _text_blocks(content)
             if text:
-                parts.append(f"[User]: {text}")
+                parts.append(t.serialized_user + text)
         elif role == "assistant":
             texts: list[str] = []
             thinkings: list[str] = []
@@ -384,17 +381,17 @@ def serialize_conversation(messages: list[Json]) -> str:
                         f"{k}={json_stringify(_js_key_order(v))}"
                         for k, v in _object_entries(block.get("arguments"))
                     )
-                    calls.append(f"{_js_template(block.get('name'))}({args})")
+                    calls.append(f"{js_string(block.get('name'))}({args})")
             if thinkings:
-                parts.append("[Assistant thinking]: " + "\n".join(thinkings))
+                parts.append(t.serialized_assistant_thinking + "\n".join(thinkings))
             if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
+                parts.append(t.serialized_assistant + "\n".join(texts))
             if calls:
-                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+                parts.append(t.serialized_assistant_tool_calls + "; ".join(calls))
         elif role == "toolResult":
             text = _text_blocks(msg.get("content"))
             if text:
-                parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+                parts.append(t.serialized_tool_result + _truncate_for_summary(text, dialect))
     return "\n\n".join(parts)
 
 
@@ -530,6 +527,13 @@ def _request(system_prompt: str, text: str, max_tokens: int | float) -> Json:
     }
 
 
+def _conversation_text(messages: list[Json], dialect: Dialect) -> str:
+    """The serialised conversation as every summarisation prompt opens with it."""
+    t = dialect.summary_texts
+    conversation = serialize_conversation(convert_to_llm(messages, dialect), dialect)
+    return t.conversation_open + conversation + t.conversation_close
+
+
 def summary_request(
     messages: list[Json],
     *,
@@ -541,15 +545,14 @@ def summary_request(
 ) -> Json:
     """``generateSummary``'s request: the initial prompt, or the update prompt when a previous
     summary exists; custom instructions appended as ``Additional focus``."""
+    t = dialect.summary_texts
     has_previous = js_truthy(previous_summary)
     base = dialect.update_summarization_prompt if has_previous else dialect.summarization_prompt
     if custom_instructions:
-        base = f"{base}{ADDITIONAL_FOCUS}{custom_instructions}"
-    text = (
-        f"<conversation>\n{serialize_conversation(convert_to_llm(messages))}\n</conversation>\n\n"
-    )
+        base = base + t.additional_focus + custom_instructions
+    text = _conversation_text(messages, dialect)
     if has_previous:
-        text += f"<previous-summary>\n{_js_template(previous_summary)}\n</previous-summary>\n\n"
+        text += t.previous_summary_open + js_string(previous_summary) + t.previous_summary_close
     text += base
     return _request(
         dialect.summarization_system_prompt,
@@ -566,11 +569,7 @@ def turn_prefix_request(
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
     """``generateTurnPrefixSummary``'s request (no instructions, no previous summary)."""
-    conversation = serialize_conversation(convert_to_llm(messages))
-    text = (
-        f"<conversation>\n{conversation}\n</conversation>\n\n"
-        f"{dialect.turn_prefix_summarization_prompt}"
-    )
+    text = _conversation_text(messages, dialect) + dialect.turn_prefix_summarization_prompt
     return _request(
         dialect.summarization_system_prompt,
         text,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
-from contextlab.pi.jsutil import number_to_string
+from contextlab.pi.jsutil import js_string
 from contextlab.pi.session import SessionTree, entry_time_ms, js_trim, js_truthy
 
 __all__ = [
@@ -42,10 +42,10 @@ __all__ = [
     "transform_messages",
 ]
 
-# pi-ai 0.80.2 dist/api/transform-messages.js (pi-ai strings, shared by every provider).
-USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
-TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
-NO_RESULT_TEXT = "No result provided"
+# The default dialect's pi-ai texts, under the names callers already import.
+USER_IMAGE_PLACEHOLDER = DEFAULT_DIALECT.message_texts.user_image_placeholder
+TOOL_IMAGE_PLACEHOLDER = DEFAULT_DIALECT.message_texts.tool_image_placeholder
+NO_RESULT_TEXT = DEFAULT_DIALECT.message_texts.no_result_text
 
 _DEFAULT: Any = object()
 Json = dict[str, Any]
@@ -224,43 +224,27 @@ def build_session_context(
 # --------------------------------------------------------------------------------------------
 
 
-def _js_string(value: Any, present: bool = True) -> str:
-    """Template-literal conversion (`${value}`) of a JSON value."""
-    if not present:
-        return "undefined"
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return number_to_string(value)
-    if isinstance(value, list):
-        return ",".join("" if v is None else _js_string(v) for v in value)
-    return "[object Object]"
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def bash_execution_to_text(message: Json) -> str:
-    text = f"Ran `{_js_string(message.get('command'), 'command' in message)}`\n"
+def bash_execution_to_text(message: Json, dialect: Dialect = DEFAULT_DIALECT) -> str:
+    t = dialect.message_texts
+    command = js_string(message.get("command"), "command" in message)
+    text = t.bash_ran_open + command + t.bash_ran_close
     output = message.get("output")
     if js_truthy(output):
-        text += f"```\n{_js_string(output)}\n```"
+        text += t.bash_output_open + js_string(output) + t.bash_output_close
     else:
-        text += "(no output)"
+        text += t.bash_no_output
     exit_code = message.get("exitCode")
     if js_truthy(message.get("cancelled")):
-        text += "\n\n(command cancelled)"
+        text += t.bash_cancelled
     elif exit_code is not None and not (_is_number(exit_code) and exit_code == 0):
-        text += f"\n\nCommand exited with code {_js_string(exit_code)}"
+        text += t.bash_exit_code + js_string(exit_code)
     if js_truthy(message.get("truncated")) and js_truthy(message.get("fullOutputPath")):
-        text += f"\n\n[Output truncated. Full output: {_js_string(message.get('fullOutputPath'))}]"
+        full_output_path = js_string(message.get("fullOutputPath"))
+        text += t.bash_output_truncated_open + full_output_path + t.bash_output_truncated_close
     return text
 
 
@@ -279,7 +263,7 @@ def convert_message(message: Any, dialect: Dialect = DEFAULT_DIALECT) -> Json | 
     if role == "bashExecution":
         if js_truthy(message.get("excludeFromContext")):
             return None
-        text = bash_execution_to_text(message)
+        text = bash_execution_to_text(message, dialect)
         return _with_timestamp(
             {"role": "user", "content": [{"type": "text", "text": text}]}, message
         )
@@ -294,7 +278,7 @@ def convert_message(message: Any, dialect: Dialect = DEFAULT_DIALECT) -> Json | 
     if role == "branchSummary":
         text = (
             dialect.branch_summary_prefix
-            + _js_string(message.get("summary"), "summary" in message)
+            + js_string(message.get("summary"), "summary" in message)
             + dialect.branch_summary_suffix
         )
         return _with_timestamp(
@@ -303,7 +287,7 @@ def convert_message(message: Any, dialect: Dialect = DEFAULT_DIALECT) -> Json | 
     if role == "compactionSummary":
         text = (
             dialect.compaction_summary_prefix
-            + _js_string(message.get("summary"), "summary" in message)
+            + js_string(message.get("summary"), "summary" in message)
             + dialect.compaction_summary_suffix
         )
         return _with_timestamp(
@@ -392,20 +376,20 @@ def _replace_images(content: Any, placeholder: str) -> list[Any]:
     return result
 
 
-def _downgrade_images(message: Json, supports_images: bool) -> Json:
+def _downgrade_images(message: Json, supports_images: bool, dialect: Dialect) -> Json:
     if supports_images:
         return message
     role = message.get("role")
     if role == "user" and isinstance(message.get("content"), list):
         out = dict(message)
-        out["content"] = _replace_images(message["content"], USER_IMAGE_PLACEHOLDER)
+        placeholder = dialect.message_texts.user_image_placeholder
+        out["content"] = _replace_images(message["content"], placeholder)
         return out
     if role == "toolResult":
         out = dict(message)
         content = message.get("content")
-        out["content"] = _replace_images(
-            content if content is not None else [], TOOL_IMAGE_PLACEHOLDER
-        )
+        placeholder = dialect.message_texts.tool_image_placeholder
+        out["content"] = _replace_images(content if content is not None else [], placeholder)
         return out
     return message
 
@@ -455,8 +439,8 @@ def _transform_assistant(message: Json, model: Json) -> Json:
     return out
 
 
-def _first_pass(message: Json, model: Json, supports_images: bool) -> Json:
-    message = _downgrade_images(message, supports_images)
+def _first_pass(message: Json, model: Json, supports_images: bool, dialect: Dialect) -> Json:
+    message = _downgrade_images(message, supports_images, dialect)
     if message.get("role") == "assistant":
         return _transform_assistant(message, model)
     return message
@@ -465,15 +449,16 @@ def _first_pass(message: Json, model: Json, supports_images: bool) -> Json:
 class _OrphanTracker:
     """Second pass of transformMessages: skip error/aborted replies, synthesise missing results."""
 
-    __slots__ = ("pending", "result", "seen")
+    __slots__ = ("no_result_text", "pending", "result", "seen")
 
-    def __init__(self) -> None:
+    def __init__(self, no_result_text: str) -> None:
+        self.no_result_text = no_result_text
         self.result: list[Json] = []
         self.pending: list[Json] = []
         self.seen: set[Any] = set()
 
     def copy(self) -> _OrphanTracker:
-        other = _OrphanTracker()
+        other = _OrphanTracker(self.no_result_text)
         other.result = list(self.result)
         other.pending = self.pending
         other.seen = set(self.seen)
@@ -486,7 +471,7 @@ class _OrphanTracker:
                 result: Json = {"role": "toolResult"}
                 _put(result, "toolCallId", call, "id")
                 _put(result, "toolName", call, "name")
-                result["content"] = [{"type": "text", "text": NO_RESULT_TEXT}]
+                result["content"] = [{"type": "text", "text": self.no_result_text}]
                 result["isError"] = True
                 result["timestamp"] = now_ms
                 out.append(result)
@@ -526,7 +511,9 @@ class _OrphanTracker:
         return self.result + self.synthetic(now_ms)
 
 
-def transform_messages(messages: Iterable[Json], model: Json, now_ms: Any = None) -> list[Json]:
+def transform_messages(
+    messages: Iterable[Json], model: Json, now_ms: Any = None, dialect: Dialect = DEFAULT_DIALECT
+) -> list[Json]:
     """pi-ai's ``transformMessages(messages, model)`` without tool-call id normalisation.
 
     1. Images become placeholders when ``model["input"]`` lacks ``"image"``.
@@ -543,9 +530,9 @@ def transform_messages(messages: Iterable[Json], model: Json, now_ms: Any = None
     if now_ms is None:
         now_ms = _latest_timestamp(messages)
     supports_images = "image" in (model.get("input") or [])
-    tracker = _OrphanTracker()
+    tracker = _OrphanTracker(dialect.message_texts.no_result_text)
     for message in messages:
-        tracker.push(_first_pass(message, model, supports_images), now_ms)
+        tracker.push(_first_pass(message, model, supports_images, dialect), now_ms)
     return tracker.finish(now_ms)
 
 
@@ -642,7 +629,7 @@ def iter_leaf_projections(
         key = (id(message), id(model))
         out = transformed.get(key)
         if out is None:
-            out = _first_pass(message, model, "image" in (model.get("input") or []))
+            out = _first_pass(message, model, "image" in (model.get("input") or []), dialect)
             transformed[key] = out
         return out
 
@@ -703,7 +690,7 @@ def iter_leaf_projections(
 
     def sent_of(frame: _Frame) -> list[Json]:
         if frame.tracker is None:
-            tracker = _OrphanTracker()
+            tracker = _OrphanTracker(dialect.message_texts.no_result_text)
             for message in frame.llm:
                 tracker.push(first_pass(message, frame), now_ms)
             frame.tracker = tracker

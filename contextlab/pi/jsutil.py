@@ -4,7 +4,8 @@ Pi is TypeScript running on Node. Wherever its output depends on how JavaScript 
 prints or orders things, Python's defaults differ; every such rule lives here:
 
 - string length and slicing count UTF-16 code units (``.length``, ``.slice``);
-- ``JSON.stringify`` prints numbers the ECMAScript way (``1`` not ``1.0``, ``0.00001`` not ``1e-05``);
+- ``JSON.stringify`` prints numbers the ECMAScript way (``1`` not ``1.0``, ``0.00001`` not
+  ``1e-05``), and so do ``String(value)`` and template literals;
 - ``Array.prototype.sort()`` without a comparator orders strings by UTF-16 code units;
 - ``new Date(iso).getTime()`` gives integer milliseconds, or NaN (here: ``None``);
 - ``Number.prototype.toFixed`` rounds the exact binary value half-up.
@@ -25,15 +26,16 @@ from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
 __all__ = [
+    "date_parse_ms",
     "js_len",
     "js_slice",
+    "js_sorted",
+    "js_string",
+    "json_stringify",
+    "number_to_string",
+    "to_fixed",
     "utf8_len",
     "utf16_sort_key",
-    "js_sorted",
-    "number_to_string",
-    "json_stringify",
-    "date_parse_ms",
-    "to_fixed",
 ]
 
 
@@ -120,6 +122,29 @@ def number_to_string(value: float | int) -> str:
         exp = f"e{'+' if e >= 0 else '-'}{abs(e)}"
         out = digits + exp if k == 1 else digits[0] + "." + digits[1:] + exp
     return sign + out
+
+
+def js_string(value: Any, present: bool = True) -> str:
+    """``String(value)`` / `` `${value}` `` of a JSON value (``present=False``: ``undefined``).
+
+    Arrays join their items with commas, ``null`` items as ""; objects print as
+    ``[object Object]``.
+    """
+    if not present:
+        return "undefined"
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int | float):
+        return number_to_string(value)
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]"
 
 
 def _stringify(value: Any, out: list[str]) -> bool:

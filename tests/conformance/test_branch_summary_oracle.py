@@ -15,10 +15,9 @@ import pytest
 
 from contextlab.pi.branch_summary import (
     BRANCH_SUMMARY_PREAMBLE,
-    NO_CONTENT_SUMMARY,
     BranchSummaryOptions,
     branch_summary_preview,
-    format_file_operations,
+    join_branch_summary,
 )
 from contextlab.pi.session import SessionTree, parse_session_file
 from tests.conformance.conftest import CORPUS_DIR, run_oracle
@@ -108,7 +107,7 @@ def test_it_matches_pi_branch_summary_preview(tmp_path):
             if ours.request is None:
                 assert requests == [], where
                 if theirs["result"] is not None:
-                    assert theirs["result"] == {"summary": NO_CONTENT_SUMMARY}, where
+                    assert theirs["result"] == {"summary": join_branch_summary(None, [], [])}, where
                 continue
             counts["requests"] += 1
             assert len(requests) == 1, where
@@ -118,8 +117,7 @@ def test_it_matches_pi_branch_summary_preview(tmp_path):
             assert ours.request["messages"] == pis["messages"], where
             # No reasoning option even though the fake model reasons.
             assert pis["optionKeys"] == ["apiKey", "env", "headers", "maxTokens", "signal"], where
-            expected = BRANCH_SUMMARY_PREAMBLE + "BRANCH"
-            expected += format_file_operations(ours.read_files, ours.modified_files)
+            expected = join_branch_summary("BRANCH", ours.read_files, ours.modified_files)
             assert theirs["result"] == {
                 "summary": expected,
                 "readFiles": ours.read_files,

@@ -25,13 +25,12 @@ from typing import Any
 import pytest
 
 from contextlab.pi.compaction import (
-    NO_PRIOR_HISTORY,
-    SPLIT_TURN_JOINER,
     CompactionOptions,
     _js_key_order,  # JS property order for digests
     compaction_preview,
     find_cut_point,
     format_file_operations,
+    join_split_turn,
 )
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import SessionTree, parse_session_file
@@ -350,9 +349,8 @@ def _maybe_digest(value: Any, use_digest: bool) -> Any:
 def _expected_summary(prep, pi_requests: list[dict[str, Any]]) -> str:
     """The summary compact() assembles when the fake model answers SUMMARY<n> per call."""
     if prep.is_split_turn and prep.turn_prefix_messages:
-        history = "SUMMARY1" if prep.messages_to_summarize else NO_PRIOR_HISTORY
-        prefix = f"SUMMARY{len(pi_requests)}"
-        summary = history + SPLIT_TURN_JOINER + prefix
+        history = "SUMMARY1" if prep.messages_to_summarize else None
+        summary = join_split_turn(history, f"SUMMARY{len(pi_requests)}")
     else:
         summary = "SUMMARY1"
     return summary + format_file_operations(prep.read_files, prep.modified_files)

@@ -17,6 +17,7 @@ from contextlab.pi.compaction import (
     find_cut_point,
     find_valid_cut_points,
     format_file_operations,
+    join_split_turn,
     prepare_compaction,
     serialize_conversation,
     should_compact,
@@ -302,3 +303,5 @@ def test_it_finds_where_auto_compaction_would_run():
 
 def test_it_joins_split_summaries_with_pis_separator():
     assert SPLIT_TURN_JOINER == "\n\n---\n\n**Turn Context (split turn):**\n\n"
+    assert join_split_turn("H", "P") == "H\n\n---\n\n**Turn Context (split turn):**\n\nP"
+    assert join_split_turn(None, "P").startswith("No prior history.\n\n---\n\n")

@@ -51,6 +51,67 @@ class PromptRules:
 
 
 @dataclass(frozen=True)
+class MessageTexts:
+    """Fixed texts of what the model receives besides the wrappers: ``bashExecutionToText``
+    (dist/core/messages.js) and pi-ai's ``transformMessages`` (pi-ai's
+    dist/api/transform-messages.js).
+
+    Pi writes them inline, so each is the fixed part of a literal; ``*_open``/``*_close`` surround
+    an interpolated value.
+    """
+
+    bash_ran_open: str
+    bash_ran_close: str
+    bash_output_open: str
+    bash_output_close: str
+    bash_no_output: str
+    bash_cancelled: str
+    # Followed by the exit code.
+    bash_exit_code: str
+    bash_output_truncated_open: str
+    bash_output_truncated_close: str
+    user_image_placeholder: str
+    tool_image_placeholder: str
+    # The text of the error result synthesised for a tool call left without one.
+    no_result_text: str
+
+
+@dataclass(frozen=True)
+class SummaryTexts:
+    """Fixed texts and limits of compaction and branch summaries (dist/core/compaction/*.js)."""
+
+    # Stands in for the history summary when a split turn has nothing before its prefix.
+    no_prior_history: str
+    # Between the history summary and the turn-prefix summary of a split turn.
+    split_turn_joiner: str
+    # Between the summarisation prompt and the user's custom instructions.
+    additional_focus: str
+    # Around the serialised conversation and the previous summary in a summarisation prompt.
+    conversation_open: str
+    conversation_close: str
+    previous_summary_open: str
+    previous_summary_close: str
+    # Branch summaries: no message to summarise, and an empty model answer.
+    no_content_summary: str
+    no_summary_generated: str
+    read_files_open: str
+    read_files_close: str
+    modified_files_open: str
+    modified_files_close: str
+    # serializeConversation's role labels.
+    serialized_user: str
+    serialized_assistant_thinking: str
+    serialized_assistant: str
+    serialized_assistant_tool_calls: str
+    serialized_tool_result: str
+    # A serialised tool result is cut to tool_result_max_chars UTF-16 units and gets
+    # open + count of the cut units + close.
+    summary_truncated_open: str
+    summary_truncated_close: str
+    tool_result_max_chars: int
+
+
+@dataclass(frozen=True)
 class Dialect:
     version: str
 
@@ -67,6 +128,9 @@ class Dialect:
     turn_prefix_summarization_prompt: str
     branch_summary_preamble: str
     branch_summary_prompt: str
+
+    message_texts: MessageTexts
+    summary_texts: SummaryTexts
 
     # Built-in tool definitions in registry order: name, description, promptSnippet,
     # promptGuidelines, parameters (JSON schema).

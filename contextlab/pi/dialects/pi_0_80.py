@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlab.pi.dialects import pi_0_80_data as data
-from contextlab.pi.dialects.base import Dialect, PromptRules
+from contextlab.pi.dialects.base import Dialect, MessageTexts, PromptRules, SummaryTexts
 
 # Copied from dist/core/system-prompt.js and dist/core/skills.js by a script (not retyped);
 # tests/conformance/test_prompt_oracle.py proves them byte-exact against the real Pi.
@@ -59,6 +59,48 @@ PROMPT_RULES_0_80 = PromptRules(
 )
 
 
+# Inline literals of Pi, copied by tools/extract_pi_strings.mjs (see pi_0_80_data.py).
+MESSAGE_TEXTS_0_80 = MessageTexts(
+    bash_ran_open=data.BASH_RAN_OPEN,
+    bash_ran_close=data.BASH_RAN_CLOSE,
+    bash_output_open=data.BASH_OUTPUT_OPEN,
+    bash_output_close=data.BASH_OUTPUT_CLOSE,
+    bash_no_output=data.BASH_NO_OUTPUT,
+    bash_cancelled=data.BASH_CANCELLED,
+    bash_exit_code=data.BASH_EXIT_CODE,
+    bash_output_truncated_open=data.BASH_OUTPUT_TRUNCATED_OPEN,
+    bash_output_truncated_close=data.BASH_OUTPUT_TRUNCATED_CLOSE,
+    user_image_placeholder=data.USER_IMAGE_PLACEHOLDER,
+    tool_image_placeholder=data.TOOL_IMAGE_PLACEHOLDER,
+    no_result_text=data.NO_RESULT_TEXT,
+)
+
+SUMMARY_TEXTS_0_80 = SummaryTexts(
+    no_prior_history=data.NO_PRIOR_HISTORY,
+    split_turn_joiner=data.SPLIT_TURN_JOINER,
+    additional_focus=data.ADDITIONAL_FOCUS,
+    conversation_open=data.CONVERSATION_OPEN,
+    conversation_close=data.CONVERSATION_CLOSE,
+    previous_summary_open=data.PREVIOUS_SUMMARY_OPEN,
+    previous_summary_close=data.PREVIOUS_SUMMARY_CLOSE,
+    no_content_summary=data.NO_CONTENT_SUMMARY,
+    no_summary_generated=data.NO_SUMMARY_GENERATED,
+    read_files_open=data.READ_FILES_OPEN,
+    read_files_close=data.READ_FILES_CLOSE,
+    modified_files_open=data.MODIFIED_FILES_OPEN,
+    modified_files_close=data.MODIFIED_FILES_CLOSE,
+    serialized_user=data.SERIALIZED_USER,
+    serialized_assistant_thinking=data.SERIALIZED_ASSISTANT_THINKING,
+    serialized_assistant=data.SERIALIZED_ASSISTANT,
+    serialized_assistant_tool_calls=data.SERIALIZED_ASSISTANT_TOOL_CALLS,
+    serialized_tool_result=data.SERIALIZED_TOOL_RESULT,
+    summary_truncated_open=data.SUMMARY_TRUNCATED_OPEN,
+    summary_truncated_close=data.SUMMARY_TRUNCATED_CLOSE,
+    # TOOL_RESULT_MAX_CHARS of dist/core/compaction/utils.js.
+    tool_result_max_chars=2000,
+)
+
+
 PI_0_80 = Dialect(
     version="0.80.2",
     compaction_summary_prefix=data.COMPACTION_SUMMARY_PREFIX,
@@ -71,6 +113,8 @@ PI_0_80 = Dialect(
     turn_prefix_summarization_prompt=data.TURN_PREFIX_SUMMARIZATION_PROMPT,
     branch_summary_preamble=data.BRANCH_SUMMARY_PREAMBLE,
     branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
+    message_texts=MESSAGE_TEXTS_0_80,
+    summary_texts=SUMMARY_TEXTS_0_80,
     tools=tuple(data.TOOLS),
     prompt=PROMPT_RULES_0_80,
 )

@@ -45,6 +45,70 @@ BRANCH_SUMMARY_PREAMBLE: str = 'The user explored a different conversation branc
 
 BRANCH_SUMMARY_PROMPT: str = 'Create a structured summary of this conversation branch for context when returning later.\n\nUse this EXACT format:\n\n## Goal\n[What was the user trying to accomplish in this branch?]\n\n## Constraints & Preferences\n- [Any constraints, preferences, or requirements mentioned]\n- [Or "(none)" if none were mentioned]\n\n## Progress\n### Done\n- [x] [Completed tasks/changes]\n\n### In Progress\n- [ ] [Work that was started but not finished]\n\n### Blocked\n- [Issues preventing progress, if any]\n\n## Key Decisions\n- **[Decision]**: [Brief rationale]\n\n## Next Steps\n1. [What should happen next to continue this work]\n\nKeep each section concise. Preserve exact file paths, function names, and error messages.'
 
+BASH_RAN_OPEN: str = 'Ran `'
+
+BASH_RAN_CLOSE: str = '`\n'
+
+BASH_OUTPUT_OPEN: str = '```\n'
+
+BASH_OUTPUT_CLOSE: str = '\n```'
+
+BASH_NO_OUTPUT: str = '(no output)'
+
+BASH_CANCELLED: str = '\n\n(command cancelled)'
+
+BASH_EXIT_CODE: str = '\n\nCommand exited with code '
+
+BASH_OUTPUT_TRUNCATED_OPEN: str = '\n\n[Output truncated. Full output: '
+
+BASH_OUTPUT_TRUNCATED_CLOSE: str = ']'
+
+NO_PRIOR_HISTORY: str = 'No prior history.'
+
+SPLIT_TURN_JOINER: str = '\n\n---\n\n**Turn Context (split turn):**\n\n'
+
+ADDITIONAL_FOCUS: str = '\n\nAdditional focus: '
+
+NO_CONTENT_SUMMARY: str = 'No content to summarize'
+
+NO_SUMMARY_GENERATED: str = 'No summary generated'
+
+CONVERSATION_OPEN: str = '<conversation>\n'
+
+CONVERSATION_CLOSE: str = '\n</conversation>\n\n'
+
+PREVIOUS_SUMMARY_OPEN: str = '<previous-summary>\n'
+
+PREVIOUS_SUMMARY_CLOSE: str = '\n</previous-summary>\n\n'
+
+READ_FILES_OPEN: str = '<read-files>\n'
+
+READ_FILES_CLOSE: str = '\n</read-files>'
+
+MODIFIED_FILES_OPEN: str = '<modified-files>\n'
+
+MODIFIED_FILES_CLOSE: str = '\n</modified-files>'
+
+SERIALIZED_USER: str = '[User]: '
+
+SERIALIZED_ASSISTANT_THINKING: str = '[Assistant thinking]: '
+
+SERIALIZED_ASSISTANT: str = '[Assistant]: '
+
+SERIALIZED_ASSISTANT_TOOL_CALLS: str = '[Assistant tool calls]: '
+
+SERIALIZED_TOOL_RESULT: str = '[Tool result]: '
+
+SUMMARY_TRUNCATED_OPEN: str = '\n\n[... '
+
+SUMMARY_TRUNCATED_CLOSE: str = ' more characters truncated]'
+
+USER_IMAGE_PLACEHOLDER: str = '(image omitted: model does not support images)'
+
+TOOL_IMAGE_PLACEHOLDER: str = '(tool image omitted: model does not support images)'
+
+NO_RESULT_TEXT: str = 'No result provided'
+
 # Built-in tool definitions in Pi's registry order (createAllToolDefinitions).
 TOOLS: list[dict[str, Any]] = [{'name': 'read',
   'label': 'read',
