@@ -75,7 +75,9 @@ def run_oracle(
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(
         [node, str(script_path)],
-        input=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+        # \u escapes carry every Python str, lone surrogates included, and JSON.parse reads them
+        # back to the same UTF-16 string (UTF-8 cannot encode a lone surrogate).
+        input=json.dumps(payload, ensure_ascii=True).encode("ascii"),
         capture_output=True,
         timeout=timeout,
         env=full_env,

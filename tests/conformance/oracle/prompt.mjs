@@ -8,7 +8,6 @@
 //   {kind: "options", home, options: BuildSystemPromptOptions}
 //     -> buildSystemPrompt(options) directly.
 // stdout: JSON list of results, in order. PI_PACKAGE_DIR and TZ come from the environment.
-import { readFileSync } from "node:fs";
 import { buildSystemPrompt } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/system-prompt.js";
 import { DefaultResourceLoader } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/resource-loader.js";
 import { SettingsManager } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/settings-manager.js";
@@ -85,7 +84,8 @@ async function runSession(c) {
     };
 }
 
-const cases = JSON.parse(readFileSync(0, "utf-8"));
+// readFileSync(0) fails with EAGAIN on a large piped stdin; read the stream instead.
+const cases = JSON.parse(Buffer.concat(await Array.fromAsync(process.stdin)).toString("utf-8"));
 const results = [];
 for (const c of cases) {
     try {

@@ -1,7 +1,6 @@
 // Small pieces of Pi 0.80.2's resource loading, for tests/conformance/test_prompt_oracle.py.
 // stdin: {ignore: [{patterns, paths}], frontmatter: ["file text", ...], minimatch: [{pattern, paths}]}
 // stdout: {ignore: [[true|false|"throws", ...], ...], frontmatter: [{value} | {error}, ...]}
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { parseFrontmatter } from "./node_modules/@earendil-works/pi-coding-agent/dist/utils/frontmatter.js";
 
@@ -19,7 +18,8 @@ const { minimatch } = require(
     }),
 );
 
-const input = JSON.parse(readFileSync(0, "utf-8"));
+// readFileSync(0) fails with EAGAIN on a large piped stdin; read the stream instead.
+const input = JSON.parse(Buffer.concat(await Array.fromAsync(process.stdin)).toString("utf-8"));
 const out = { ignore: [], frontmatter: [], minimatch: [] };
 for (const c of input.minimatch ?? []) {
     out.minimatch.push(c.paths.map((p) => minimatch(p, c.pattern)));

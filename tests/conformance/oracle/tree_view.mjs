@@ -2,12 +2,12 @@
 // and fold set, as plain text (ANSI colours removed). Input on stdin:
 //   {"file": "<session.jsonl copy>", "cases": [{"mode", "query", "folded": [ids]}]}
 // Output: [{"ids": [...], "lines": [...]}] (the cursor column and the status line left out).
-import { readFileSync } from "node:fs";
 import { SessionManager } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
 import { TreeSelectorComponent } from "./node_modules/@earendil-works/pi-coding-agent/dist/modes/interactive/components/tree-selector.js";
 import { initTheme } from "./node_modules/@earendil-works/pi-coding-agent/dist/modes/interactive/theme/theme.js";
 
-const input = JSON.parse(readFileSync(0, "utf8"));
+// readFileSync(0) fails with EAGAIN on a large piped stdin; read the stream instead.
+const input = JSON.parse(Buffer.concat(await Array.fromAsync(process.stdin)).toString("utf-8"));
 initTheme("dark");
 process.env.HOME = "/nonexistent-home-for-oracle";
 const manager = SessionManager.open(input.file);
