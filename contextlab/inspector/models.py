@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from contextlab.library.models import Project
+from contextlab.library.models import Project, SessionRevision
 
 
 class ResourceProfile(models.Model):
@@ -61,3 +61,29 @@ class ResourceFile(models.Model):
 
     def __str__(self) -> str:
         return self.original_path
+
+
+class TreeIndex(models.Model):
+    """The tree index of a revision as it stood at `entry_count` entries (see
+    `contextlab.inspector.selectors.session_index`): the compact per-entry facts the tree and the
+    inspector read, so that a process opening a session for the first time reads one row instead
+    of parsing every entry's JSON.
+
+    One row per revision, replaced when the revision grew (a different `entry_count` or leaf) or
+    the code that computes the facts changed (`format`). `data` is the JSON of the facts (text,
+    not bytea: read without hex decoding).
+    """
+
+    revision = models.OneToOneField(
+        SessionRevision, on_delete=models.CASCADE, related_name="tree_index", primary_key=True
+    )
+    entry_count = models.PositiveIntegerField()
+    leaf_entry_id = models.CharField(max_length=100, blank=True)
+    format = models.PositiveIntegerField()
+    data = models.TextField()
+    # The search text of every entry, in the order of `data`'s ids (read only once searched).
+    search = models.TextField()
+    built_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"tree index of revision {self.revision_id} at {self.entry_count} entries"

@@ -30,7 +30,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from contextlab.inspector.models import ResourceFile, ResourceProfile
-from contextlab.inspector.selectors import SessionIndex, entries_by_id, path_entries
+from contextlab.inspector.selectors import (
+    SessionIndex,
+    entries_by_id,
+    gc_paused,
+    path_entries,
+)
 from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Project, Session
 from contextlab.pi import context as pi_context
@@ -493,6 +498,14 @@ def _message_views(
 def inspect_entry(
     session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context", user: Any = None
 ) -> Inspection:
+    # A deep entry's projection allocates some 100k objects (thousands of messages and views)
+    # next to a 20k-entry index: with the cyclic GC running, its collections re-scan that index
+    # over and over (measured: a third of a first inspection). Nothing made here forms cycles.
+    with gc_paused():
+        return _inspect_entry(session, index, entry_id, tab=tab)
+
+
+def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab: str) -> Inspection:
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None
     entries, result, owners, info, sent = _projection(session, index, entry_id, agent_dir)
@@ -791,18 +804,13 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
             pending = {"id": entry_id, "before": before, "after": current}
             continue
         if item.role == "assistant" and position > 0:
-            reply = index.light[entry_id].get("message") or {}
-            usage, stop = reply.get("usage"), reply.get("stopReason")
-            reported = None
-            if isinstance(usage, dict) and stop not in ("error", "aborted"):
-                reported = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
             leaf = path[position - 1]
             points.append(
                 {
                     "leaf": leaf,
                     "reply": entry_id,
                     "estimate": current,
-                    "reported": reported or None,
+                    "reported": index.reported.get(entry_id),
                     "compaction": pending,
                 }
             )
@@ -811,12 +819,13 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
             current += item.tokens
     model = None
     for entry_id in reversed(path):
-        light = index.light[entry_id]
-        if light.get("type") == "model_change":
-            model = {"provider": light.get("provider"), "modelId": light.get("modelId")}
+        item = index.items[entry_id]
+        if item.type == "model_change":
+            entry = entries_by_id(session, index, [entry_id])[entry_id]
+            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
             break
-        message = light.get("message")
-        if isinstance(message, dict) and message.get("role") == "assistant":
+        if item.type == "message" and item.role == "assistant":
+            message = entries_by_id(session, index, [entry_id])[entry_id]["message"]
             model = {"provider": message.get("provider"), "modelId": message.get("model")}
             break
     info = _model_info(model)

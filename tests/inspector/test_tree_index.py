@@ -1,0 +1,165 @@
+"""The stored tree index (one `TreeIndex` row per revision): a process that opens a session for
+the first time loads it instead of parsing every entry, and must see exactly what the built index
+shows; a revision that grew must never be shown from an older state's row."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from contextlab.inspector import selectors
+from contextlab.inspector.models import TreeIndex
+from contextlab.inspector.selectors import build_index, clear_cache, session_index
+from contextlab.inspector.treeview import FILTER_MODES, finish, pi_line
+from contextlab.library.models import Session
+from contextlab.library.services import import_session_file
+from tests.conftest import REPO
+from tests.inspector.sessions import write_session
+from tests.inspector.test_selectors import _generated
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(params=["rich", "compaction", "tools", "generated"])
+def session_file(request, tmp_path, blob_dir):
+    clear_cache()
+    if request.param == "rich":
+        return write_session(tmp_path)
+    if request.param == "generated":
+        return _generated(tmp_path)
+    copy = tmp_path / f"{request.param}.jsonl"
+    shutil.copyfile(
+        REPO / "tests" / "conformance" / "corpus" / request.param / "session.jsonl", copy
+    )
+    return copy
+
+
+def _lines(index, mode="default", query="", folded=()):
+    view = index.view(mode, query, folded)
+    finish(view, view.rows)
+    return [pi_line(row) for row in view.rows]
+
+
+def _facts(index):
+    items = [
+        (i.id, i.parent_id, i.type, i.role, i.tag, i.text, i.toolcall_only, i.search_text,
+         i.tokens, i.css)
+        for i in index.items.values()
+    ]  # fmt: skip
+    return (
+        items, index.order, index.parent_of, index.labels, index.leaf_id, index.path_ids,
+        index.seq_of, index.first_kept, index.reported, index.name, index.children,
+    )  # fmt: skip
+
+
+def _fresh_process_index(session):
+    """What another process gets: nothing cached in memory, the session read again."""
+    clear_cache()
+    return session_index(Session.objects.get(pk=session.pk))
+
+
+def test_it_stores_the_index_on_first_open_and_loads_the_same_facts(session_file):
+    session = import_session_file(path=session_file).session
+    built = build_index(session)
+    clear_cache()
+    TreeIndex.objects.all().delete()
+    first = session_index(session)
+    assert TreeIndex.objects.filter(revision=session.current_revision).count() == 1
+    loaded = _fresh_process_index(session)
+    assert loaded is not first
+    assert not loaded.search_loaded
+    loaded.ensure_search()
+    assert _facts(loaded) == _facts(built)
+
+
+def test_it_shows_the_same_tree_from_a_loaded_index(session_file):
+    session = import_session_file(path=session_file).session
+    built = build_index(session)
+    session_index(session)
+    loaded = _fresh_process_index(session)
+    branch = next((p for p, kids in built.children.items() if len(kids) > 1), None)
+    cases = [{"mode": m} for m in FILTER_MODES]
+    cases += [{"mode": "default", "query": "read"}, {"mode": "all", "query": "assistant the"}]
+    if branch:
+        cases.append({"mode": "default", "folded": (branch,)})
+    for case in cases:
+        # Searches first on the loaded index: its search texts are read on demand.
+        assert _lines(loaded, **case) == _lines(built, **case), case
+
+
+def test_it_opens_a_stored_session_without_reading_every_entry(tmp_path, blob_dir):
+    session = import_session_file(path=_generated(tmp_path)).session
+    session_index(session)
+    clear_cache()
+    session = Session.objects.get(pk=session.pk)
+    with CaptureQueriesContext(connection) as queries:
+        session_index(session)
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    assert "library_entry" not in sql
+    assert len(queries.captured_queries) == 1
+
+
+def _append(path, lines):
+    with path.open("a", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(json.dumps(line) + "\n")
+
+
+def test_it_rebuilds_the_stored_index_when_the_revision_grows(tmp_path, blob_dir):
+    path = write_session(tmp_path)
+    session = import_session_file(path=path).session
+    before = session_index(session)
+    revision = session.current_revision_id
+    leaf = before.leaf_id
+    _append(
+        path,
+        [
+            {"type": "message", "id": "grown001", "parentId": leaf,
+             "timestamp": "2025-11-21T09:00:00.000Z",
+             "message": {"role": "user", "content": "appended zebra question",
+                         "timestamp": 1763715600000}},
+            {"type": "label", "id": "grown002", "parentId": "grown001",
+             "timestamp": "2025-11-21T09:00:01.000Z", "targetId": "grown001", "label": "later"},
+        ],
+    )  # fmt: skip
+    grown = import_session_file(path=path).session
+    assert grown.current_revision_id == revision  # the same revision grew
+    assert grown.entry_count == session.entry_count + 2
+    after = _fresh_process_index(grown)
+    assert "grown001" in after.items and "grown001" not in before.items
+    assert after.leaf_id == "grown002"
+    assert after.labels["grown001"] == "later"
+    assert _lines(after, "all") == _lines(build_index(grown), "all")
+    assert any("user: appended zebra question" in line for line in _lines(after, query="zebra"))
+    row = TreeIndex.objects.get(revision_id=revision)
+    assert (row.entry_count, row.leaf_entry_id) == (grown.entry_count, "grown002")
+
+
+def test_it_ignores_a_row_of_an_older_format(tmp_path, blob_dir, monkeypatch):
+    session = import_session_file(path=write_session(tmp_path)).session
+    session_index(session)
+    monkeypatch.setattr(selectors, "INDEX_FORMAT", selectors.INDEX_FORMAT + 1)
+    assert selectors.load_index(session) is None
+    _fresh_process_index(session)
+    assert TreeIndex.objects.get(revision=session.current_revision).format == (
+        selectors.INDEX_FORMAT
+    )
+
+
+def test_it_finds_search_texts_when_the_row_moved_on_to_a_newer_state(tmp_path, blob_dir):
+    """A process holding an older state's index searches it after another process stored the
+    grown revision's row: the texts then come from the entries, as the build makes them."""
+    path = write_session(tmp_path)
+    session = import_session_file(path=path).session
+    session_index(session)
+    old = _fresh_process_index(session)
+    expected = build_index(session)
+    TreeIndex.objects.filter(revision=session.current_revision).update(entry_count=0)
+    old.ensure_search()
+    assert [i.search_text for i in old.items.values()] == [
+        i.search_text for i in expected.items.values()
+    ]
