@@ -37,6 +37,7 @@ def tree_rows_html(
     qs_prefix: str,
     fold_links: dict[str, str],
     selected_id: str | None,
+    comment_counts: dict[str, int] | None = None,
 ) -> SafeString:
     """One <li> per row; the <ol> around them carries hx-target/hx-push-url for the links."""
     out: list[str] = []
@@ -78,6 +79,11 @@ def tree_rows_html(
         parts.append("</span>")
         if row.is_leaf:
             parts.append('<span class="leaf" title="current leaf: where Pi resumes">leaf</span>')
+        comments = comment_counts.get(item.id, 0) if comment_counts else 0
+        if comments:
+            parts.append(
+                f'<span class="comment-count" title="review comments">💬 {comments}</span>'
+            )
         parts.append("</a></li>\n")
         out.append("".join(parts))
     return mark_safe("".join(out))  # every value above went through escape()

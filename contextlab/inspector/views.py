@@ -26,6 +26,7 @@ from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.treeview import FILTER_MODES, TreeView, finish, select_rows
 from contextlab.library.models import Project, Session
 from contextlab.library.selectors import session_problems, sessions_for_user
+from contextlab.review.selectors import comment_counts, review_panel, session_labels
 
 TABS = ("context", "prompt", "diff", "json", "entry")
 
@@ -102,6 +103,7 @@ def _tree_context(
         "qs_prefix": _with_amp(state.query_string(entry="")),
         "fold_links": _fold_links(view, state),
         "selected_id": view.rows[selected_index].item.id if selected_index >= 0 else None,
+        "comment_counts": comment_counts(session),  # one query, whatever the tree's size
     }
     return {
         **links,
@@ -187,6 +189,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
             if selected
             else None
         )
+        context.update(review_panel(session, selected))
     inspection = context.get("inspection")
     if isinstance(inspection, services.Inspection) and inspection.middle:
         context["middle_html"] = _middle_html(session, inspection, 0)
@@ -195,6 +198,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if target == "tree":
         return render(request, "inspector/session.html#tree", context)
     context["problems"] = list(session_problems(session)[:200])
+    context["review_labels"] = session_labels(session)
     return render(request, "inspector/session.html", context)
 
 

@@ -31,3 +31,5 @@ class LibraryFilterForm(forms.Form):
         required=False,
         choices=[(key, key) for key in SORTS],
     )
+    # A review label (contextlab.review), never one of Pi's own `label` entries.
+    review_label = forms.CharField(required=False, max_length=40)

@@ -6,7 +6,7 @@ from itertools import groupby
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import TextField
+from django.db.models import Prefetch, TextField
 from django.db.models.functions import Cast
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,6 +16,8 @@ from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.selectors import projects_for_user, search_entries, sessions_for_user
 from contextlab.library.services import import_session_file
+from contextlab.review.models import SessionLabel
+from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import upload_check, upload_record
 
 # The library is one page; past this many sessions, filters narrow it down.
@@ -50,6 +52,12 @@ def index(request: HttpRequest) -> HttpResponse:
     elif flag == "branched":
         sessions = sessions.filter(branch_count__gt=1)
 
+    if filters.get("review_label"):
+        # (session, name) is unique, so this join keeps one row per session.
+        sessions = sessions.filter(review_labels__name=filters["review_label"])
+    sessions = sessions.prefetch_related(
+        Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
+    )
     sessions = list(sessions.order_by("project__cwd", "project_id", *SORTS[sort])[:LIBRARY_LIMIT])
     groups = [
         (project, list(items)) for project, items in groupby(sessions, key=lambda s: s.project)
@@ -65,6 +73,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "projects": projects_for_user(request.user).order_by("cwd"),
         "known_models": sorted({m for s in sessions for m in (s.models_used or [])}),
         "sorts": list(SORTS),
+        "review_labels": labels_in_use(request.user),
     }
     if request.htmx and request.htmx.target == "library-table":
         return render(request, "library/index.html#library-table", context)

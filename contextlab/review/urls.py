@@ -14,4 +14,8 @@ urlpatterns = [
     path("projects/<int:pk>/audit/", views.project_audit, name="project_audit"),
     path("sessions/<int:pk>/audit/", views.session_audit, name="session_audit"),
     path("audit/", views.audit, name="audit"),
+    path("sessions/<int:pk>/comments/", views.comment_create, name="comment_create"),
+    path("comments/<int:pk>/delete/", views.comment_delete, name="comment_delete"),
+    path("sessions/<int:pk>/labels/", views.label_add, name="label_add"),
+    path("sessions/<int:pk>/labels/remove/", views.label_remove, name="label_remove"),
 ]

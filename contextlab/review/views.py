@@ -7,16 +7,19 @@ work without JavaScript; with htmx they swap their partial in place.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from contextlab.library.models import Project, Session
-from contextlab.review import services
-from contextlab.review.models import AuditEvent, ProjectMembership
+from contextlab.library.models import Entry, Project, Session
+from contextlab.review import selectors, services
+from contextlab.review.models import AuditEvent, Comment, ProjectMembership
 
 AUDIT_LIMIT = 200
 
@@ -28,6 +31,15 @@ def _get_project_for_user(request: HttpRequest, pk: int) -> Project:
 def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
     return get_object_or_404(
         Session.objects.visible_to(request.user).select_related("project"), pk=pk
+    )
+
+
+def _get_comment_for_user(request: HttpRequest, pk: int) -> Comment:
+    return get_object_or_404(
+        Comment.objects.select_related("session", "session__project").filter(
+            session__in=Session.objects.visible_to(request.user)
+        ),
+        pk=pk,
     )
 
 
@@ -122,3 +134,86 @@ def audit(request: HttpRequest) -> HttpResponse:
     if not request.user.is_superuser:
         raise PermissionDenied("The global audit log is for superusers.")
     return _audit_page(request, AuditEvent.objects.all())
+
+
+# --- Comments -------------------------------------------------------------------------------
+
+
+def _comments_response(
+    request: HttpRequest, session: Session, entry_id: str, error: str = "", body: str = ""
+) -> HttpResponse:
+    """htmx: the comments partial in place (the refused text kept in the form). Without
+    JavaScript: back to the entry's page, where the partial is part of the inspector."""
+    if request.htmx:
+        context = {"session": session, "comment_error": error, "body": body}
+        context.update(selectors.review_panel(session, entry_id))
+        return render(request, "review/_comments.html", context)
+    if error:
+        messages.error(request, error)
+    url = reverse("inspector:session", args=[session.pk])
+    return redirect(f"{url}?{urlencode({'entry': entry_id})}#comments")
+
+
+@login_required
+@require_POST
+def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, pk)
+    entry_id = request.POST.get("entry", "")
+    if not Entry.objects.for_session(session).filter(entry_id=entry_id).exists():
+        raise Http404("No such entry in this session")
+    body = request.POST.get("body", "")
+    try:
+        services.comment_create(session=session, entry_id=entry_id, author=request.user, body=body)
+    except services.ReviewError as exc:
+        return _comments_response(request, session, entry_id, str(exc), body)
+    return _comments_response(request, session, entry_id)
+
+
+@login_required
+@require_POST
+def comment_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    comment = _get_comment_for_user(request, pk)
+    if comment.author_id != request.user.pk:
+        raise PermissionDenied("Only its author can delete a comment.")
+    session, entry_id = comment.session, comment.entry_id
+    services.comment_delete(comment=comment, actor=request.user)
+    return _comments_response(request, session, entry_id)
+
+
+# --- Review labels --------------------------------------------------------------------------
+
+
+def _labels_response(request: HttpRequest, session: Session, error: str = "") -> HttpResponse:
+    if request.htmx:
+        context = {
+            "session": session,
+            "review_labels": selectors.session_labels(session),
+            "label_error": error,
+        }
+        return render(request, "review/_labels.html", context)
+    if error:
+        messages.error(request, error)
+    return redirect("inspector:session", pk=session.pk)
+
+
+@login_required
+@require_POST
+def label_add(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, pk)
+    try:
+        services.session_label_add(
+            session=session, name=request.POST.get("name", ""), actor=request.user
+        )
+    except services.ReviewError as exc:
+        return _labels_response(request, session, str(exc))
+    return _labels_response(request, session)
+
+
+@login_required
+@require_POST
+def label_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _get_session_for_user(request, pk)
+    services.session_label_remove(
+        session=session, name=request.POST.get("name", ""), actor=request.user
+    )
+    return _labels_response(request, session)
