@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.db.models import TextField
+from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
 from contextlab.inspector.models import TreeIndex
@@ -443,20 +443,25 @@ def _finish_index(index: SessionIndex) -> None:
             index.children.setdefault(parent, []).append(entry_id)
 
 
+def _stored(session: Session) -> QuerySet[TreeIndex]:
+    return TreeIndex.objects.filter(
+        revision_id=session.current_revision_id,
+        entry_count=session.entry_count,
+        leaf_entry_id=session.leaf_entry_id,
+        format=INDEX_FORMAT,
+    )
+
+
+def index_stored(session: Session) -> bool:
+    """Whether the index of the session's current state is stored (and of this code's format)."""
+    return session.current_revision_id is not None and _stored(session).exists()
+
+
 def load_index(session: Session, key: tuple[Any, ...] | None = None) -> SessionIndex | None:
     """The stored index of the session's current state, or None (none stored, or stale)."""
     if session.current_revision_id is None:
         return None
-    data = (
-        TreeIndex.objects.filter(
-            revision_id=session.current_revision_id,
-            entry_count=session.entry_count,
-            leaf_entry_id=session.leaf_entry_id,
-            format=INDEX_FORMAT,
-        )
-        .values_list("data", flat=True)
-        .first()
-    )
+    data = _stored(session).values_list("data", flat=True).first()
     if data is None:
         return None
     with gc_paused():

@@ -32,9 +32,12 @@ from django.utils import timezone
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import (
     SessionIndex,
+    build_index,
     entries_by_id,
     gc_paused,
+    index_stored,
     path_entries,
+    store_index,
 )
 from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Project, Session
@@ -352,6 +355,20 @@ def save_resource_profile(*, project: Project, form: Any, user: Any) -> Resource
             profile=profile, original_path=path, defaults={"content": content}
         )
     return profile
+
+
+# --- the stored tree index ------------------------------------------------------------------
+
+
+def tree_index_refresh(*, session_id: int) -> None:
+    """Store the tree index of a session's current state now, where entries were just written
+    (an import, a job's appended entry), so that the first open of the session, in any process,
+    loads it instead of parsing every entry (~400 ms for 20k entries). Once per state: a state
+    already stored is left alone."""
+    session = Session.objects.filter(pk=session_id).first()
+    if session is None or index_stored(session):
+        return
+    store_index(session, build_index(session))
 
 
 # --- the projection --------------------------------------------------------------------------

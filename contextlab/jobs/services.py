@@ -27,6 +27,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from contextlab.inspector.services import tree_index_refresh
 from contextlab.jobs import offline, providers
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry, Session, SessionRevision
@@ -689,6 +690,9 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
         # The library's indexer gives the summary its search text once this commits.
         revision_id = revision.pk
         transaction.on_commit(lambda: index_revision(revision_id))
+        # The dashboard's tree index of the grown session, so its next open need not build it.
+        session_id = session.pk
+        transaction.on_commit(lambda: tree_index_refresh(session_id=session_id), robust=True)
         SessionRevision.objects.filter(pk=revision.pk).update(next_seq=seq + 1)
         Session.objects.filter(pk=session.pk).update(
             leaf_entry_id=entry_id,

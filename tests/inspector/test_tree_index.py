@@ -5,6 +5,7 @@ shows; a revision that grew must never be shown from an older state's row."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -163,3 +164,39 @@ def test_it_finds_search_texts_when_the_row_moved_on_to_a_newer_state(tmp_path, 
     assert [i.search_text for i in old.items.values()] == [
         i.search_text for i in expected.items.values()
     ]
+
+
+def test_it_stores_the_index_when_the_import_command_reads_a_session(tmp_path, blob_dir):
+    from django.core.management import call_command
+
+    path = write_session(tmp_path)
+    call_command("import_sessions", str(path), "--json", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    session = Session.objects.get()
+    assert selectors.index_stored(session)
+    loaded = _fresh_process_index(session)
+    loaded.ensure_search()
+    assert _facts(loaded) == _facts(build_index(session))
+
+
+def test_it_stores_the_index_of_the_grown_session_after_a_job_appends(
+    import_corpus, offline_provider, django_capture_on_commit_callbacks
+):
+    from contextlab.jobs import services as jobs
+
+    session, _ = import_corpus("tools")
+    session_index(session)
+    job = jobs.job_create(
+        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        job = jobs.job_execute(job_id=job.pk)
+    assert job.status == "succeeded"
+    grown = Session.objects.get(pk=session.pk)
+    assert grown.entry_count == session.entry_count + 1
+    assert selectors.index_stored(grown)
+    clear_cache()
+    with CaptureQueriesContext(connection) as queries:
+        index = session_index(grown)
+    assert "library_entry" not in " ".join(q["sql"] for q in queries.captured_queries)
+    assert index.leaf_id == job.result_entry_ids[0]
+    assert _lines(index, "all") == _lines(build_index(grown), "all")

@@ -16,8 +16,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from contextlab.inspector.services import tree_index_refresh
 from contextlab.library.search import index_pending
 from contextlab.library.services import ImportResult, Status, import_session_file
+from contextlab.review.services import audit_imports, command_actor
 
 MB = 1024 * 1024
 
@@ -99,6 +101,8 @@ class Command(BaseCommand):
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
         as_json = options["json"]
         results, seconds = self._import_all(find_session_files(paths), as_json)
+        audit_imports(results=results, actor_label=command_actor("import_sessions"))
+        _store_tree_indexes(results)
         if as_json:
             self.stdout.write(json.dumps(self._json(results, seconds), ensure_ascii=False))
         else:
@@ -210,6 +214,13 @@ class Command(BaseCommand):
                 if not changed:
                     continue
                 results = [import_session_file(path=f) for f in changed]
+                # Not the appends: they are Pi writing as it runs, one per sync, not a person.
+                audit_imports(
+                    results=results,
+                    actor_label=command_actor("import_sessions --watch"),
+                    statuses=(Status.NEW, Status.REVISED),
+                )
+                _store_tree_indexes(results)
                 if as_json:
                     self.stdout.write(json.dumps(self._json(results, 0.0), ensure_ascii=False))
                 else:
@@ -222,6 +233,14 @@ class Command(BaseCommand):
                 self.stdout.flush()
         except KeyboardInterrupt:
             return
+
+
+def _store_tree_indexes(results: list[ImportResult]) -> None:
+    """The dashboard's tree index of each session that changed, built now rather than on its
+    first open (contextlab.inspector.services.tree_index_refresh)."""
+    for result in results:
+        if result.session is not None and result.status not in (Status.UNCHANGED, Status.FAILED):
+            tree_index_refresh(session_id=result.session.pk)
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
