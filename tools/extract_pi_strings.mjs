@@ -22,11 +22,22 @@ function templateConst(file, name) {
 // literal) rather than as named constants. Returns the cooked fixed parts of the one literal
 // in `file` whose source contains `anchor` (as written in the source, escapes included); a
 // plain string literal gives one part, a template with n interpolations n + 1 parts.
+// Where the anchor occurs more than once, every occurrence must give the same parts.
 function literalParts(file, anchor, pkgDist = dist) {
   const src = readFileSync(path.join(pkgDist, file), "utf8");
-  const at = src.indexOf(anchor);
-  if (at < 0) throw new Error(`${JSON.stringify(anchor)} not found in ${file}`);
-  if (src.indexOf(anchor, at + 1) >= 0) throw new Error(`${JSON.stringify(anchor)} occurs twice in ${file}`);
+  let found = null;
+  for (let at = src.indexOf(anchor); at >= 0; at = src.indexOf(anchor, at + 1)) {
+    const parts = literalPartsAt(src, at, file, anchor);
+    if (found && JSON.stringify(found) !== JSON.stringify(parts)) {
+      throw new Error(`${JSON.stringify(anchor)} occurs in different literals in ${file}`);
+    }
+    found = parts;
+  }
+  if (!found) throw new Error(`${JSON.stringify(anchor)} not found in ${file}`);
+  return found;
+}
+
+function literalPartsAt(src, at, file, anchor) {
   const escaped = (i) => {
     let n = 0;
     while (src[i - 1 - n] === "\\") n++;
@@ -63,8 +74,30 @@ function literalParts(file, anchor, pkgDist = dist) {
     }
   }
   raw.push(piece);
-  if (i < at + anchor.length) throw new Error(`${JSON.stringify(anchor)} spans two literals in ${file}`);
+  if (i + 1 < at + anchor.length) throw new Error(`${JSON.stringify(anchor)} spans two literals in ${file}`);
   return raw.map((r) => (0, eval)(quote + r + quote));
+}
+
+// A template literal as a Python str.format template: the n-th interpolation becomes {n}
+// (braces of the text doubled). `dropFirst` leaves out a leading interpolation (the text a
+// notice is appended to), renumbering the rest from {0}.
+function formatTemplate(file, anchor, { dropFirst = false, pkgDist = dist } = {}) {
+  let parts = literalParts(file, anchor, pkgDist);
+  if (dropFirst) {
+    if (parts.length < 2 || parts[0] !== "") throw new Error(`${JSON.stringify(anchor)} does not start with an interpolation in ${file}`);
+    parts = parts.slice(1);
+  }
+  const esc = (t) => t.replaceAll("{", "{{").replaceAll("}", "}}");
+  return parts.map((p, i) => (i === 0 ? esc(p) : `{${i - 1}}${esc(p)}`)).join("");
+}
+
+// The string literal `name.join(...)` is called with (every such call in `file` must agree).
+function joinSeparator(file, name) {
+  const src = readFileSync(path.join(dist, file), "utf8");
+  const found = new Set();
+  for (const m of src.matchAll(new RegExp(`\\b${name}\\.join\\(("(?:[^"\\\\]|\\\\.)*")\\)`, "g"))) found.add((0, eval)(m[1]));
+  if (found.size !== 1) throw new Error(`${name}.join in ${file}: ${JSON.stringify([...found])}`);
+  return [...found][0];
 }
 
 // The one fixed part of a literal: `index` picks it out of a template's parts.
@@ -121,11 +154,43 @@ const out = {
   SERIALIZED_TOOL_RESULT: literalPart("compaction/utils.js", "[Tool result]: "),
   SUMMARY_TRUNCATED_OPEN: literalPart("compaction/utils.js", " more characters truncated]", 1),
   SUMMARY_TRUNCATED_CLOSE: literalPart("compaction/utils.js", " more characters truncated]", 2),
+  // Tool results and their truncation notices (dist/core/tools/*.js): str.format templates.
+  BASH_EMPTY_OUTPUT: literalPart("tools/bash.js", "(no output)"),
+  BASH_NOTICE_LAST_LINE: formatTemplate("tools/bash.js", "[Showing last "),
+  BASH_NOTICE_LINES: formatTemplate("tools/bash.js", "of ${truncation.totalLines}. Full output: "),
+  BASH_NOTICE_BYTES: formatTemplate("tools/bash.js", "of ${truncation.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: "),
+  BASH_STATUS_SEPARATOR: literalPart("tools/bash.js", "${text}\\n\\n`", 1),
+  BASH_STATUS_EXIT_CODE: formatTemplate("tools/bash.js", "Command exited with code "),
+  BASH_STATUS_TIMED_OUT: formatTemplate("tools/bash.js", "Command timed out after "),
+  BASH_STATUS_ABORTED: literalPart("tools/bash.js", "Command aborted"),
+  READ_OFFSET_BEYOND_END: formatTemplate("tools/read.js", "is beyond end of file"),
+  READ_NOTICE_FIRST_LINE: formatTemplate("tools/read.js", "[Line ${startLineDisplay} is "),
+  READ_NOTICE_LINES: formatTemplate("tools/read.js", "of ${totalFileLines}. Use offset="),
+  READ_NOTICE_BYTES: formatTemplate("tools/read.js", "of ${totalFileLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Use offset="),
+  READ_NOTICE_MORE_LINES: formatTemplate("tools/read.js", " more lines in file. Use offset=", { dropFirst: true }),
+  GREP_NO_MATCHES: literalPart("tools/grep.js", "No matches found"),
+  GREP_MATCH_LIMIT: formatTemplate("tools/grep.js", " matches limit reached. Use limit="),
+  GREP_LINES_TRUNCATED: formatTemplate("tools/grep.js", "Some lines truncated to "),
+  FIND_NO_FILES: literalPart("tools/find.js", "No files found matching pattern"),
+  FIND_RESULT_LIMIT: formatTemplate("tools/find.js", " results limit reached. Use limit="),
+  FIND_RESULT_LIMIT_CUSTOM_GLOB: formatTemplate("tools/find.js", " results limit reached`"),
+  LS_EMPTY: literalPart("tools/ls.js", "(empty directory)"),
+  LS_ENTRY_LIMIT: formatTemplate("tools/ls.js", " entries limit reached. Use limit="),
+  BYTE_LIMIT_REACHED: formatTemplate("tools/grep.js", "DEFAULT_MAX_BYTES)} limit reached"),
+  NOTICES_OPEN: literalPart("tools/grep.js", "${notices.join(", 0),
+  NOTICES_SEPARATOR: joinSeparator("tools/grep.js", "notices"),
+  NOTICES_CLOSE: literalPart("tools/grep.js", "${notices.join(", 1),
+  TRUNCATED_LINE_SUFFIX: formatTemplate("tools/truncate.js", "... [truncated]", { dropFirst: true }),
   // transformMessages (pi-ai dist/api/transform-messages.js)
   USER_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(image omitted: model", 0, aiDist),
   TOOL_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(tool image omitted: model", 0, aiDist),
   NO_RESULT_TEXT: literalPart("api/transform-messages.js", "No result provided", 0, aiDist),
 };
+for (const file of ["tools/find.js", "tools/ls.js"]) {
+  if (formatTemplate(file, "DEFAULT_MAX_BYTES)} limit reached") !== out.BYTE_LIMIT_REACHED) throw new Error(`${file} words the byte limit differently`);
+  if (literalPart(file, "${notices.join(", 0) !== out.NOTICES_OPEN || literalPart(file, "${notices.join(", 1) !== out.NOTICES_CLOSE) throw new Error(`${file} brackets its notices differently`);
+  if (joinSeparator(file, "notices") !== out.NOTICES_SEPARATOR) throw new Error(`${file} joins its notices differently`);
+}
 if (out.BRANCH_ADDITIONAL_FOCUS !== out.ADDITIONAL_FOCUS) throw new Error("the two 'Additional focus' texts differ");
 delete out.BRANCH_ADDITIONAL_FOCUS;
 {

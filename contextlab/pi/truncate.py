@@ -14,10 +14,14 @@ except for read's oversized-first-line case, where the notice *is* the whole tex
 from __future__ import annotations
 
 import codecs
+import functools
 import re
+import string
 from dataclasses import dataclass
 from typing import Any
 
+from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.dialects.base import ToolTexts
 from contextlab.pi.jsutil import js_len, js_slice, number_to_string, to_fixed, utf8_len
 
 __all__ = [
@@ -148,6 +152,33 @@ def _untruncated(
     )
 
 
+def _truncated(
+    kept: list[str],
+    truncated_by: str,
+    total_lines: int,
+    total_bytes: int,
+    max_lines: int,
+    max_bytes: int,
+    *,
+    last_line_partial: bool = False,
+) -> TruncationResult:
+    """The result of a cut that kept the lines ``kept`` (both directions end the same way)."""
+    output = "\n".join(kept)
+    return TruncationResult(
+        content=output,
+        truncated=True,
+        truncated_by=truncated_by,
+        total_lines=total_lines,
+        total_bytes=total_bytes,
+        output_lines=len(kept),
+        output_bytes=utf8_len(output),
+        last_line_partial=last_line_partial,
+        first_line_exceeds_limit=False,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )
+
+
 def truncate_head(
     content: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
@@ -192,21 +223,7 @@ def truncate_head(
         kept_bytes += line_bytes
     if len(kept) >= max_lines and kept_bytes <= max_bytes:
         truncated_by = "lines"
-
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
-        last_line_partial=False,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return _truncated(kept, truncated_by, total_lines, total_bytes, max_lines, max_bytes)
 
 
 def _truncate_string_to_bytes_from_end(text: str, max_bytes: int) -> str:
@@ -255,28 +272,25 @@ def truncate_tail(
         i -= 1
     if len(kept) >= max_lines and kept_bytes <= max_bytes:
         truncated_by = "lines"
-
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=utf8_len(output),
+    return _truncated(
+        kept,
+        truncated_by,
+        total_lines,
+        total_bytes,
+        max_lines,
+        max_bytes,
         last_line_partial=last_line_partial,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
     )
 
 
-def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> TruncatedLine:
+def truncate_line(
+    line: str, max_chars: int = GREP_MAX_LINE_LENGTH, *, dialect: Dialect = DEFAULT_DIALECT
+) -> TruncatedLine:
     """Cut a line to ``max_chars`` UTF-16 units plus ``... [truncated]`` (grep's match lines)."""
     if js_len(line) <= max_chars:
         return TruncatedLine(line, False)
-    return TruncatedLine(f"{js_slice(line, 0, max_chars)}... [truncated]", True)
+    suffix = dialect.tool_texts.truncated_line_suffix
+    return TruncatedLine(js_slice(line, 0, max_chars) + suffix, True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,39 +421,48 @@ class OutputAccumulator:
 
 
 def bash_notice(
-    truncation: TruncationResult, *, last_line_bytes: int, full_output_path: str
+    truncation: TruncationResult,
+    *,
+    last_line_bytes: int,
+    full_output_path: str,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> str:
     """The bracket bash appends to truncated output (``""`` when not truncated)."""
     if not truncation.truncated:
         return ""
+    t = dialect.tool_texts
     start = truncation.total_lines - truncation.output_lines + 1
     end = truncation.total_lines
     if truncation.last_line_partial:
-        return (
-            f"\n\n[Showing last {format_size(truncation.output_bytes)} of line {end} "
-            f"(line is {format_size(last_line_bytes)}). Full output: {full_output_path}]"
+        return t.bash_notice_last_line.format(
+            format_size(truncation.output_bytes),
+            end,
+            format_size(last_line_bytes),
+            full_output_path,
         )
     if truncation.truncated_by == "lines":
-        return (
-            f"\n\n[Showing lines {start}-{end} of {truncation.total_lines}. "
-            f"Full output: {full_output_path}]"
-        )
-    return (
-        f"\n\n[Showing lines {start}-{end} of {truncation.total_lines} "
-        f"({format_size(DEFAULT_MAX_BYTES)} limit). Full output: {full_output_path}]"
+        return t.bash_notice_lines.format(start, end, truncation.total_lines, full_output_path)
+    return t.bash_notice_bytes.format(
+        start, end, truncation.total_lines, format_size(DEFAULT_MAX_BYTES), full_output_path
     )
 
 
 def format_bash_output(
-    snapshot: OutputSnapshot, *, last_line_bytes: int, empty_text: str = "(no output)"
+    snapshot: OutputSnapshot,
+    *,
+    last_line_bytes: int,
+    empty_text: str | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> ToolText:
     """bash's ``formatOutput``: the tail, ``(no output)`` when empty, the notice when truncated."""
+    if empty_text is None:
+        empty_text = dialect.tool_texts.bash_empty_output
     text = snapshot.content or empty_text
     if not snapshot.truncation.truncated:
         return ToolText(text)
     path = snapshot.full_output_path or "undefined"
     notice = bash_notice(
-        snapshot.truncation, last_line_bytes=last_line_bytes, full_output_path=path
+        snapshot.truncation, last_line_bytes=last_line_bytes, full_output_path=path, dialect=dialect
     )
     details = {
         "truncation": snapshot.truncation.to_dict(),
@@ -448,13 +471,13 @@ def format_bash_output(
     return ToolText(text + notice, details, notice)
 
 
-def bash_status(text: str, status: str) -> str:
+def bash_status(text: str, status: str, *, dialect: Dialect = DEFAULT_DIALECT) -> str:
     """The error text of a failed run: ``<output>\\n\\n<status>`` (status alone without output).
 
     ``status`` is ``Command exited with code N``, ``Command timed out after N seconds`` or
-    ``Command aborted``.
+    ``Command aborted`` (the dialect's ``bash_status_*`` texts).
     """
-    return f"{text}\n\n{status}" if text else status
+    return text + dialect.tool_texts.bash_status_separator + status if text else status
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,7 +489,12 @@ class ReadOffsetError(ValueError):
 
 
 def format_read_output(
-    file_text: str, path: str, *, offset: int | None = None, limit: int | None = None
+    file_text: str,
+    path: str,
+    *,
+    offset: int | None = None,
+    limit: int | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> ToolText:
     """What read returns for a text file's decoded content, as the model sees it.
 
@@ -474,14 +502,14 @@ def format_read_output(
     count lines with ``split("\\n")``, so a trailing newline is an extra line there while
     ``details.truncation`` does not count it (pi-reference.md §4.3).
     """
+    t = dialect.tool_texts
     all_lines = file_text.split("\n")
     total_file_lines = len(all_lines)
     start_line = max(0, offset - 1) if offset else 0
     start_display = start_line + 1
     if start_line >= total_file_lines:
         raise ReadOffsetError(
-            f"Offset {number_to_string(offset or 0)} is beyond end of file "
-            f"({total_file_lines} lines total)"
+            t.read_offset_beyond_end.format(number_to_string(offset or 0), total_file_lines)
         )
     user_limited: int | None = None
     if limit is not None:
@@ -494,64 +522,84 @@ def format_read_output(
     truncation = truncate_head(selected)
     if truncation.first_line_exceeds_limit:
         first_size = format_size(utf8_len(all_lines[start_line]))
-        notice = (
-            f"[Line {start_display} is {first_size}, exceeds "
-            f"{format_size(DEFAULT_MAX_BYTES)} limit. "
-            f"Use bash: sed -n '{start_display}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
+        notice = t.read_notice_first_line.format(
+            start_display,
+            first_size,
+            format_size(DEFAULT_MAX_BYTES),
+            start_display,
+            path,
+            DEFAULT_MAX_BYTES,
         )
         return ToolText(notice, {"truncation": truncation.to_dict()}, notice)
     if truncation.truncated:
         end_display = start_display + truncation.output_lines - 1
         if truncation.truncated_by == "lines":
-            notice = (
-                f"\n\n[Showing lines {start_display}-{end_display} of {total_file_lines}. "
-                f"Use offset={end_display + 1} to continue.]"
+            notice = t.read_notice_lines.format(
+                start_display, end_display, total_file_lines, end_display + 1
             )
         else:
-            notice = (
-                f"\n\n[Showing lines {start_display}-{end_display} of {total_file_lines} "
-                f"({format_size(DEFAULT_MAX_BYTES)} limit). "
-                f"Use offset={end_display + 1} to continue.]"
+            notice = t.read_notice_bytes.format(
+                start_display,
+                end_display,
+                total_file_lines,
+                format_size(DEFAULT_MAX_BYTES),
+                end_display + 1,
             )
         return ToolText(truncation.content + notice, {"truncation": truncation.to_dict()}, notice)
     if user_limited is not None and start_line + user_limited < total_file_lines:
         remaining = total_file_lines - (start_line + user_limited)
         next_offset = start_line + user_limited + 1
-        notice = f"\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
+        notice = t.read_notice_more_lines.format(remaining, next_offset)
         return ToolText(truncation.content + notice, None, notice)
     return ToolText(truncation.content)
 
 
 def format_read_file(
-    data: bytes, path: str, *, offset: int | None = None, limit: int | None = None
+    data: bytes,
+    path: str,
+    *,
+    offset: int | None = None,
+    limit: int | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> ToolText:
     """read on a text file's bytes: decoded as Node's ``buffer.toString("utf-8")`` does (invalid
     sequences become U+FFFD, a BOM is kept), then :func:`format_read_output`."""
-    return format_read_output(data.decode("utf-8", "replace"), path, offset=offset, limit=limit)
+    text = data.decode("utf-8", "replace")
+    return format_read_output(text, path, offset=offset, limit=limit, dialect=dialect)
 
 
 # ---------------------------------------------------------------------------------------------
 # grep, find, ls
 
 
-def grep_match_line(relative_path: str, line_number: int, line_text: str) -> TruncatedLine:
+def grep_match_line(
+    relative_path: str, line_number: int, line_text: str, *, dialect: Dialect = DEFAULT_DIALECT
+) -> TruncatedLine:
     """A match line without context, from rg's ``lines.text`` (``path:N: text``)."""
     sanitized = re.sub(r"\n$", "", line_text.replace("\r\n", "\n").replace("\r", ""))
-    cut = truncate_line(sanitized)
+    cut = truncate_line(sanitized, dialect=dialect)
     return TruncatedLine(f"{relative_path}:{line_number}: {cut.text}", cut.was_truncated)
 
 
 def grep_context_line(
-    relative_path: str, line_number: int, line_text: str, *, is_match: bool
+    relative_path: str,
+    line_number: int,
+    line_text: str,
+    *,
+    is_match: bool,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> TruncatedLine:
     """A line of a context block (``path:N: text`` for the match, ``path-N- text`` around it)."""
-    cut = truncate_line(line_text.replace("\r", ""))
+    cut = truncate_line(line_text.replace("\r", ""), dialect=dialect)
     sep = ":" if is_match else "-"
     return TruncatedLine(f"{relative_path}{sep}{line_number}{sep} {cut.text}", cut.was_truncated)
 
 
-def _bracket(notices: list[str]) -> str:
-    return f"\n\n[{'. '.join(notices)}]" if notices else ""
+def _bracket(notices: list[str], dialect: Dialect) -> str:
+    if not notices:
+        return ""
+    t = dialect.tool_texts
+    return t.notices_open + t.notices_separator.join(notices) + t.notices_close
 
 
 def format_grep_output(
@@ -560,54 +608,58 @@ def format_grep_output(
     effective_limit: int,
     match_limit_reached: bool,
     lines_truncated: bool,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> ToolText:
     """grep's result for formatted lines (``No matches found`` when there were no matches)."""
+    t = dialect.tool_texts
     if not output_lines:
-        return ToolText("No matches found")
+        return ToolText(t.grep_no_matches)
     truncation = truncate_head("\n".join(output_lines), max_lines=MAX_SAFE_INTEGER)
     details: dict[str, Any] = {}
     notices: list[str] = []
     if match_limit_reached:
-        notices.append(
-            f"{effective_limit} matches limit reached. "
-            f"Use limit={effective_limit * 2} for more, or refine pattern"
-        )
+        notices.append(t.grep_match_limit.format(effective_limit, effective_limit * 2))
         details["matchLimitReached"] = effective_limit
     if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+        notices.append(t.byte_limit_reached.format(format_size(DEFAULT_MAX_BYTES)))
         details["truncation"] = truncation.to_dict()
     if lines_truncated:
-        notices.append(
-            f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        )
+        notices.append(t.grep_lines_truncated.format(GREP_MAX_LINE_LENGTH))
         details["linesTruncated"] = True
-    notice = _bracket(notices)
+    notice = _bracket(notices, dialect)
     return ToolText(truncation.content + notice, details or None, notice)
 
 
 def find_notice(
-    *, effective_limit: int, result_limit_reached: bool, truncated: bool, custom_glob: bool = False
+    *,
+    effective_limit: int,
+    result_limit_reached: bool,
+    truncated: bool,
+    custom_glob: bool = False,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> str:
+    t = dialect.tool_texts
     notices: list[str] = []
     if result_limit_reached:
         if custom_glob:
-            notices.append(f"{effective_limit} results limit reached")
+            notices.append(t.find_result_limit_custom_glob.format(effective_limit))
         else:
-            notices.append(
-                f"{effective_limit} results limit reached. "
-                f"Use limit={effective_limit * 2} for more, or refine pattern"
-            )
+            notices.append(t.find_result_limit.format(effective_limit, effective_limit * 2))
     if truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-    return _bracket(notices)
+        notices.append(t.byte_limit_reached.format(format_size(DEFAULT_MAX_BYTES)))
+    return _bracket(notices, dialect)
 
 
 def format_find_output(
-    relative_paths: list[str], *, effective_limit: int = 1000, custom_glob: bool = False
+    relative_paths: list[str],
+    *,
+    effective_limit: int = 1000,
+    custom_glob: bool = False,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> ToolText:
     """find's result for paths already relative to the search dir (fd's order)."""
     if not relative_paths:
-        return ToolText("No files found matching pattern")
+        return ToolText(dialect.tool_texts.find_no_files)
     limit_reached = len(relative_paths) >= effective_limit
     truncation = truncate_head("\n".join(relative_paths), max_lines=MAX_SAFE_INTEGER)
     details: dict[str, Any] = {}
@@ -620,80 +672,121 @@ def format_find_output(
         result_limit_reached=limit_reached,
         truncated=truncation.truncated,
         custom_glob=custom_glob,
+        dialect=dialect,
     )
     return ToolText(truncation.content + notice, details or None, notice)
 
 
 def format_ls_output(
-    entries: list[str], *, effective_limit: int = 500, entry_limit_reached: bool
+    entries: list[str],
+    *,
+    effective_limit: int = 500,
+    entry_limit_reached: bool,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> ToolText:
     """ls's result for entries already sorted and suffixed (``/`` for directories)."""
+    t = dialect.tool_texts
     if not entries:
-        return ToolText("(empty directory)")
+        return ToolText(t.ls_empty)
     truncation = truncate_head("\n".join(entries), max_lines=MAX_SAFE_INTEGER)
     details: dict[str, Any] = {}
     notices: list[str] = []
     if entry_limit_reached:
-        notices.append(
-            f"{effective_limit} entries limit reached. Use limit={effective_limit * 2} for more"
-        )
+        notices.append(t.ls_entry_limit.format(effective_limit, effective_limit * 2))
         details["entryLimitReached"] = effective_limit
     if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+        notices.append(t.byte_limit_reached.format(format_size(DEFAULT_MAX_BYTES)))
         details["truncation"] = truncation.to_dict()
-    notice = _bracket(notices)
+    notice = _bracket(notices, dialect)
     return ToolText(truncation.content + notice, details or None, notice)
 
 
 # ---------------------------------------------------------------------------------------------
 # Finding notices in stored tool results (for highlighting)
 
-_SIZE = r"\d+(?:\.\d)?(?:B|KB|MB)"
-_BRACKET_PARTS = (
-    r"\d+ matches limit reached\. Use limit=\d+ for more, or refine pattern",
-    r"\d+ results limit reached(?:\. Use limit=\d+ for more, or refine pattern)?",
-    r"\d+ entries limit reached\. Use limit=\d+ for more",
-    rf"{_SIZE} limit reached",
-    r"Some lines truncated to \d+ chars\. Use read tool to see full lines",
-)
-_NOTICE_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
-    "read": (
+_SIZE = r"\d+(?:\.\d)?(?:B|KB|MB)"  # what format_size prints
+_INT = r"\d+"
+_SIGNED = r"-?\d+"
+
+
+def _template_pattern(template: str, *fields: str) -> str:
+    """Regex source matching ``template.format(...)`` where the n-th field matches ``fields[n]``."""
+    out: list[str] = []
+    for literal, field, _spec, _conversion in string.Formatter().parse(template):
+        out.append(re.escape(literal))
+        if field is not None:
+            out.append(f"(?:{fields[int(field)]})")
+    return "".join(out)
+
+
+def _either(*sources: str) -> str:
+    return "(?:" + "|".join(sources) + ")"
+
+
+@functools.cache
+def _notice_patterns(t: ToolTexts) -> dict[str, tuple[re.Pattern[str], ...]]:
+    """The shapes of each tool's notice, built from the dialect's templates."""
+    read = (
         re.compile(
-            rf"\n\n\[Showing lines \d+-\d+ of \d+(?: \({_SIZE} limit\))?\. "
-            r"Use offset=\d+ to continue\.\]\Z"
+            _either(
+                _template_pattern(t.read_notice_lines, _INT, _INT, _INT, _INT),
+                _template_pattern(t.read_notice_bytes, _INT, _INT, _INT, _SIZE, _INT),
+            )
+            + r"\Z"
         ),
-        re.compile(r"\n\n\[-?\d+ more lines in file\. Use offset=-?\d+ to continue\.\]\Z"),
+        re.compile(_template_pattern(t.read_notice_more_lines, _SIGNED, _SIGNED) + r"\Z"),
         re.compile(
-            rf"\A\[Line \d+ is {_SIZE}, exceeds {_SIZE} limit\. "
-            r"Use bash: sed -n '\d+p' .* \| head -c \d+\]\Z",
+            r"\A"
+            + _template_pattern(t.read_notice_first_line, _INT, _SIZE, _SIZE, _INT, ".*", _INT)
+            + r"\Z",
             re.S,
         ),
-    ),
-    "bash": (
+    )
+    # A failed run appends its status after the notice.
+    status = _either(
+        _template_pattern(t.bash_status_exit_code, _SIGNED),
+        _template_pattern(t.bash_status_timed_out, r"\S+"),
+        re.escape(t.bash_status_aborted),
+    )
+    bash = (
         re.compile(
-            rf"\n\n\[Showing (?:last {_SIZE} of line \d+ \(line is {_SIZE}\)|lines \d+-\d+ of \d+"
-            rf"(?: \({_SIZE} limit\))?)\. Full output: [^\n]*\]"
-            r"(?=\Z|\n\n(?:Command exited with code -?\d+"
-            r"|Command timed out after \S+ seconds|Command aborted)\Z)"
+            _either(
+                _template_pattern(t.bash_notice_last_line, _SIZE, _INT, _SIZE, r"[^\n]*"),
+                _template_pattern(t.bash_notice_lines, _INT, _INT, _INT, r"[^\n]*"),
+                _template_pattern(t.bash_notice_bytes, _INT, _INT, _INT, _SIZE, r"[^\n]*"),
+            )
+            + rf"(?=\Z|{re.escape(t.bash_status_separator)}{status}\Z)"
         ),
-    ),
-    "grep": (
+    )
+    part = _either(
+        _template_pattern(t.grep_match_limit, _INT, _INT),
+        _template_pattern(t.find_result_limit, _INT, _INT),
+        _template_pattern(t.find_result_limit_custom_glob, _INT),
+        _template_pattern(t.ls_entry_limit, _INT, _INT),
+        _template_pattern(t.byte_limit_reached, _SIZE),
+        _template_pattern(t.grep_lines_truncated, _INT),
+    )
+    bracket = (
         re.compile(
-            rf"\n\n\[(?:{'|'.join(_BRACKET_PARTS)})(?:\. (?:{'|'.join(_BRACKET_PARTS)}))*\]\Z"
+            re.escape(t.notices_open)
+            + part
+            + f"(?:{re.escape(t.notices_separator)}{part})*"
+            + re.escape(t.notices_close)
+            + r"\Z"
         ),
-    ),
-}
-_NOTICE_PATTERNS["find"] = _NOTICE_PATTERNS["grep"]
-_NOTICE_PATTERNS["ls"] = _NOTICE_PATTERNS["grep"]
+    )
+    return {"read": read, "bash": bash, "grep": bracket, "find": bracket, "ls": bracket}
 
 
-def locate_notice(tool_name: str, text: str) -> tuple[int, int] | None:
+def locate_notice(
+    tool_name: str, text: str, *, dialect: Dialect = DEFAULT_DIALECT
+) -> tuple[int, int] | None:
     """Where the truncation/limit notice of ``tool_name`` sits in ``text`` (Python indices).
 
     Stored tool results only carry the text, so the notice is recognised by its exact shape at
     the end (bash's may be followed by the ``Command exited…`` status of a failed run).
     """
-    for pattern in _NOTICE_PATTERNS.get(tool_name, ()):
+    for pattern in _notice_patterns(dialect.tool_texts).get(tool_name, ()):
         match = pattern.search(text)
         if match is not None:
             return match.start(), match.end()

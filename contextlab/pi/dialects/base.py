@@ -112,6 +112,53 @@ class SummaryTexts:
 
 
 @dataclass(frozen=True)
+class ToolTexts:
+    """What the built-in tools answer besides the content, and their truncation notices
+    (dist/core/tools/*.js).
+
+    Templates are ``str.format`` templates whose ``{n}`` is Pi's n-th interpolation, in the order
+    the field comments give; ``contextlab/pi/truncate.py`` also recognises stored notices by
+    these templates.
+    """
+
+    # bash: {0} size kept, {1} last line, {2} its size, {3} full output path.
+    bash_notice_last_line: str
+    # bash: {0} first line, {1} last line, {2} total lines, {3} full output path.
+    bash_notice_lines: str
+    # bash: as above with {3} the byte limit, {4} the full output path.
+    bash_notice_bytes: str
+    bash_empty_output: str
+    # Between the output and the status of a failed run.
+    bash_status_separator: str
+    bash_status_exit_code: str  # {0} exit code
+    bash_status_timed_out: str  # {0} seconds
+    bash_status_aborted: str
+    read_offset_beyond_end: str  # {0} offset, {1} lines in file
+    # {0} line, {1} its size, {2} byte limit, {3} line, {4} path, {5} byte limit in bytes.
+    read_notice_first_line: str
+    # {0} first line, {1} last line, {2} lines in file, {3} next offset.
+    read_notice_lines: str
+    # As above with {3} the byte limit, {4} the next offset.
+    read_notice_bytes: str
+    read_notice_more_lines: str  # {0} lines remaining, {1} next offset
+    grep_no_matches: str
+    grep_match_limit: str  # {0} limit, {1} twice the limit
+    grep_lines_truncated: str  # {0} characters kept per line
+    find_no_files: str
+    find_result_limit: str  # {0} limit, {1} twice the limit
+    find_result_limit_custom_glob: str  # {0} limit
+    ls_empty: str
+    ls_entry_limit: str  # {0} limit, {1} twice the limit
+    byte_limit_reached: str  # {0} byte limit
+    # grep, find and ls join their notices into one bracket.
+    notices_open: str
+    notices_separator: str
+    notices_close: str
+    # Appended to a line cut by truncateLine.
+    truncated_line_suffix: str
+
+
+@dataclass(frozen=True)
 class Dialect:
     version: str
 
@@ -131,6 +178,7 @@ class Dialect:
 
     message_texts: MessageTexts
     summary_texts: SummaryTexts
+    tool_texts: ToolTexts
 
     # Built-in tool definitions in registry order: name, description, promptSnippet,
     # promptGuidelines, parameters (JSON schema).

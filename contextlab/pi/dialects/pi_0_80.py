@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from contextlab.pi.dialects import pi_0_80_data as data
-from contextlab.pi.dialects.base import Dialect, MessageTexts, PromptRules, SummaryTexts
+from contextlab.pi.dialects.base import (
+    Dialect,
+    MessageTexts,
+    PromptRules,
+    SummaryTexts,
+    ToolTexts,
+)
 
 # Copied from dist/core/system-prompt.js and dist/core/skills.js by a script (not retyped);
 # tests/conformance/test_prompt_oracle.py proves them byte-exact against the real Pi.
@@ -100,6 +106,35 @@ SUMMARY_TEXTS_0_80 = SummaryTexts(
     tool_result_max_chars=2000,
 )
 
+TOOL_TEXTS_0_80 = ToolTexts(
+    bash_notice_last_line=data.BASH_NOTICE_LAST_LINE,
+    bash_notice_lines=data.BASH_NOTICE_LINES,
+    bash_notice_bytes=data.BASH_NOTICE_BYTES,
+    bash_empty_output=data.BASH_EMPTY_OUTPUT,
+    bash_status_separator=data.BASH_STATUS_SEPARATOR,
+    bash_status_exit_code=data.BASH_STATUS_EXIT_CODE,
+    bash_status_timed_out=data.BASH_STATUS_TIMED_OUT,
+    bash_status_aborted=data.BASH_STATUS_ABORTED,
+    read_offset_beyond_end=data.READ_OFFSET_BEYOND_END,
+    read_notice_first_line=data.READ_NOTICE_FIRST_LINE,
+    read_notice_lines=data.READ_NOTICE_LINES,
+    read_notice_bytes=data.READ_NOTICE_BYTES,
+    read_notice_more_lines=data.READ_NOTICE_MORE_LINES,
+    grep_no_matches=data.GREP_NO_MATCHES,
+    grep_match_limit=data.GREP_MATCH_LIMIT,
+    grep_lines_truncated=data.GREP_LINES_TRUNCATED,
+    find_no_files=data.FIND_NO_FILES,
+    find_result_limit=data.FIND_RESULT_LIMIT,
+    find_result_limit_custom_glob=data.FIND_RESULT_LIMIT_CUSTOM_GLOB,
+    ls_empty=data.LS_EMPTY,
+    ls_entry_limit=data.LS_ENTRY_LIMIT,
+    byte_limit_reached=data.BYTE_LIMIT_REACHED,
+    notices_open=data.NOTICES_OPEN,
+    notices_separator=data.NOTICES_SEPARATOR,
+    notices_close=data.NOTICES_CLOSE,
+    truncated_line_suffix=data.TRUNCATED_LINE_SUFFIX,
+)
+
 
 PI_0_80 = Dialect(
     version="0.80.2",
@@ -115,6 +150,7 @@ PI_0_80 = Dialect(
     branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
     message_texts=MESSAGE_TEXTS_0_80,
     summary_texts=SUMMARY_TEXTS_0_80,
+    tool_texts=TOOL_TEXTS_0_80,
     tools=tuple(data.TOOLS),
     prompt=PROMPT_RULES_0_80,
 )

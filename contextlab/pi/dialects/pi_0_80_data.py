@@ -103,6 +103,58 @@ SUMMARY_TRUNCATED_OPEN: str = '\n\n[... '
 
 SUMMARY_TRUNCATED_CLOSE: str = ' more characters truncated]'
 
+BASH_EMPTY_OUTPUT: str = '(no output)'
+
+BASH_NOTICE_LAST_LINE: str = '\n\n[Showing last {0} of line {1} (line is {2}). Full output: {3}]'
+
+BASH_NOTICE_LINES: str = '\n\n[Showing lines {0}-{1} of {2}. Full output: {3}]'
+
+BASH_NOTICE_BYTES: str = '\n\n[Showing lines {0}-{1} of {2} ({3} limit). Full output: {4}]'
+
+BASH_STATUS_SEPARATOR: str = '\n\n'
+
+BASH_STATUS_EXIT_CODE: str = 'Command exited with code {0}'
+
+BASH_STATUS_TIMED_OUT: str = 'Command timed out after {0} seconds'
+
+BASH_STATUS_ABORTED: str = 'Command aborted'
+
+READ_OFFSET_BEYOND_END: str = 'Offset {0} is beyond end of file ({1} lines total)'
+
+READ_NOTICE_FIRST_LINE: str = "[Line {0} is {1}, exceeds {2} limit. Use bash: sed -n '{3}p' {4} | head -c {5}]"
+
+READ_NOTICE_LINES: str = '\n\n[Showing lines {0}-{1} of {2}. Use offset={3} to continue.]'
+
+READ_NOTICE_BYTES: str = '\n\n[Showing lines {0}-{1} of {2} ({3} limit). Use offset={4} to continue.]'
+
+READ_NOTICE_MORE_LINES: str = '\n\n[{0} more lines in file. Use offset={1} to continue.]'
+
+GREP_NO_MATCHES: str = 'No matches found'
+
+GREP_MATCH_LIMIT: str = '{0} matches limit reached. Use limit={1} for more, or refine pattern'
+
+GREP_LINES_TRUNCATED: str = 'Some lines truncated to {0} chars. Use read tool to see full lines'
+
+FIND_NO_FILES: str = 'No files found matching pattern'
+
+FIND_RESULT_LIMIT: str = '{0} results limit reached. Use limit={1} for more, or refine pattern'
+
+FIND_RESULT_LIMIT_CUSTOM_GLOB: str = '{0} results limit reached'
+
+LS_EMPTY: str = '(empty directory)'
+
+LS_ENTRY_LIMIT: str = '{0} entries limit reached. Use limit={1} for more'
+
+BYTE_LIMIT_REACHED: str = '{0} limit reached'
+
+NOTICES_OPEN: str = '\n\n['
+
+NOTICES_SEPARATOR: str = '. '
+
+NOTICES_CLOSE: str = ']'
+
+TRUNCATED_LINE_SUFFIX: str = '... [truncated]'
+
 USER_IMAGE_PLACEHOLDER: str = '(image omitted: model does not support images)'
 
 TOOL_IMAGE_PLACEHOLDER: str = '(tool image omitted: model does not support images)'
