@@ -20,6 +20,7 @@ from django_htmx.http import HttpResponseStopPolling
 from contextlab.jobs import providers, services
 from contextlab.jobs.models import Job
 from contextlab.library.models import Session
+from contextlab.review.services import audit_job, audit_record
 
 HISTORY_LIMIT = 50
 
@@ -79,6 +80,7 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
             )
         except services.JobError as exc:
             return _form_error(request, "jobs/_compact_form.html", session, leaf, str(exc))
+        audit_job(actor=request.user, verb="job.create", job=job)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
@@ -142,6 +144,13 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
                 new_leaf = services.session_continue_without_summary(
                     session=session, target_entry_id=target
                 )
+                audit_record(
+                    actor=request.user,
+                    verb="session.continue",
+                    session=session,
+                    target=f"leaf {old_leaf} -> {new_leaf or 'the root'}",
+                    data={"from": old_leaf, "to": new_leaf},
+                )
                 messages.success(request, f"Leaf moved to {new_leaf or 'the root'} (no summary).")
                 target_url = reverse("inspector:session", args=[session.pk])
                 return redirect(f"{target_url}?entry={new_leaf}" if new_leaf else target_url)
@@ -169,6 +178,7 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
             }
             template = "jobs/_continue_form.html" if request.htmx else "jobs/continue.html"
             return render(request, template, context, status=200 if request.htmx else 409)
+        audit_job(actor=request.user, verb="job.create", job=job)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
@@ -191,6 +201,8 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
     if not services.job_cancel(job=job):
         messages.info(request, f"Job #{job.pk} had already ended ({job.status}).")
+    else:
+        audit_job(actor=request.user, verb="job.cancel", job=job)
     if request.htmx:
         return _status_response(request, job)
     return redirect("jobs:detail", pk=job.pk)
@@ -205,6 +217,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
     except services.JobError as exc:
         messages.error(request, str(exc))
         return redirect("jobs:detail", pk=job.pk)
+    audit_job(actor=request.user, verb="job.retry", job=new_job, retry_of=job.pk)
     if request.htmx:
         return render(request, "jobs/_job_status.html", {"job": new_job})
     return redirect("jobs:detail", pk=new_job.pk)
@@ -241,6 +254,7 @@ def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
 
     response = StreamingHttpResponse(stream(), content_type="application/x-ndjson")
     filename = services.session_export_filename(session)
+    audit_record(actor=request.user, verb="session.export", session=session, target=filename)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 

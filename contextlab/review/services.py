@@ -35,17 +35,65 @@ def audit_record(
 ) -> AuditEvent:
     """Record that `actor` (a user, or None for a command: then say who in `actor_label`) did
     `verb` ("session.upload", "job.create", ...). The project defaults to the session's."""
-    if project is None and session is not None:
-        project = session.project
     user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
     return AuditEvent.objects.create(
         actor=user,
         actor_label=actor_label[:150],
         verb=verb,
-        project=project,
+        # By id: the session's project need not be loaded to record it.
+        project_id=project.pk if project is not None else getattr(session, "project_id", None),
         session=session,
         target=target[:300],
         data=data or {},
+    )
+
+
+def audit_imports(
+    *,
+    results: list[Any],
+    actor_label: str,
+    statuses: tuple[str, ...] = ("new", "appended", "revised"),
+) -> int:
+    """One "session.import" event per session a command stored or changed (results of
+    import_session_file whose status is in `statuses`), in one INSERT. Returns how many."""
+    events = [
+        AuditEvent(
+            actor_label=actor_label[:150],
+            verb="session.import",
+            project_id=result.session.project_id,
+            session=result.session,
+            target=result.session.title[:200],
+            data={
+                "status": result.status,
+                "path": str(result.path)[:500],
+                "new_entries": result.new_entries,
+            },
+        )
+        for result in results
+        if result.session is not None and result.status in statuses
+    ]
+    AuditEvent.objects.bulk_create(events)
+    return len(events)
+
+
+def command_actor(command: str) -> str:
+    """Who ran a management command, for events without a contextlab user."""
+    import getpass
+
+    try:
+        return f"{command} (by {getpass.getuser()})"
+    except (KeyError, OSError):  # no login name in some containers
+        return command
+
+
+def audit_job(*, actor: Any, verb: str, job: Any, **data: Any) -> AuditEvent:
+    """A job event ("job.create", "job.cancel", "job.retry") on the job's session."""
+    return audit_record(
+        actor=actor,
+        verb=verb,
+        session=job.session,
+        target=f"job #{job.pk} ({job.kind})",
+        data={"job": job.pk, "kind": job.kind, "leaf_entry_id": job.leaf_entry_id, **data},
     )
 
 

@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contextlab.library.services import Status, import_session_file
+from contextlab.review.services import audit_imports, command_actor
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "sessions"
 DEMO_USERNAME = "demo"
@@ -41,11 +42,14 @@ class Command(BaseCommand):
             raise CommandError(f"No demo sessions in {DEMO_DIR}")
         user_model = get_user_model()
         user, _ = user_model.objects.get_or_create(username=DEMO_USERNAME)
+        results = []
         for file in files:
             result = import_session_file(path=file, name=f"demo/{file.name}", user=user)
             if result.status == Status.FAILED:
                 raise CommandError(f"The demo session {file} could not be imported")
             self.stdout.write(f"{result.status:<9} demo/{file.name} ({result.entries} entries)")
+            results.append(result)
+        audit_imports(results=results, actor_label=command_actor("demo"))
         password = options["password"] or secrets.token_urlsafe(9)
         user.set_password(password)
         user.is_staff = False
