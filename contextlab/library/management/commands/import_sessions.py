@@ -20,7 +20,6 @@ from contextlab.inspector.services import tree_index_refresh
 from contextlab.library.search import index_pending
 from contextlab.library.services import ImportResult, Status, import_session_file
 from contextlab.review.services import audit_imports, command_actor
-from contextlab.review.services import audit_imports, command_actor
 
 MB = 1024 * 1024
 
@@ -102,7 +101,6 @@ class Command(BaseCommand):
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
         as_json = options["json"]
         results, seconds = self._import_all(find_session_files(paths), as_json)
-        audit_imports(results=results, actor_label=command_actor("import_sessions"))
         audit_imports(results=results, actor_label=command_actor("import_sessions"))
         _store_tree_indexes(results)
         if as_json:
@@ -216,12 +214,6 @@ class Command(BaseCommand):
                 if not changed:
                     continue
                 results = [import_session_file(path=f) for f in changed]
-                # Not the appends: they are Pi writing as it runs, one per sync, not a person.
-                audit_imports(
-                    results=results,
-                    actor_label=command_actor("import_sessions --watch"),
-                    statuses=(Status.NEW, Status.REVISED),
-                )
                 # Not the appends: they are Pi writing as it runs, one per sync, not a person.
                 audit_imports(
                     results=results,
