@@ -74,6 +74,9 @@ function literalPartsAt(src, at, file, anchor) {
     }
   }
   raw.push(piece);
+  // A double quote inside a template literal would open a wrong "literal": it runs on past a
+  // backtick or a line end, which a real string literal cannot.
+  if (quote === '"' && /[`\n]/.test(piece)) throw new Error(`${JSON.stringify(anchor)}: no string literal found in ${file}`);
   if (i + 1 < at + anchor.length) throw new Error(`${JSON.stringify(anchor)} spans two literals in ${file}`);
   return raw.map((r) => (0, eval)(quote + r + quote));
 }
@@ -181,6 +184,16 @@ const out = {
   NOTICES_SEPARATOR: joinSeparator("tools/grep.js", "notices"),
   NOTICES_CLOSE: literalPart("tools/grep.js", "${notices.join(", 1),
   TRUNCATED_LINE_SUFFIX: formatTemplate("tools/truncate.js", "... [truncated]", { dropFirst: true }),
+  // Skill validation and loading diagnostics (dist/core/skills.js): str.format templates.
+  SKILL_NAME_TOO_LONG: formatTemplate("skills.js", "name exceeds "),
+  SKILL_NAME_INVALID_CHARACTERS: formatTemplate("skills.js", "name contains invalid characters"),
+  SKILL_NAME_HYPHEN_EDGES: formatTemplate("skills.js", "name must not start or end with a hyphen"),
+  SKILL_NAME_CONSECUTIVE_HYPHENS: formatTemplate("skills.js", "name must not contain consecutive hyphens"),
+  SKILL_DESCRIPTION_REQUIRED: literalPart("skills.js", "description is required"),
+  SKILL_DESCRIPTION_TOO_LONG: formatTemplate("skills.js", "description exceeds "),
+  SKILL_NAME_COLLISION: formatTemplate("skills.js", "name \"${skill.name}\" collision"),
+  SKILL_PATH_MISSING: literalPart("skills.js", "skill path does not exist"),
+  SKILL_PATH_NOT_MARKDOWN: literalPart("skills.js", "skill path is not a markdown file"),
   // transformMessages (pi-ai dist/api/transform-messages.js)
   USER_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(image omitted: model", 0, aiDist),
   TOOL_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(tool image omitted: model", 0, aiDist),

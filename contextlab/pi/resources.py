@@ -816,28 +816,26 @@ def _validate_name(name: Any, rules: PromptRules) -> list[str]:
         raise _JsTypeError("name.startsWith is not a function")
     errors: list[str] = []
     if js_len(name) > rules.skill_max_name_length:
-        errors.append(f"name exceeds {rules.skill_max_name_length} characters ({js_len(name)})")
+        errors.append(rules.skill_name_too_long.format(rules.skill_max_name_length, js_len(name)))
     if not re.fullmatch(r"[a-z0-9-]+", name):
-        errors.append("name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)")
+        errors.append(rules.skill_name_invalid_characters)
     if name.startswith("-") or name.endswith("-"):
-        errors.append("name must not start or end with a hyphen")
+        errors.append(rules.skill_name_hyphen_edges)
     if "--" in name:
-        errors.append("name must not contain consecutive hyphens")
+        errors.append(rules.skill_name_consecutive_hyphens)
     return errors
 
 
 def _validate_description(description: Any, rules: PromptRules) -> list[str]:
     if not _js_truthy(description):
-        return ["description is required"]
+        return [rules.skill_description_required]
     if not isinstance(description, str):
         raise _JsTypeError("description.trim is not a function")
     if _js_trim(description) == "":
-        return ["description is required"]
+        return [rules.skill_description_required]
     if js_len(description) > rules.skill_max_description_length:
-        return [
-            f"description exceeds {rules.skill_max_description_length} characters "
-            f"({js_len(description)})"
-        ]
+        limit = rules.skill_max_description_length
+        return [rules.skill_description_too_long.format(limit, js_len(description))]
     return []
 
 
@@ -1034,7 +1032,7 @@ def load_skills(
                 collisions.append(
                     Diagnostic(
                         "collision",
-                        f'name "{skill.name}" collision',
+                        rules.skill_name_collision.format(skill.name),
                         skill.file_path,
                         {
                             "resourceType": "skill",
@@ -1051,7 +1049,7 @@ def load_skills(
     for raw in skill_paths:
         path = _normalize(raw.strip())
         if not fs.exists(path):
-            diagnostics.append(Diagnostic("warning", "skill path does not exist", path))
+            diagnostics.append(Diagnostic("warning", rules.skill_path_missing, path))
             continue
         if _is_under(path, user_dir):
             source = "user"
@@ -1068,7 +1066,7 @@ def load_skills(
             else:
                 diagnostics.extend(diags)
         else:
-            diagnostics.append(Diagnostic("warning", "skill path is not a markdown file", path))
+            diagnostics.append(Diagnostic("warning", rules.skill_path_not_markdown, path))
     return list(skill_map.values()), diagnostics + collisions
 
 

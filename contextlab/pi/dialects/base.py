@@ -48,6 +48,16 @@ class PromptRules:
     # 0.73 also warned when a skill's name differed from its parent directory: that version's
     # message, with {name} and {parent}; None where the check does not exist (0.80).
     skill_name_parent_mismatch_warning: str | None = None
+    # Skill diagnostics (dist/core/skills.js), str.format templates.
+    skill_name_too_long: str = field(kw_only=True)  # {0} limit, {1} length
+    skill_name_invalid_characters: str = field(kw_only=True)
+    skill_name_hyphen_edges: str = field(kw_only=True)
+    skill_name_consecutive_hyphens: str = field(kw_only=True)
+    skill_description_required: str = field(kw_only=True)
+    skill_description_too_long: str = field(kw_only=True)  # {0} limit, {1} length
+    skill_name_collision: str = field(kw_only=True)  # {0} name
+    skill_path_missing: str = field(kw_only=True)
+    skill_path_not_markdown: str = field(kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,15 @@ PROMPT_RULES_0_80 = PromptRules(
         "SYSTEM.md",
         "APPEND_SYSTEM.md",
     ),
+    skill_name_too_long=data.SKILL_NAME_TOO_LONG,
+    skill_name_invalid_characters=data.SKILL_NAME_INVALID_CHARACTERS,
+    skill_name_hyphen_edges=data.SKILL_NAME_HYPHEN_EDGES,
+    skill_name_consecutive_hyphens=data.SKILL_NAME_CONSECUTIVE_HYPHENS,
+    skill_description_required=data.SKILL_DESCRIPTION_REQUIRED,
+    skill_description_too_long=data.SKILL_DESCRIPTION_TOO_LONG,
+    skill_name_collision=data.SKILL_NAME_COLLISION,
+    skill_path_missing=data.SKILL_PATH_MISSING,
+    skill_path_not_markdown=data.SKILL_PATH_NOT_MARKDOWN,
 )
 
 

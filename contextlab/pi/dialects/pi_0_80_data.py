@@ -155,6 +155,24 @@ NOTICES_CLOSE: str = ']'
 
 TRUNCATED_LINE_SUFFIX: str = '... [truncated]'
 
+SKILL_NAME_TOO_LONG: str = 'name exceeds {0} characters ({1})'
+
+SKILL_NAME_INVALID_CHARACTERS: str = 'name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)'
+
+SKILL_NAME_HYPHEN_EDGES: str = 'name must not start or end with a hyphen'
+
+SKILL_NAME_CONSECUTIVE_HYPHENS: str = 'name must not contain consecutive hyphens'
+
+SKILL_DESCRIPTION_REQUIRED: str = 'description is required'
+
+SKILL_DESCRIPTION_TOO_LONG: str = 'description exceeds {0} characters ({1})'
+
+SKILL_NAME_COLLISION: str = 'name "{0}" collision'
+
+SKILL_PATH_MISSING: str = 'skill path does not exist'
+
+SKILL_PATH_NOT_MARKDOWN: str = 'skill path is not a markdown file'
+
 USER_IMAGE_PLACEHOLDER: str = '(image omitted: model does not support images)'
 
 TOOL_IMAGE_PLACEHOLDER: str = '(tool image omitted: model does not support images)'
