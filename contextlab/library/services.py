@@ -1137,13 +1137,19 @@ def _result(
     session: Session,
     new_entries: int,
     bytes_read: int,
+    *,
+    has_problems: bool = True,
 ) -> ImportResult:
-    problems = [
-        Problem(p.line or 0, p.reason)
-        for p in ImportProblem.objects.filter(revision_id=session.current_revision_id).order_by(
-            "line", "id"
-        )
-    ]
+    problems = (
+        [
+            Problem(p.line or 0, p.reason)
+            for p in ImportProblem.objects.filter(revision_id=session.current_revision_id).order_by(
+                "line", "id"
+            )
+        ]
+        if has_problems
+        else []
+    )
     return ImportResult(
         path=display,
         status=status,
@@ -1168,10 +1174,13 @@ def _read_revision(
 ) -> ImportResult:
     """Read the whole file into a new revision (the first one, or one replacing the current)."""
     previous = session.current_revision
-    number = (session.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
-    SessionRevision.objects.filter(session=session, status=SessionRevision.Status.CURRENT).update(
-        status=SessionRevision.Status.SUPERSEDED
-    )
+    if status == Status.NEW:
+        number = 1  # the session row was created in this transaction: it has no revisions
+    else:
+        number = (session.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+        SessionRevision.objects.filter(
+            session=session, status=SessionRevision.Status.CURRENT
+        ).update(status=SessionRevision.Status.SUPERSEDED)
     header = probe.header
     version_hint = None
     if header is None:
@@ -1222,8 +1231,10 @@ def _read_revision(
     revision.fingerprint = fingerprint(f, end)
     revision.save()
     _save_problems(session, revision, display, run)
-    _save_session(session, run, display, end)
-    return _result(display, status, session, run.writer.written, end)
+    # A new revision has exactly the problems just saved: no need to count or read them back.
+    stored = len(run.problems) + len(run.transient)
+    _save_session(session, run, display, end, problem_count=stored)
+    return _result(display, status, session, run.writer.written, end, has_problems=bool(stored))
 
 
 def _carry_added_entries(previous: SessionRevision, run: _Run) -> None:
@@ -1376,7 +1387,9 @@ def _save_problems(session: Session, revision: SessionRevision, display: str, ru
     )
 
 
-def _save_session(session: Session, run: _Run, display: str, end: int) -> None:
+def _save_session(
+    session: Session, run: _Run, display: str, end: int, *, problem_count: int | None = None
+) -> None:
     run.figures.apply_to(session)
     session.name = clean_text(session.name)
     session.first_message = clean_text(session.first_message)
@@ -1384,5 +1397,9 @@ def _save_session(session: Session, run: _Run, display: str, end: int) -> None:
     session.models_used = [clean_text(m) for m in session.models_used]
     session.size_bytes = end
     session.source_path = display
-    session.problem_count = ImportProblem.objects.filter(revision=run.revision).count()
+    session.problem_count = (
+        ImportProblem.objects.filter(revision=run.revision).count()
+        if problem_count is None
+        else problem_count
+    )
     session.save()
