@@ -401,12 +401,29 @@ def provider_transform() -> bytes:
     )
     b.add("message", message={"role": "unknownRole", "content": "dropped"})
     # JSON.parse puts integer-like keys first: the order in the file is not the order Pi sends.
-    b.add("message", message=_assistant([
-        {"type": "toolCall", "id": "call_7", "name": "edit",
-         "arguments": {"path": "x", "10": "ten", "2": "two", "01": "not an index"}},
-    ], provider="custom-lab", api="openai-completions", model="not-in-catalog"))
-    b.add("custom_message", customType="keys", content=[{"type": "text", "text": "k", "9": 9}],
-          display=True, details={"b": 1, "0": 0})
+    b.add(
+        "message",
+        message=_assistant(
+            [
+                {
+                    "type": "toolCall",
+                    "id": "call_7",
+                    "name": "edit",
+                    "arguments": {"path": "x", "10": "ten", "2": "two", "01": "not an index"},
+                },
+            ],
+            provider="custom-lab",
+            api="openai-completions",
+            model="not-in-catalog",
+        ),
+    )
+    b.add(
+        "custom_message",
+        customType="keys",
+        content=[{"type": "text", "text": "k", "9": 9}],
+        display=True,
+        details={"b": 1, "0": 0},
+    )
     b.add("message", message=_user("end"))
     return b.bytes()
 

@@ -16,13 +16,18 @@ def test_it_imports_every_engine_module_without_loading_django():
         if p.name != "__init__.py"
     )
     assert "contextlab.pi.jsutil" in modules
+    package_path = str(ENGINE_DIR.parent)
     code = (
         "import importlib, sys, types\n"
         # Import the engine package without running contextlab/__init__.py (which loads Celery).
-        "pkg = types.ModuleType('contextlab'); pkg.__path__ = [%r]; sys.modules['contextlab'] = pkg\n"
-        "for m in %r: importlib.import_module(m)\n"
-        "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith(('django.', 'celery')))\n"
+        "pkg = types.ModuleType('contextlab')\n"
+        f"pkg.__path__ = [{package_path!r}]\n"
+        "sys.modules['contextlab'] = pkg\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "bad = sorted(\n"
+        "    m for m in sys.modules if m == 'django' or m.startswith(('django.', 'celery'))\n"
+        ")\n"
         "print(','.join(bad))\n"
-    ) % (str(ENGINE_DIR.parent), modules)
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
