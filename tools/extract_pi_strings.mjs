@@ -194,6 +194,9 @@ const out = {
   SKILL_NAME_COLLISION: formatTemplate("skills.js", "name \"${skill.name}\" collision"),
   SKILL_PATH_MISSING: literalPart("skills.js", "skill path does not exist"),
   SKILL_PATH_NOT_MARKDOWN: literalPart("skills.js", "skill path is not a markdown file"),
+  // Project trust (dist/core/trust-manager.js)
+  TRUST_STORE_UNREADABLE: formatTemplate("trust-manager.js", "Failed to read trust store "),
+  TRUST_STORE_NOT_OBJECT: formatTemplate("trust-manager.js", ": expected an object"),
   // transformMessages (pi-ai dist/api/transform-messages.js)
   USER_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(image omitted: model", 0, aiDist),
   TOOL_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(tool image omitted: model", 0, aiDist),

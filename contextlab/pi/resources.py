@@ -1191,7 +1191,7 @@ def has_trust_requiring_project_resources(
 
 
 def _trust_store_decision(
-    fs: FileSystem, agent_dir: str, cwd: str, diagnostics: list[Diagnostic]
+    fs: FileSystem, agent_dir: str, cwd: str, diagnostics: list[Diagnostic], rules: PromptRules
 ) -> tuple[bool, str] | None:
     """The nearest saved decision in ``<agentDir>/trust.json`` for cwd or an ancestor."""
     path = _join(agent_dir, "trust.json")
@@ -1201,14 +1201,11 @@ def _trust_store_decision(
         data = json.loads(fs.read_text(path))
     except (OSError, ValueError) as error:
         # Pi stops at startup with "Failed to read trust store ...".
-        diagnostics.append(
-            Diagnostic("error", f"Failed to read trust store {path}: {error}", path, exact=False)
-        )
+        message = rules.trust_store_unreadable.format(path, error)
+        diagnostics.append(Diagnostic("error", message, path, exact=False))
         return None
     if not isinstance(data, dict):
-        diagnostics.append(
-            Diagnostic("error", f"Invalid trust store {path}: expected an object", path)
-        )
+        diagnostics.append(Diagnostic("error", rules.trust_store_not_object.format(path), path))
         return None
     current = fs.realpath(cwd)
     while True:
@@ -1493,7 +1490,7 @@ def discover_resources(
         trusted, trust_source = True, "no-trust-requiring-resources"
         trust_reason = "the project has no .pi/ resources or .agents/skills that need trust"
     else:
-        saved = _trust_store_decision(files, agent_dir, search_cwd, diagnostics)
+        saved = _trust_store_decision(files, agent_dir, search_cwd, diagnostics, rules)
         default = global_settings.get("defaultProjectTrust")
         if saved is not None:
             trusted, trust_source = saved[0], "trust.json"

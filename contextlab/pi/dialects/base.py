@@ -58,6 +58,9 @@ class PromptRules:
     skill_name_collision: str = field(kw_only=True)  # {0} name
     skill_path_missing: str = field(kw_only=True)
     skill_path_not_markdown: str = field(kw_only=True)
+    # Errors reading <agentDir>/trust.json (dist/core/trust-manager.js): {0} path, {1} reason.
+    trust_store_unreadable: str = field(kw_only=True)
+    trust_store_not_object: str = field(kw_only=True)  # {0} path
 
 
 @dataclass(frozen=True)

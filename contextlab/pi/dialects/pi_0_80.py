@@ -71,6 +71,8 @@ PROMPT_RULES_0_80 = PromptRules(
     skill_name_collision=data.SKILL_NAME_COLLISION,
     skill_path_missing=data.SKILL_PATH_MISSING,
     skill_path_not_markdown=data.SKILL_PATH_NOT_MARKDOWN,
+    trust_store_unreadable=data.TRUST_STORE_UNREADABLE,
+    trust_store_not_object=data.TRUST_STORE_NOT_OBJECT,
 )
 
 

@@ -173,6 +173,10 @@ SKILL_PATH_MISSING: str = 'skill path does not exist'
 
 SKILL_PATH_NOT_MARKDOWN: str = 'skill path is not a markdown file'
 
+TRUST_STORE_UNREADABLE: str = 'Failed to read trust store {0}: {1}'
+
+TRUST_STORE_NOT_OBJECT: str = 'Invalid trust store {0}: expected an object'
+
 USER_IMAGE_PLACEHOLDER: str = '(image omitted: model does not support images)'
 
 TOOL_IMAGE_PLACEHOLDER: str = '(tool image omitted: model does not support images)'
