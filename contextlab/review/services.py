@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from contextlab.library.models import Project, Session
 from contextlab.review.models import AuditEvent, Comment, ProjectMembership, SessionLabel
@@ -220,12 +221,17 @@ def upload_record(*, user: Any, session: Session, status: str, created_project: 
 # --- Comments -------------------------------------------------------------------------------
 
 
-def comment_create(*, session: Session, entry_id: str, author: Any, body: str) -> Comment:
+def _comment_body(body: str) -> str:
     body = body.strip()
     if not body:
         raise ReviewError("Write something first.")
     if len(body) > COMMENT_MAX:
         raise ReviewError(f"A comment holds at most {COMMENT_MAX} characters.")
+    return body
+
+
+def comment_create(*, session: Session, entry_id: str, author: Any, body: str) -> Comment:
+    body = _comment_body(body)
     with transaction.atomic():
         comment = Comment.objects.create(
             session=session, entry_id=entry_id, author=author, body=body
@@ -236,6 +242,26 @@ def comment_create(*, session: Session, entry_id: str, author: Any, body: str) -
             session=session,
             target=f"entry {entry_id}",
             data={"comment": comment.pk, "entry_id": entry_id},
+        )
+    return comment
+
+
+def comment_update(*, comment: Comment, actor: Any, body: str) -> Comment:
+    if comment.author_id != actor.pk:
+        raise ReviewError("Only its author can edit a comment.")
+    body = _comment_body(body)
+    if body == comment.body:
+        return comment
+    with transaction.atomic():
+        comment.body = body
+        comment.edited_at = timezone.now()
+        comment.save(update_fields=["body", "edited_at"])
+        audit_record(
+            actor=actor,
+            verb="comment.edit",
+            session=comment.session,
+            target=f"entry {comment.entry_id}",
+            data={"comment": comment.pk, "entry_id": comment.entry_id},
         )
     return comment
 

@@ -16,6 +16,7 @@ urlpatterns = [
     path("audit/", views.audit, name="audit"),
     path("sessions/<int:pk>/comments/", views.comment_create, name="comment_create"),
     path("comments/<int:pk>/delete/", views.comment_delete, name="comment_delete"),
+    path("comments/<int:pk>/edit/", views.comment_edit, name="comment_edit"),
     path("sessions/<int:pk>/labels/", views.label_add, name="label_add"),
     path("sessions/<int:pk>/labels/remove/", views.label_remove, name="label_remove"),
 ]

@@ -171,6 +171,21 @@ def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def comment_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    comment = _get_comment_for_user(request, pk)
+    if comment.author_id != request.user.pk:
+        raise PermissionDenied("Only its author can edit a comment.")
+    try:
+        services.comment_update(
+            comment=comment, actor=request.user, body=request.POST.get("body", "")
+        )
+    except services.ReviewError as exc:
+        return _comments_response(request, comment.session, comment.entry_id, str(exc))
+    return _comments_response(request, comment.session, comment.entry_id)
+
+
+@login_required
+@require_POST
 def comment_delete(request: HttpRequest, pk: int) -> HttpResponse:
     comment = _get_comment_for_user(request, pk)
     if comment.author_id != request.user.pk:

@@ -108,3 +108,22 @@ def test_it_refuses_comments_on_unknown_entries_by_get_and_without_csrf(
     strict.force_login(owner)
     assert strict.post(create, {"entry": "aaaa0001", "body": "hi"}).status_code == 403
     assert not Comment.objects.exists()
+
+
+def test_it_lets_the_author_edit_a_comment_and_marks_it_edited(
+    client, owner, teammate, tmp_path, blob_dir
+):
+    session = team_session(tmp_path, owner, teammate)
+    comment = Comment.objects.create(session=session, entry_id="aaaa0001", author=owner, body="x")
+    url = reverse("review:comment_edit", args=[comment.pk])
+    client.force_login(teammate)
+    assert client.post(url, {"body": "hijacked"}).status_code == 403
+    client.force_login(owner)
+    html = client.post(url, {"body": "clearer"}, headers={"HX-Request": "true"}).content.decode()
+    assert "clearer" in html and "(edited)" in html
+    comment.refresh_from_db()
+    assert comment.body == "clearer" and comment.edited_at is not None
+    assert client.post(url, {"body": ""}, follow=True).status_code == 200
+    comment.refresh_from_db()
+    assert comment.body == "clearer"
+    assert AuditEvent.objects.filter(verb="comment.edit").count() == 1
