@@ -1,0 +1,27 @@
+"""The dialect's Pi strings are exactly what tools/extract_pi_strings.mjs reads from the installed
+Pi 0.80.2 (copied by the generator, never retyped or edited by hand)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from contextlab.pi.dialects import pi_0_80_data
+from tests.conformance.conftest import ORACLE_DIR, node_binary, oracle_available
+
+EXTRACTOR = Path(__file__).resolve().parents[2] / "tools" / "extract_pi_strings.mjs"
+
+
+@pytest.mark.oracle
+def test_it_keeps_the_strings_the_extractor_reads_from_pi():
+    node = node_binary()
+    if node is None or not oracle_available():
+        pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
+    out = subprocess.run(
+        [node, str(EXTRACTOR)], cwd=ORACLE_DIR, capture_output=True, check=True, timeout=120
+    )
+    extracted = json.loads(out.stdout)
+    assert len(extracted) > 60
+    for name, value in extracted.items():
+        assert getattr(pi_0_80_data, name) == value, name
