@@ -366,31 +366,33 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
 
 # Bump when anything stored changes meaning (tree_item, _reported, SessionTree rules): rows of an
 # older format are then rebuilt on first use.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 
 
 def _index_bytes(index: SessionIndex) -> bytes:
-    """The index's facts as columns (one list per field, in `items` order): compact, and loaded
-    back without per-entry key lookups."""
+    """The index's facts as columns (one list per field, in `items` order). Entries refer to
+    each other by position (parent, order) and share their (type, role, tag, css) from a small
+    table: loading then makes ints and a few strings instead of 100k string objects."""
     items = list(index.items.values())
+    position = {item.id: n for n, item in enumerate(items)}
+    kinds: dict[tuple[str, str, str, str], int] = {}
+    kind_of = [kinds.setdefault((i.type, i.role, i.tag, i.css), len(kinds)) for i in items]
     return orjson.dumps(
         {
             "id": [i.id for i in items],
-            "parent": [i.parent_id for i in items],
-            "type": [i.type for i in items],
-            "role": [i.role for i in items],
-            "tag": [i.tag for i in items],
+            "parent": [-1 if i.parent_id is None else position[i.parent_id] for i in items],
+            "kinds": list(kinds),
+            "kind": kind_of,
             "text": [i.text for i in items],
             "toolcall_only": [n for n, i in enumerate(items) if i.toolcall_only],
             "tokens": [i.tokens for i in items],
-            "css": [i.css for i in items],
             "seq": [index.seq_of[i.id] for i in items],
             "reported": index.reported,
             "first_kept": index.first_kept,
             "labels": index.labels,
             "name": index.name,
             "leaf": index.leaf_id,
-            "order": index.order,
+            "order": [position[i] for i in index.order],
         }
     )
 
@@ -399,27 +401,22 @@ def _index_from_bytes(data: bytes | str, key: tuple[Any, ...]) -> SessionIndex:
     """The index from its stored facts, without the search texts (see `ensure_search`)."""
     facts = orjson.loads(data)
     ids: list[str] = facts["id"]
-    parents: list[str | None] = facts["parent"]
-    items = {
-        entry_id: TreeItem(entry_id, parent, kind, role, tag, text, False, "", tokens, css)
-        for entry_id, parent, kind, role, tag, text, tokens, css in zip(
-            ids,
-            parents,
-            facts["type"],
-            facts["role"],
-            facts["tag"],
-            facts["text"],
-            facts["tokens"],
-            facts["css"],
-            strict=True,
+    parents: list[str | None] = [None if p < 0 else ids[p] for p in facts["parent"]]
+    kinds = facts["kinds"]
+    items: dict[str, TreeItem] = {}
+    for entry_id, parent, kind, text, tokens in zip(
+        ids, parents, facts["kind"], facts["text"], facts["tokens"], strict=True
+    ):
+        entry_type, role, tag, css = kinds[kind]
+        items[entry_id] = TreeItem(
+            entry_id, parent, entry_type, role, tag, text, False, "", tokens, css
         )
-    }
     for position in facts["toolcall_only"]:
         items[ids[position]].toolcall_only = True
     index = SessionIndex(
         key=key,
         items=items,
-        order=facts["order"],
+        order=[ids[p] for p in facts["order"]],
         parent_of=dict(zip(ids, parents, strict=True)),
         labels=facts["labels"],
         leaf_id=facts["leaf"],

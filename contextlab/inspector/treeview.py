@@ -210,7 +210,9 @@ def build_view(
     visible_parent: dict[str, str | None] = {}
     visible_children: dict[str | None, list[str]] = {None: []}
     for item in visible:
-        ancestor = visible_ancestor(item.id)
+        parent = item.parent_id
+        # Most rows hang under a visible parent: skip the walk for them.
+        ancestor = parent if parent is None or parent in visible_ids else visible_ancestor(item.id)
         visible_parent[item.id] = ancestor
         visible_children.setdefault(ancestor, []).append(item.id)
     root_ids = visible_children[None]
@@ -235,21 +237,23 @@ def build_view(
         (node_id, indent, just_branched, show_connector, is_last, gutters, virtual_child) = (
             stack.pop()
         )
-        item = items[node_id]
-        kids = visible_children.get(node_id, [])
+        kids = visible_children.get(node_id, ())
+        # Positional (the order of Row's fields): 15k rows, keyword parsing showed in profiles.
         row = Row(
-            item=item,
-            indent=indent,
-            show_connector=show_connector,
-            is_last=is_last,
-            gutters=gutters,
-            is_virtual_root_child=virtual_child,
-            visible_parent=visible_parent[node_id],
-            visible_children=len(kids),
-            folded=node_id in folded_set,
-            on_path=node_id in path_ids,
-            is_leaf=node_id == leaf_id,
-            label=labels.get(node_id),
+            items[node_id],  # item
+            0,  # index
+            indent,
+            show_connector,
+            is_last,
+            gutters,
+            virtual_child,  # is_virtual_root_child
+            visible_parent[node_id],
+            len(kids),  # visible_children
+            False,  # foldable
+            node_id in folded_set,  # folded
+            node_id in path_ids,  # on_path
+            node_id == leaf_id,  # is_leaf
+            labels.get(node_id),  # label
         )
         rows_by_id[node_id] = row
         ordered_rows.append(row)
@@ -288,7 +292,7 @@ def build_view(
             row.foldable = parent is None or len(visible_children.get(parent, [])) > 1
     # Subtree ends, bottom-up: a row's subtree ends where its last visible child's ends.
     for row in reversed(ordered_rows):
-        kids = visible_children.get(row.item.id, [])
+        kids = visible_children.get(row.item.id, ())
         row.subtree_end = rows_by_id[kids[-1]].subtree_end if kids else row.index
     return TreeView(
         rows=ordered_rows,
