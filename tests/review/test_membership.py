@@ -148,3 +148,49 @@ def test_it_hides_the_members_page_from_outsiders_and_needs_post_and_csrf(
     strict.force_login(owner)
     assert strict.post(remove).status_code == 403
     assert strict.get(remove).status_code == 405
+
+
+def test_it_answers_404_to_outsiders_on_every_jobs_and_review_url(
+    client, owner, teammate, outsider, import_corpus, offline_provider
+):
+    from contextlab.jobs import services as job_services
+    from contextlab.review.models import Comment
+
+    session, _ = import_corpus("tools")
+    ProjectMembership.objects.create(project=session.project, user=owner, role="owner")
+    ProjectMembership.objects.create(project=session.project, user=teammate)
+    job = job_services.job_create(session=session, kind="compaction", enqueue=False)
+    comment = Comment.objects.create(
+        session=session, entry_id=session.leaf_entry_id, author=owner, body="x"
+    )
+    gets = [
+        reverse("jobs:list", args=[session.pk]),
+        reverse("jobs:export", args=[session.pk]),
+        reverse("jobs:compact", args=[session.pk]),
+        reverse("jobs:continue", args=[session.pk]),
+        reverse("jobs:what_if", args=[session.pk]),
+        reverse("jobs:detail", args=[job.pk]),
+        reverse("review:members", args=[session.project.pk]),
+        reverse("review:project_audit", args=[session.project.pk]),
+        reverse("review:session_audit", args=[session.pk]),
+    ]
+    posts = [
+        reverse("jobs:cancel", args=[job.pk]),
+        reverse("jobs:retry", args=[job.pk]),
+        reverse("review:comment_create", args=[session.pk]),
+        reverse("review:comment_edit", args=[comment.pk]),
+        reverse("review:comment_delete", args=[comment.pk]),
+        reverse("review:label_add", args=[session.pk]),
+        reverse("review:label_remove", args=[session.pk]),
+    ]
+    client.force_login(outsider)
+    for url in gets:
+        assert client.get(url).status_code == 404, url
+    for url in posts:
+        assert client.post(url, {"entry": session.leaf_entry_id, "name": "x"}).status_code == 404
+    client.force_login(teammate)
+    for url in gets:
+        assert client.get(url).status_code == 200, url
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert Comment.objects.count() == 1
