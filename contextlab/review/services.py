@@ -125,6 +125,12 @@ def membership_add(*, project: Project, username: str, role: str, actor: Any) ->
     except user_model.DoesNotExist:
         raise ReviewError(f"No user named {username.strip()!r}") from None
     with transaction.atomic():
+        # Locked as in membership_remove: a demotion must not leave the project without owners.
+        owners = list(
+            ProjectMembership.objects.select_for_update().owners().filter(project=project)
+        )
+        if role != ProjectMembership.Role.OWNER and [o.user_id for o in owners] == [user.pk]:
+            raise ReviewError("A project keeps at least one owner: add another owner first.")
         membership, created = ProjectMembership.objects.update_or_create(
             project=project,
             user=user,
@@ -201,7 +207,10 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
 
 
 def upload_record(*, user: Any, session: Session, status: str, created_project: bool) -> None:
-    """After a web upload: the uploader owns a project that the upload created; audit it."""
+    """After a web upload: the uploader owns a project that the upload created; audit it.
+
+    Two people uploading into the same new project at once both saw it absent, so both become
+    owners: each of them brought a session into it, and neither may lose sight of their own."""
     with transaction.atomic():
         if created_project and user.is_authenticated:
             ProjectMembership.objects.get_or_create(

@@ -130,7 +130,10 @@ def test_it_reports_unknown_usernames_and_keeps_the_last_owner(client, owner, tm
     remove = reverse("review:member_remove", args=[session.project.pk, membership.pk])
     body = client.post(remove, follow=True).content.decode()
     assert "at least one owner" in body
-    assert ProjectMembership.objects.filter(user=owner).exists()
+    demote = {"username": "owner", "role": "member"}
+    body = client.post(members_url, demote, follow=True).content.decode()
+    assert "at least one owner" in body
+    assert ProjectMembership.objects.get(user=owner).role == "owner"
 
 
 def test_it_hides_the_members_page_from_outsiders_and_needs_post_and_csrf(
