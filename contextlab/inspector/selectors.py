@@ -523,7 +523,10 @@ def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[d
         if last_thinking and last_model:
             break
     stand_ins = [i for i in ids[:start] if i in (last_thinking, last_model)]
-    full = index.fetch(session, [*stand_ins, *wanted])
+    # Two queries: the stand-ins lie far before the kept range, and one range scan over both
+    # would read every entry in between.
+    full = index.fetch(session, wanted)
+    full.update(index.fetch(session, stand_ins))
     out: list[dict[str, Any]] = []
     parent: str | None = None
     for i in stand_ins:

@@ -200,3 +200,25 @@ def test_it_stores_the_index_of_the_grown_session_after_a_job_appends(
     assert "library_entry" not in " ".join(q["sql"] for q in queries.captured_queries)
     assert index.leaf_id == job.result_entry_ids[0]
     assert _lines(index, "all") == _lines(build_index(grown), "all")
+
+
+def test_it_reads_a_deep_path_from_its_kept_range_on_and_two_stand_ins(tmp_path, blob_dir):
+    """The settings before the kept range come from at most two entries fetched by id: never
+    from a scan over everything between them and the kept range."""
+    import re
+
+    from contextlab.inspector.selectors import path_entries
+
+    session = import_session_file(path=_generated(tmp_path)).session
+    index = _fresh_process_index(session)
+    path = index.path_ids
+    compactions = [i for i in path if i in index.first_kept and index.first_kept[i] in path]
+    assert compactions
+    kept_seq = index.seq_of[index.first_kept[compactions[-1]]]
+    with CaptureQueriesContext(connection) as queries:
+        entries = path_entries(session, index, index.leaf_id)
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    lower = [int(n) for n in re.findall(r'"seq" >= (\d+)', sql)]
+    assert lower and min(lower) >= kept_seq
+    assert len(queries.captured_queries) <= 2
+    assert entries[-1]["id"] == index.leaf_id
