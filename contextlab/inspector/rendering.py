@@ -82,7 +82,7 @@ def tree_rows_html(
         comments = comment_counts.get(item.id, 0) if comment_counts else 0
         if comments:
             parts.append(
-                f'<span class="comment-count" title="review comments">💬 {comments}</span>'
+                f'<span class="comment-count" title="review comments">✎ {comments}</span>'
             )
         parts.append("</a></li>\n")
         out.append("".join(parts))

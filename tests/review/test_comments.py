@@ -69,7 +69,7 @@ def test_it_counts_comments_on_tree_rows_in_a_constant_number_of_queries(
         html = client.get(_page(session)).content.decode()
     assert len(many) == len(few)
     assert html.count('class="comment-count"') == 2
-    assert "💬 5" in html
+    assert "✎ 5" in html
 
 
 def test_it_lets_only_the_author_delete_a_comment(client, owner, teammate, tmp_path, blob_dir):

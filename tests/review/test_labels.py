@@ -49,7 +49,7 @@ def test_it_swaps_the_labels_partial_for_htmx_and_reports_bad_names(
     client.force_login(owner)
     add = reverse("review:label_add", args=[session.pk])
     html = client.post(add, {"name": "bug"}, headers={"HX-Request": "true"}).content.decode()
-    assert html.startswith('<span id="review-labels"') and ">bug</a>" in html
+    assert html.startswith('<div id="review-labels"') and ">bug</a>" in html
     again = client.post(add, {"name": "bug"}, headers={"HX-Request": "true"})
     assert again.status_code == 200 and SessionLabel.objects.count() == 1
     bad = client.post(add, {"name": "<b>"}, headers={"HX-Request": "true"}).content.decode()
