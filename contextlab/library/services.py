@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import struct
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -773,16 +774,16 @@ class EntryWriter:
         if not self.rows:
             return
         if connection.vendor == "postgresql":
-            # Rows formatted here in COPY's text format: one join per row instead of psycopg
-            # adapting every field (a third of a small import's time). The entry's JSON stays
-            # bytes from the file to the socket (decoding and re-encoding it cost more than the
-            # rest of the row).
-            data = b"".join(map(_copy_line, self.rows))
+            # Rows packed here in COPY's binary format (column types known: no per-field
+            # adaptation by psycopg, a third of a small import's time). The entry's JSON goes
+            # from the file to the socket as it was read: binary COPY needs no escaping, which
+            # in the text format cost more than the rest of the row.
+            data = b"".join(map(_binary_row, self.rows))
             if self.stream:
                 self._open().write(data)
             else:
                 with connection.cursor() as cursor, cursor.cursor.copy(_COPY_SQL) as copy:
-                    copy.write(data)
+                    copy.write(b"%b%b%b" % (_BINARY_SIGNATURE, data, _BINARY_TRAILER))
         else:
             Entry.objects.bulk_create(
                 [
@@ -798,6 +799,7 @@ class EntryWriter:
             connection.ensure_connection()
             self._copy_cm = connection.connection.cursor().copy(_COPY_SQL)
             self._copy = self._copy_cm.__enter__()
+            self._copy.write(_BINARY_SIGNATURE)
         return self._copy
 
     def close(self, error: BaseException | None = None) -> None:
@@ -805,47 +807,56 @@ class EntryWriter:
         if error is None:
             self.flush()
         if self._copy_cm is not None:
-            cm, self._copy_cm, self._copy = self._copy_cm, None, None
+            cm, copy, self._copy_cm, self._copy = self._copy_cm, self._copy, None, None
             if error is None:
+                copy.write(_BINARY_TRAILER)
                 cm.__exit__(None, None, None)
             else:
                 cm.__exit__(type(error), error, error.__traceback__)
 
 
-_COPY_SQL = f"COPY library_entry ({', '.join(ENTRY_COLUMNS)}) FROM STDIN"
+_COPY_SQL = f"COPY library_entry ({', '.join(ENTRY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+_BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # no flags, no header extension
+_BINARY_TRAILER = b"\xff\xff"
+_NULL = b"\xff\xff\xff\xff"
+# Field layouts, each value preceded by its byte length: bigint session and revision, integer seq
+# (the 15 is the row's field count); integer tokens and depth; timestamptz as microseconds since
+# 2000-01-01 UTC.
+_ROW_HEAD = struct.Struct(">hiqiqii")
+_INT_FIELD = struct.Struct(">ii")
+_TWO_INT_FIELDS = struct.Struct(">iiii")
+_TIMESTAMP_FIELD = struct.Struct(">iq")
+_LENGTH = struct.Struct(">i")
+_PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
-def _copy_text(value: str) -> str:
-    # COPY text format: backslash, tab, newline and CR are escaped (chained replaces run at C
-    # speed; str.translate with a dict does not).
-    if "\\" in value:
-        value = value.replace("\\", "\\\\")
-    if "\t" in value or "\n" in value or "\r" in value:
-        value = value.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return value
+def _text_field(value: str) -> bytes:
+    encoded = value.encode("utf-8")
+    return _LENGTH.pack(len(encoded)) + encoded
 
 
-def _copy_bytes(value: bytes) -> bytes:
-    # _copy_text for UTF-8 bytes (every escaped character is ASCII, so bytes work alike).
-    if b"\\" in value:
-        value = value.replace(b"\\", b"\\\\")
-    if b"\t" in value or b"\n" in value or b"\r" in value:
-        value = value.replace(b"\t", b"\\t").replace(b"\n", b"\\n").replace(b"\r", b"\\r")
-    return value
-
-
-def _copy_line(row: tuple[Any, ...]) -> bytes:
-    """One row of ENTRY_COLUMNS in COPY's text format (column types known: no adaptation)."""
+def _binary_row(row: tuple[Any, ...]) -> bytes:
+    """One row of ENTRY_COLUMNS in COPY's binary format (the types of library_entry's columns)."""
     (session, revision, seq, line_no, entry_id, parent, kind, role, when, data, tokens, depth,
      origin, search_text, indexed) = row  # fmt: skip
-    head = (
-        f"{session}\t{revision}\t{seq}\t{'\\N' if line_no is None else line_no}\t"
-        f"{_copy_text(entry_id)}\t{'\\N' if parent is None else _copy_text(parent)}\t"
-        f"{_copy_text(kind)}\t{_copy_text(role)}\t"
-        f"{'\\N' if when is None else when.isoformat()}\t"
+    return b"".join(
+        (
+            _ROW_HEAD.pack(len(ENTRY_COLUMNS), 8, session, 8, revision, 4, seq),
+            _NULL if line_no is None else _INT_FIELD.pack(4, line_no),
+            _text_field(entry_id),
+            _NULL if parent is None else _text_field(parent),
+            _text_field(kind),
+            _text_field(role),
+            _NULL if when is None else _TIMESTAMP_FIELD.pack(8, (when - _PG_EPOCH) // _MICROSECOND),
+            _LENGTH.pack(len(data)),
+            data,  # json's binary form is its text
+            _TWO_INT_FIELDS.pack(4, tokens, 4, depth),
+            _text_field(origin),
+            _text_field(search_text),
+            b"\x00\x00\x00\x01\x01" if indexed else b"\x00\x00\x00\x01\x00",
+        )
     )
-    tail = f"\t{tokens}\t{depth}\t{origin}\t{_copy_text(search_text)}\t{'t' if indexed else 'f'}\n"
-    return b"%b%b%b" % (head.encode("utf-8"), _copy_bytes(data), tail.encode("utf-8"))
 
 
 def _sqlite_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
