@@ -81,9 +81,7 @@ def tree_rows_html(
             parts.append('<span class="leaf" title="current leaf: where Pi resumes">leaf</span>')
         comments = comment_counts.get(item.id, 0) if comment_counts else 0
         if comments:
-            parts.append(
-                f'<span class="comment-count" title="review comments">✎ {comments}</span>'
-            )
+            parts.append(f'<span class="comment-count" title="review comments">✎ {comments}</span>')
         parts.append("</a></li>\n")
         out.append("".join(parts))
     return mark_safe("".join(out))  # every value above went through escape()
