@@ -1,9 +1,12 @@
 """Read models for the session page: the tree index of a session and the entries of one path.
 
-A 20k-entry session must open in well under a second, so the tree is computed once per session
-state (revision, entry count, leaf) into a `SessionIndex` of light per-entry records, kept in a
-small per-process cache. Requests afterwards touch the database only for the entries they show
-in full (the selected entry's path from its last compaction on).
+A 20k-entry session must open in well under 300 ms, so the tree is computed once per session
+state (revision, entry count, leaf) into a `SessionIndex` of light per-entry records: stored in
+the database (`TreeIndex`, one row per revision, written where entries are written: import,
+upload, a job's append; else on first open) and kept in a small per-process cache. A process
+meeting a session for the first time reads that one row rather than every entry's JSON. Requests
+afterwards touch the database only for the entries they show in full (the selected entry's path
+from its last compaction on).
 """
 
 from __future__ import annotations

@@ -222,3 +222,16 @@ def test_it_reads_a_deep_path_from_its_kept_range_on_and_two_stand_ins(tmp_path,
     assert lower and min(lower) >= kept_seq
     assert len(queries.captured_queries) <= 2
     assert entries[-1]["id"] == index.leaf_id
+
+
+def test_it_stores_the_index_of_an_uploaded_session(owner_client, tmp_path, blob_dir):
+    import io
+
+    from django.urls import reverse
+
+    upload = io.BytesIO(write_session(tmp_path).read_bytes())
+    upload.name = "rich.jsonl"
+    response = owner_client.post(reverse("library:upload"), {"files": [upload]}, follow=True)
+    assert response.status_code == 200
+    session = Session.objects.get()
+    assert selectors.index_stored(session)
