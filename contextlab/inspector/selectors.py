@@ -12,6 +12,7 @@ from its last compaction on).
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from django.db import DatabaseError, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
@@ -34,6 +36,8 @@ from contextlab.inspector.treeview import (
 )
 from contextlab.library.models import Entry, Session
 from contextlab.pi.session import SessionTree
+
+logger = logging.getLogger(__name__)
 
 # Settings-like fields the projection reads from entries it does not send (see `path_entries`).
 _LIGHT_KEYS = ("type", "id", "parentId", "timestamp")
@@ -480,16 +484,22 @@ def store_index(session: Session, index: SessionIndex) -> None:
         search = orjson.dumps([i.search_text for i in index.items.values()]).decode()
     except orjson.JSONEncodeError:
         return  # a value orjson cannot write (an integer beyond 64 bits): rebuilt each time
-    TreeIndex.objects.update_or_create(
-        revision_id=session.current_revision_id,
-        defaults={
-            "entry_count": session.entry_count,
-            "leaf_entry_id": session.leaf_entry_id,
-            "format": INDEX_FORMAT,
-            "data": data,
-            "search": search,
-        },
-    )
+    try:
+        # A savepoint: a failure here (the revision deleted meanwhile) must not break the
+        # caller's transaction; the index is only a copy, the page works without it.
+        with transaction.atomic():
+            TreeIndex.objects.update_or_create(
+                revision_id=session.current_revision_id,
+                defaults={
+                    "entry_count": session.entry_count,
+                    "leaf_entry_id": session.leaf_entry_id,
+                    "format": INDEX_FORMAT,
+                    "data": data,
+                    "search": search,
+                },
+            )
+    except DatabaseError:
+        logger.warning("tree index of session %s not stored", session.pk, exc_info=True)
 
 
 def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[dict[str, Any]]:
