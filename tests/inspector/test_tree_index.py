@@ -235,3 +235,48 @@ def test_it_stores_the_index_of_an_uploaded_session(owner_client, tmp_path, blob
     assert response.status_code == 200
     session = Session.objects.get()
     assert selectors.index_stored(session)
+
+
+def test_it_loads_a_damaged_file_as_built_repeated_ids_orphans_and_odd_values(tmp_path, blob_dir):
+    """A repeated id (the later line wins, at the first one's place), an orphan (its parent is
+    missing: a root), a label on it, and an assistant usage that is not numbers."""
+    from tests.inspector.sessions import rich_session_lines
+
+    lines = rich_session_lines()
+    first = lines[1]
+    later = {**lines[3], "id": first["id"], "parentId": lines[2]["id"]}
+    orphan = {
+        "type": "message",
+        "id": "orphan01",
+        "parentId": "missing9",
+        "timestamp": "2025-11-20T11:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "lost\tline\n"}],
+            "usage": {"input": "many"},
+            "stopReason": "stop",
+            "provider": "p",
+            "model": "m",
+            "timestamp": 1763636400000,
+        },
+    }
+    label = {
+        "type": "label",
+        "id": "label001",
+        "parentId": "orphan01",
+        "timestamp": "2025-11-20T11:00:01.000Z",
+        "targetId": "orphan01",
+        "label": "odd ✓",
+    }
+    path = write_session(tmp_path, [*lines, later, orphan, label])  # fmt: skip
+    session = import_session_file(path=path).session
+    built = build_index(session)
+    session_index(session)
+    loaded = _fresh_process_index(session)
+    for mode in FILTER_MODES:
+        assert _lines(loaded, mode) == _lines(built, mode), mode
+    loaded.ensure_search()
+    assert _facts(loaded) == _facts(built)
+    assert loaded.parent_of["orphan01"] is None and loaded.labels["orphan01"] == "odd ✓"
+    assert list(loaded.items).index(first["id"]) == 0
+    assert "orphan01" not in loaded.reported
