@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-REAL_SESSION = REPO.parent / "shared" / "fixtures" / "real" / "large-session.jsonl"
+REAL_SESSION = REPO / "tests" / "fixtures" / "real" / "large-session.jsonl"
 NOW_MS = 1_767_225_600_000
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-REAL_SESSION = SHARED / "fixtures" / "real" / "large-session.jsonl"
+# A real session recorded by Pi's author (copied from shared/fixtures so the suite never depends on
+# what lies beside the checkout).
+REAL_SESSION = REPO / "tests" / "fixtures" / "real" / "large-session.jsonl"
 
 
 @pytest.fixture

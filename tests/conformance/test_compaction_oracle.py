@@ -298,9 +298,7 @@ def write_synthetic_session(directory: Path, seed: int, steps: int = 70) -> Path
 # ---------------------------------------------------------------------------------------------
 # The differential test
 
-LARGE_FIXTURE = (
-    Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "real" / "large-session.jsonl"
-)
+LARGE_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "large-session.jsonl"
 
 SETTINGS = [
     # keepRecentTokens, reserveTokens, model maxTokens, custom instructions
