@@ -72,6 +72,11 @@ class SessionIndex:
                 self.memo.popitem(last=False)
 
     path_set: frozenset[str] = frozenset()
+    # getTree()'s roots and children (display order) and the last entry in file order: with
+    # them a stored index serves any leaf (the order is flattened again for another one).
+    roots: list[str] = field(default_factory=list)
+    display_children: dict[str, list[str]] = field(default_factory=dict)
+    file_leaf: str | None = None
     # A stored index is loaded without the search texts (two fifths of it, needed only once a
     # search is typed): `ensure_search` fills them in on first use.
     search_loaded: bool = True
@@ -154,13 +159,10 @@ class SessionIndex:
         rows never change; an entry's search text depends on that entry alone."""
         if self.search_loaded:
             return
-        _, revision_id, entry_count, leaf_entry_id = self.key
+        _, revision_id, entry_count, _ = self.key
         stored = (
             TreeIndex.objects.filter(
-                revision_id=revision_id,
-                entry_count=entry_count,
-                leaf_entry_id=leaf_entry_id or "",
-                format=INDEX_FORMAT,
+                revision_id=revision_id, entry_count=entry_count, format=INDEX_FORMAT
             )
             .values_list("search", flat=True)
             .first()
@@ -366,6 +368,9 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
         reported=reported,
         first_kept=first_kept,
         name=tree.name,
+        roots=list(tree.roots),
+        display_children={i: kids for i in items if (kids := tree.children(i))},
+        file_leaf=tree.leaf_id,
     )
     _finish_index(index)
     return index
@@ -373,7 +378,7 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
 
 # Bump when anything stored changes meaning (tree_item, _reported, SessionTree rules): rows of an
 # older format are then rebuilt on first use.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 
 
 def _index_bytes(index: SessionIndex) -> bytes:
@@ -400,12 +405,19 @@ def _index_bytes(index: SessionIndex) -> bytes:
             "name": index.name,
             "leaf": index.leaf_id,
             "order": [position[i] for i in index.order],
+            "file_leaf": index.file_leaf,
+            "roots": [position[i] for i in index.roots],
+            "children": [
+                [position[p], [position[i] for i in kids]]
+                for p, kids in index.display_children.items()
+            ],
         }
     )
 
 
-def _index_from_bytes(data: bytes | str, key: tuple[Any, ...]) -> SessionIndex:
-    """The index from its stored facts, without the search texts (see `ensure_search`)."""
+def _index_from_bytes(data: bytes | str, key: tuple[Any, ...], leaf: str) -> SessionIndex:
+    """The index from its stored facts, without the search texts (see `ensure_search`), for
+    the session leaf `leaf` (blank: the last entry in file order)."""
     facts = orjson.loads(data)
     ids: list[str] = facts["id"]
     parents: list[str | None] = [None if p < 0 else ids[p] for p in facts["parent"]]
@@ -420,19 +432,31 @@ def _index_from_bytes(data: bytes | str, key: tuple[Any, ...]) -> SessionIndex:
         )
     for position in facts["toolcall_only"]:
         items[ids[position]].toolcall_only = True
+    roots = [ids[p] for p in facts["roots"]]
+    children = {ids[p]: [ids[i] for i in kids] for p, kids in facts["children"]}
+    # As _build_index picks it: the session's leaf if it is an entry, else the file's last.
+    file_leaf = facts["file_leaf"]
+    leaf_id = leaf if leaf and leaf in items else file_leaf
+    if leaf_id == facts["leaf"]:
+        order = [ids[p] for p in facts["order"]]
+    else:  # the leaf moved without new entries (continue without a summary)
+        order = [i for i in flatten(roots, lambda i: children.get(i, ()), leaf_id) if i in items]
     index = SessionIndex(
         key=key,
         items=items,
-        order=[ids[p] for p in facts["order"]],
+        order=order,
         parent_of=dict(zip(ids, parents, strict=True)),
         labels=facts["labels"],
-        leaf_id=facts["leaf"],
+        leaf_id=leaf_id,
         path_ids=[],
         seq_of=dict(zip(ids, facts["seq"], strict=True)),
         reported=facts["reported"],
         first_kept=facts["first_kept"],
         name=facts["name"],
         search_loaded=False,
+        roots=roots,
+        display_children=children,
+        file_leaf=file_leaf,
     )
     _finish_index(index)
     return index
@@ -448,10 +472,10 @@ def _finish_index(index: SessionIndex) -> None:
 
 
 def _stored(session: Session) -> QuerySet[TreeIndex]:
+    # Any leaf: the stored order is flattened again when the leaf moved.
     return TreeIndex.objects.filter(
         revision_id=session.current_revision_id,
         entry_count=session.entry_count,
-        leaf_entry_id=session.leaf_entry_id,
         format=INDEX_FORMAT,
     )
 
@@ -469,7 +493,7 @@ def load_index(session: Session, key: tuple[Any, ...] | None = None) -> SessionI
     if data is None:
         return None
     with gc_paused():
-        return _index_from_bytes(data, key or index_key(session))
+        return _index_from_bytes(data, key or index_key(session), session.leaf_entry_id)
 
 
 def store_index(session: Session, index: SessionIndex) -> None:

@@ -54,6 +54,7 @@ def _facts(index):
     return (
         items, index.order, index.parent_of, index.labels, index.leaf_id, index.path_ids,
         index.seq_of, index.first_kept, index.reported, index.name, index.children,
+        index.roots, index.display_children, index.file_leaf,
     )  # fmt: skip
 
 
@@ -280,3 +281,25 @@ def test_it_loads_a_damaged_file_as_built_repeated_ids_orphans_and_odd_values(tm
     assert loaded.parent_of["orphan01"] is None and loaded.labels["orphan01"] == "odd ✓"
     assert list(loaded.items).index(first["id"]) == 0
     assert "orphan01" not in loaded.reported
+
+
+def test_it_serves_a_moved_leaf_from_the_stored_index(tmp_path, blob_dir):
+    """Continue without a summary moves the leaf and writes nothing: the stored facts still
+    hold, only the order (active branch first) and the path are made again for the new leaf."""
+    from contextlab.jobs.services import session_continue_without_summary
+
+    session = import_session_file(path=_generated(tmp_path)).session
+    before = session_index(session)
+    target = next(i for i in before.order if i not in before.path_set and before.items[i].role)
+    session_continue_without_summary(session=session, target_entry_id=target)
+    moved = Session.objects.get(pk=session.pk)
+    assert moved.leaf_entry_id and moved.leaf_entry_id != before.leaf_id
+    clear_cache()
+    with CaptureQueriesContext(connection) as queries:
+        loaded = session_index(moved)
+    assert "library_entry" not in " ".join(q["sql"] for q in queries.captured_queries)
+    built = build_index(moved)
+    assert loaded.leaf_id == built.leaf_id == moved.leaf_entry_id
+    assert loaded.order == built.order and loaded.order != before.order
+    for mode in FILTER_MODES:
+        assert _lines(loaded, mode) == _lines(built, mode), mode
