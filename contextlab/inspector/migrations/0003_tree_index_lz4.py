@@ -1,0 +1,41 @@
+"""Store the tree index's text columns with lz4 where PostgreSQL has it (15 on Debian does).
+
+The row is written once per session state, on the import / first-open path, and read by every
+process that opens the session first: measured on a 20k-entry session (2.8 MB + 3 MB of JSON),
+writing took ~230 ms with PostgreSQL's default pglz and ~115 ms with lz4. SQLite, and servers
+built without lz4, keep the default.
+"""
+
+from django.db import migrations
+
+
+def use_lz4(apps, schema_editor):  # type: ignore[no-untyped-def]
+    connection = schema_editor.connection
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+        )
+        row = cursor.fetchone()
+    if row and row[0]:
+        schema_editor.execute(
+            "ALTER TABLE inspector_treeindex ALTER COLUMN data SET COMPRESSION lz4,"
+            " ALTER COLUMN search SET COMPRESSION lz4"
+        )
+
+
+def use_default(apps, schema_editor):  # type: ignore[no-untyped-def]
+    connection = schema_editor.connection
+    if connection.vendor != "postgresql":
+        return
+    schema_editor.execute(
+        "ALTER TABLE inspector_treeindex ALTER COLUMN data SET COMPRESSION default,"
+        " ALTER COLUMN search SET COMPRESSION default"
+    )
+
+
+class Migration(migrations.Migration):
+    dependencies = [("inspector", "0002_tree_index")]
+
+    operations = [migrations.RunPython(use_lz4, use_default)]
