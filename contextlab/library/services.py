@@ -281,21 +281,35 @@ _SAFE_INT = 2**53  # beyond it JSON.parse (and the engine) read a double, orjson
 def _needs_engine(value: Any) -> bool:
     """Whether JSON.parse would read this differently from orjson: an integer past 2**53 (a
     double in JavaScript) or an integer-like key (JavaScript puts those first in an object)."""
-    # A walk over the parsed nodes: a long tool output is one string, so this costs per node,
-    # not per byte (a regex over the raw line cost more than the parse itself).
+    # A walk over the parsed containers: a long tool output is one string, so this costs per
+    # node, not per byte (a regex over the raw line cost more than the parse itself). Strings,
+    # most of the nodes, are passed over without being stacked; min() of an object's keys
+    # rules out digit-led keys at C speed for most objects ("0".."9" sort below letters).
+    if type(value) is int:
+        return not -_SAFE_INT <= value <= _SAFE_INT
     stack = [value]
+    pop = stack.pop
+    push = stack.append
     while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is dict:
-            for key in node:
-                if key[:1].isdigit():
-                    return True
-            stack.extend(node.values())
-        elif kind is list:
-            stack.extend(node)
-        elif kind is int and not -_SAFE_INT <= node <= _SAFE_INT:
-            return True
+        node = pop()
+        if type(node) is dict:
+            if node and not min(node) > "9":
+                for key in node:
+                    if key[:1].isdigit():
+                        return True
+            children = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                continue
+            if kind is dict or kind is list:
+                push(child)
+            elif kind is int and not -_SAFE_INT <= child <= _SAFE_INT:
+                return True
     return False
 
 

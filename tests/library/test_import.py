@@ -419,6 +419,8 @@ def test_it_copies_a_real_file_without_touching_it(real_session_path: Path, tmp_
     [
         b'{"type":"a","a":1,"a":2,"b":3}',
         b'{"type":"a","args":{"b":1,"10":2,"2":3}}',
+        '{"type":"a","args":{"\u00b2":1,"b":2}}'.encode(),  # a digit, not an index key
+        b'{"type":"a","args":{"b":[{"x":{"7":0}}]}}',
         b' {"type":"a"}\r',
         b'{"type":"a","x":-0,"y":1.0,"z":1e-7}',
         b'{"type":"a","x":12345678901234567890}',
