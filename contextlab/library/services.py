@@ -46,6 +46,7 @@ from contextlab.pi.session import (
 from contextlab.pi.tokens import estimate_tokens
 
 CHUNK_BYTES = 1 << 20
+PROBE_CHUNK_BYTES = 16 << 10
 FINGERPRINT_WINDOW = 64 * 1024
 BATCH_ROWS = 1000
 BATCH_BYTES = 8 << 20
@@ -120,7 +121,11 @@ class RawLine:
 
 
 def iter_lines(
-    f: IO[bytes], offset: int, line_no: int, sink: BlobSink | None = None
+    f: IO[bytes],
+    offset: int,
+    line_no: int,
+    sink: BlobSink | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[RawLine]:
     """Split a byte stream into lines from `offset`, reading fixed-size chunks.
 
@@ -135,7 +140,7 @@ def iter_lines(
     line_start = offset
     pos = offset
     while True:
-        chunk = f.read(CHUNK_BYTES)
+        chunk = f.read(chunk_bytes)
         if not chunk:
             break
         if sink is not None:
@@ -383,7 +388,8 @@ class Probe:
 
 def probe_header(f: IO[bytes]) -> Probe:
     """Find the first line Pi keeps: the header, or proof that there is none."""
-    for line in iter_lines(f, 0, 1):
+    # Small reads: the header is usually the first few hundred bytes of a file read whole later.
+    for line in iter_lines(f, 0, 1, chunk_bytes=PROBE_CHUNK_BYTES):
         decoded = decode_line(line)
         if decoded is None or not decoded.pi_keeps:
             continue
