@@ -41,9 +41,10 @@ worker: install
 	$(VENV)/bin/celery -A contextlab worker --loglevel=INFO --concurrency=2
 
 # Every test, against the real PostgreSQL and Redis on 127.0.0.1, the real Pi and a real browser.
-test: install-dev
+test: install-dev lint
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
+# Part of `make test`: ruff (lint and format) over the project, mypy strict over the engine.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

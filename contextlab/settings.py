@@ -148,7 +148,8 @@ PI_AGENT_DIR = os.environ.get("PI_CODING_AGENT_DIR", str(Path.home() / ".pi" / "
 PI_PACKAGE_DIR = os.environ.get("PI_PACKAGE_DIR", "")
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
-# Without Redis, jobs run in a thread of the web process (embedded mode); with it, on Celery workers.
+# Without Redis, jobs run in a thread of the web process (embedded mode); with it, on Celery
+# workers.
 CONTEXTLAB_JOBS_EMBEDDED = not REDIS_URL
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
@@ -160,6 +161,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
 
 # Summarisation models for compaction and branch-summary jobs. "offline" (the default) needs no
 # network and writes a deterministic summary labelled as such; "openai" speaks chat-completions to
@@ -190,7 +192,8 @@ def env_costs(name: str) -> list[float]:
 CONTEXTLAB_LLM_PROVIDER = os.environ.get("CONTEXTLAB_LLM_PROVIDER", "offline").strip().lower()
 if CONTEXTLAB_LLM_PROVIDER not in {"offline", "openai", "anthropic"}:
     raise ImproperlyConfigured(
-        f"CONTEXTLAB_LLM_PROVIDER must be offline, openai or anthropic, got {CONTEXTLAB_LLM_PROVIDER!r}"
+        "CONTEXTLAB_LLM_PROVIDER must be offline, openai or anthropic, "
+        f"got {CONTEXTLAB_LLM_PROVIDER!r}"
     )
 CONTEXTLAB_LLM = {
     "provider": CONTEXTLAB_LLM_PROVIDER,
