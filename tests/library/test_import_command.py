@@ -111,7 +111,10 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
         _wait_for(lambda: Entry.objects.count() == 3)
         other = header(id="0190d6f2-bbbb-7bbb-8ccc-123456789abc")
         full = lines(other, *chain(2))
-        (folder / "two.jsonl").write_bytes(full[:-10])  # Pi caught mid-write
+        # Pi caught mid-write. The file appears with its torn bytes at once (os.replace), so the
+        # watcher cannot see the empty file that a create-then-write leaves for an instant.
+        (folder / "two.partial").write_bytes(full[:-10])
+        os.replace(folder / "two.partial", folder / "two.jsonl")
         _wait_for(lambda: Session.objects.count() == 2)
         assert Entry.objects.filter(session__session_id=other["id"]).count() == 1
         with (folder / "two.jsonl").open("ab") as f:
@@ -125,7 +128,7 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
     assert Session.objects.get(session_id=other["id"]).problem_count == 0
 
 
-def _wait_for(condition, timeout: float = 20.0) -> None:
+def _wait_for(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

@@ -100,7 +100,11 @@ class Command(BaseCommand):
         if missing:
             raise CommandError(f"No such file or folder: {', '.join(missing)}")
         as_json = options["json"]
-        results, seconds = self._import_all(find_session_files(paths), as_json)
+        files = find_session_files(paths)
+        # Stat before importing: a line Pi appends while the first pass runs then still differs
+        # from what --watch has seen, and is synced on its first scan instead of being missed.
+        seen = {f: _stat(f) for f in files}
+        results, seconds = self._import_all(files, as_json)
         audit_imports(results=results, actor_label=command_actor("import_sessions"))
         _store_tree_indexes(results)
         if as_json:
@@ -114,6 +118,7 @@ class Command(BaseCommand):
                 options["watch_seconds"],
                 as_json,
                 options.get("stop_event"),
+                seen,
             )
         if any(r.status == Status.FAILED for r in results):
             sys.exit(1)
@@ -183,6 +188,7 @@ class Command(BaseCommand):
         limit: float | None,
         as_json: bool,
         stop_event: Any = None,
+        seen: dict[Path, Any] | None = None,
     ) -> None:
         """Poll the files' sizes and modification times; sync what changed.
 
@@ -190,7 +196,8 @@ class Command(BaseCommand):
         mounts and Docker volumes; a stat per file per second is cheap next to Pi's own writes.
         """
         deadline = None if limit is None else time.monotonic() + limit
-        seen = {f: _stat(f) for f in find_session_files(paths)}
+        if seen is None:
+            seen = {f: _stat(f) for f in find_session_files(paths)}
         if not as_json:
             self.stdout.write(f"Watching {len(seen)} files in {', '.join(map(str, paths))} …")
         try:
