@@ -194,6 +194,57 @@ def rich_session_lines() -> list[dict]:
     return lines
 
 
+def linear_session_lines(
+    session_id: str, cwd: str, text: str, *, reply: str = "ok", cost: float = 0.5
+) -> list[dict]:
+    """A header, one user message and one assistant reply (with usage and a cost)."""
+    return [
+        {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": "2025-01-02T00:00:00.000Z",
+            "cwd": cwd,
+        },
+        {
+            "type": "message",
+            "id": "aaaa0001",
+            "parentId": None,
+            "timestamp": "2025-01-02T00:00:01.000Z",
+            "message": {"role": "user", "content": text, "timestamp": 1735776001000},
+        },
+        {
+            "type": "message",
+            "id": "aaaa0002",
+            "parentId": "aaaa0001",
+            "timestamp": "2025-01-02T00:00:02.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": reply}],
+                "api": "openai-responses",
+                "provider": "openai",
+                "model": "gpt-5.1-codex",
+                "usage": {
+                    "input": 10,
+                    "output": 2,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 12,
+                    "cost": {
+                        "input": 0,
+                        "output": 0,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "total": cost,
+                    },
+                },
+                "stopReason": "stop",
+                "timestamp": 1735776002000,
+            },
+        },
+    ]
+
+
 def write_session(
     directory: Path, lines: list[dict] | None = None, name: str | None = None
 ) -> Path:

@@ -12,7 +12,13 @@ from django.urls import reverse
 
 from contextlab.library.models import Entry, ImportProblem, Session
 from contextlab.library.services import import_session_file
-from tests.inspector.sessions import SESSION_ID, XSS, rich_session_lines, write_session
+from tests.inspector.sessions import (
+    SESSION_ID,
+    XSS,
+    linear_session_lines,
+    rich_session_lines,
+    write_session,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -23,51 +29,7 @@ def _import(tmp_path, lines=None, name=None, user=None):
 
 
 def _linear(session_id: str, cwd: str, text: str) -> list[dict]:
-    return [
-        {
-            "type": "session",
-            "version": 3,
-            "id": session_id,
-            "timestamp": "2025-01-02T00:00:00.000Z",
-            "cwd": cwd,
-        },
-        {
-            "type": "message",
-            "id": "aaaa0001",
-            "parentId": None,
-            "timestamp": "2025-01-02T00:00:01.000Z",
-            "message": {"role": "user", "content": text, "timestamp": 1735776001000},
-        },
-        {
-            "type": "message",
-            "id": "aaaa0002",
-            "parentId": "aaaa0001",
-            "timestamp": "2025-01-02T00:00:02.000Z",
-            "message": {
-                "role": "assistant",
-                "content": [{"type": "text", "text": "ok"}],
-                "api": "openai-responses",
-                "provider": "openai",
-                "model": "gpt-5.1-codex",
-                "usage": {
-                    "input": 10,
-                    "output": 2,
-                    "cacheRead": 0,
-                    "cacheWrite": 0,
-                    "totalTokens": 12,
-                    "cost": {
-                        "input": 0,
-                        "output": 0,
-                        "cacheRead": 0,
-                        "cacheWrite": 0,
-                        "total": 0.5,
-                    },
-                },
-                "stopReason": "stop",
-                "timestamp": 1735776002000,
-            },
-        },
-    ]
+    return linear_session_lines(session_id, cwd, text)
 
 
 def test_it_redirects_anonymous_visitors_to_login(client):

@@ -12,48 +12,11 @@ from django.urls import reverse
 from contextlab.library.models import Session
 from contextlab.library.services import import_session_file
 from contextlab.review.models import ProjectMembership
+from tests.inspector.sessions import linear_session_lines
 
 
 def session_lines(session_id: str = "sess-review-1", cwd: str = "/work/team-app") -> list[dict]:
-    return [
-        {
-            "type": "session",
-            "version": 3,
-            "id": session_id,
-            "timestamp": "2025-01-02T00:00:00.000Z",
-            "cwd": cwd,
-        },
-        {
-            "type": "message",
-            "id": "aaaa0001",
-            "parentId": None,
-            "timestamp": "2025-01-02T00:00:01.000Z",
-            "message": {"role": "user", "content": "please review", "timestamp": 1735776001000},
-        },
-        {
-            "type": "message",
-            "id": "aaaa0002",
-            "parentId": "aaaa0001",
-            "timestamp": "2025-01-02T00:00:02.000Z",
-            "message": {
-                "role": "assistant",
-                "content": [{"type": "text", "text": "reviewed"}],
-                "api": "openai-responses",
-                "provider": "openai",
-                "model": "gpt-5.1-codex",
-                "usage": {
-                    "input": 10,
-                    "output": 2,
-                    "cacheRead": 0,
-                    "cacheWrite": 0,
-                    "totalTokens": 12,
-                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-                },
-                "stopReason": "stop",
-                "timestamp": 1735776002000,
-            },
-        },
-    ]
+    return linear_session_lines(session_id, cwd, "please review", reply="reviewed", cost=0)
 
 
 def jsonl(lines: list[dict]) -> bytes:
