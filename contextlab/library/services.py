@@ -14,11 +14,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import struct
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -794,16 +793,15 @@ class EntryWriter:
         if not self.rows:
             return
         if connection.vendor == "postgresql":
-            # Rows packed here in COPY's binary format (column types known: no per-field
-            # adaptation by psycopg, a third of a small import's time). The entry's JSON goes
-            # from the file to the socket as it was read: binary COPY needs no escaping, which
-            # in the text format cost more than the rest of the row.
-            data = b"".join(map(_binary_row, self.rows))
+            # Rows formatted here for COPY (column types known: no per-field adaptation by
+            # psycopg, a third of a small import's time). The entry's JSON goes from the file to
+            # the socket as it was read, only escaped for COPY.
+            data = b"".join(map(_copy_row, self.rows))
             if self.stream:
                 self._open().write(data)
             else:
                 with connection.cursor() as cursor, cursor.cursor.copy(_COPY_SQL) as copy:
-                    copy.write(b"%b%b%b" % (_BINARY_SIGNATURE, data, _BINARY_TRAILER))
+                    copy.write(data)
         else:
             Entry.objects.bulk_create(
                 [
@@ -819,7 +817,6 @@ class EntryWriter:
             connection.ensure_connection()
             self._copy_cm = connection.connection.cursor().copy(_COPY_SQL)
             self._copy = self._copy_cm.__enter__()
-            self._copy.write(_BINARY_SIGNATURE)
         return self._copy
 
     def close(self, error: BaseException | None = None) -> None:
@@ -827,55 +824,58 @@ class EntryWriter:
         if error is None:
             self.flush()
         if self._copy_cm is not None:
-            cm, copy, self._copy_cm, self._copy = self._copy_cm, self._copy, None, None
+            cm, self._copy_cm, self._copy = self._copy_cm, None, None
             if error is None:
-                copy.write(_BINARY_TRAILER)
                 cm.__exit__(None, None, None)
             else:
                 cm.__exit__(type(error), error, error.__traceback__)
 
 
-_COPY_SQL = f"COPY library_entry ({', '.join(ENTRY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-_BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # no flags, no header extension
-_BINARY_TRAILER = b"\xff\xff"
-_NULL = b"\xff\xff\xff\xff"
-# Field layouts, each value preceded by its byte length: bigint session and revision, integer seq
-# (the 15 is the row's field count); integer tokens and depth; timestamptz as microseconds since
-# 2000-01-01 UTC.
-_ROW_HEAD = struct.Struct(">hiqiqii")
-_INT_FIELD = struct.Struct(">ii")
-_TWO_INT_FIELDS = struct.Struct(">iiii")
-_TIMESTAMP_FIELD = struct.Struct(">iq")
-_LENGTH = struct.Struct(">i")
-_PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
+# COPY's text format, not binary: PostgreSQL (15 at least) batches the rows of a COPY into 1000-row
+# multi-inserts, counting their size only from the text format's line buffer. In binary it
+# therefore stored a whole 1,000-entry session in one go after the last row arrived (heap, TOAST,
+# indexes), most of an import's wait; in text it stores every ~64 KB while Python decodes on.
+_COPY_SQL = f"COPY library_entry ({', '.join(ENTRY_COLUMNS)}) FROM STDIN"
+_COPY_NULL = b"\\N"
 
 
-def _text_field(value: str) -> bytes:
-    encoded = value.encode("utf-8")
-    return _LENGTH.pack(len(encoded)) + encoded
+def _copy_escape(raw: bytes) -> bytes:
+    """Bytes as a field of COPY's text format: backslash and the row's separators escaped."""
+    return (
+        raw.replace(b"\\", b"\\\\")
+        .replace(b"\t", b"\\t")
+        .replace(b"\n", b"\\n")
+        .replace(b"\r", b"\\r")
+    )
 
 
-def _binary_row(row: tuple[Any, ...]) -> bytes:
-    """One row of ENTRY_COLUMNS in COPY's binary format (the types of library_entry's columns)."""
+def _copy_text(value: str) -> bytes:
+    raw = value.encode("utf-8")
+    if value.isprintable() and "\\" not in value:
+        return raw  # ids, types, roles: the usual case, nothing to escape
+    return _copy_escape(raw)
+
+
+def _copy_row(row: tuple[Any, ...]) -> bytes:
+    """One row of ENTRY_COLUMNS as a line of COPY's text format."""
     (session, revision, seq, line_no, entry_id, parent, kind, role, when, data, tokens, depth,
      origin, search_text, indexed) = row  # fmt: skip
-    return b"".join(
-        (
-            _ROW_HEAD.pack(len(ENTRY_COLUMNS), 8, session, 8, revision, 4, seq),
-            _NULL if line_no is None else _INT_FIELD.pack(4, line_no),
-            _text_field(entry_id),
-            _NULL if parent is None else _text_field(parent),
-            _text_field(kind),
-            _text_field(role),
-            _NULL if when is None else _TIMESTAMP_FIELD.pack(8, (when - _PG_EPOCH) // _MICROSECOND),
-            _LENGTH.pack(len(data)),
-            data,  # json's binary form is its text
-            _TWO_INT_FIELDS.pack(4, tokens, 4, depth),
-            _text_field(origin),
-            _text_field(search_text),
-            b"\x00\x00\x00\x01\x01" if indexed else b"\x00\x00\x00\x01\x00",
-        )
+    return b"%d\t%d\t%d\t%b\t%b\t%b\t%b\t%b\t%b\t%b\t%d\t%d\t%b\t%b\t%b\n" % (
+        session,
+        revision,
+        seq,
+        _COPY_NULL if line_no is None else b"%d" % line_no,
+        _copy_text(entry_id),
+        _COPY_NULL if parent is None else _copy_text(parent),
+        _copy_text(kind),
+        _copy_text(role),
+        _COPY_NULL if when is None else when.isoformat().encode("ascii"),
+        _copy_escape(data),  # the entry's JSON text, UTF-8 as read
+        tokens,
+        depth,
+        _copy_text(origin),
+        _copy_text(search_text),
+        b"t" if indexed else b"f",
     )
 
 

@@ -513,6 +513,20 @@ def test_it_stores_tabs_backslashes_and_copy_markers_exactly(write_session) -> N
     assert engine_entries(Session.objects.get()) == parse_session_file(path).entries
 
 
+def test_it_stores_ids_and_types_with_tabs_and_backslashes_exactly(write_session) -> None:
+    # The row's text columns go through COPY too: its separators inside them must survive.
+    raw = (
+        b'{"type":"odd\\t\\\\N","id":"a\\tb\\\\c\\nd","parentId":null,'
+        b'"timestamp":"2026-01-02T10:00:00.000Z"}'
+    )
+    path = write_session(header(), raw)
+    import_session_file(path=path)
+    stored = Entry.objects.get()
+    assert (stored.entry_id, stored.type) == ("a\tb\\c\nd", "odd\t\\N")
+    assert stored.parent_id is None and stored.line_no == 2
+    assert stored.timestamp.isoformat() == "2026-01-02T10:00:00+00:00"
+
+
 def test_it_stores_pi_token_estimates_per_entry(real_session_path: Path) -> None:
     from contextlab.pi.context import create_branch_summary_message
     from contextlab.pi.tokens import estimate_tokens
