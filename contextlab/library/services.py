@@ -109,7 +109,7 @@ class ImportResult:
 # ------------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class RawLine:
     line_no: int  # 1-based physical line number
     start: int  # byte offset of the line's first byte
@@ -267,7 +267,7 @@ class BlobSink:
 # ------------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Decoded:
     line: RawLine
     value: dict[str, Any] | None  # the parsed object, when usable
@@ -421,6 +421,27 @@ def clean_text(text: str) -> str:
         return text
     text = text.replace("\x00", "\ufffd")
     return _sanitize(text) if _has_surrogate(text) else text
+
+
+def entry_datetime(value: Any) -> datetime | None:
+    """`new Date(value)` of an entry's timestamp as a UTC datetime (None where JavaScript gets
+    NaN or the instant is outside datetime's range)."""
+    if (
+        type(value) is str
+        and len(value) == 24
+        and value[10] == "T"
+        and value[19] == "."
+        and value[23] == "Z"
+    ):
+        # Pi's own form (toISOString): read directly, as date_parse_ms would (same instant).
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if 1 < parsed.year < 9999:
+                return parsed
+    return _ms_to_datetime(entry_time_ms(value))
 
 
 def _ms_to_datetime(ms: float | None) -> datetime | None:
@@ -944,7 +965,7 @@ class _Run:
         parent = parent if isinstance(parent, str) else None
         depth, leaves, problems = self.tree.add(entry_id, parent, line.line_no)
         self.problems.extend(problems)
-        when = _ms_to_datetime(entry_time_ms(value.get("timestamp")))
+        when = entry_datetime(value.get("timestamp"))
         tokens = entry_tokens(value)
         self.figures.add(value, when, tokens)
         self.figures.branch_count += leaves
@@ -1243,7 +1264,7 @@ def _read_revision(
         problems=list(probe.problems),
     )
     # The header's own timestamp counts as activity (a session with no entries yet).
-    header_time = _ms_to_datetime(entry_time_ms(session.header.get("timestamp")))
+    header_time = entry_datetime(session.header.get("timestamp"))
     run.figures.first_activity = run.figures.last_activity = header_time
     sink = BlobSink(revision.blob_file, 0, new=True)
     try:

@@ -7,6 +7,7 @@ import io
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
@@ -452,6 +453,47 @@ def test_it_decodes_every_real_line_like_the_engine(real_session_path: Path) -> 
         if raw:
             fast = _fast_decode(raw)
             assert fast is not None and fast == decode_entry(raw.decode("utf-8"), 1)
+
+
+@pytest.mark.parametrize(
+    "timestamp",
+    [
+        "2025-11-21T00:16:51.814Z",
+        "1970-01-01T00:00:00.000Z",
+        "2024-02-29T23:59:59.999Z",
+        "2025-02-29T10:00:00.000Z",  # no such day: NaN in JavaScript
+        "2025-13-01T10:00:00.000Z",
+        "2025-11-21T24:00:00.000Z",
+        "2025-11-21 00:16:51.814Z",
+        "2025-11-21T00:16:51,814Z",
+        "0001-01-01T00:00:00.000Z",
+        "9999-12-31T23:59:59.999Z",
+        "+02025-11-21T00:16:51.814Z",
+        "2025-11-21T00:16:51.814+01:00",
+        "2025-11-21T00:16:51.814",
+        "2025-11-21",
+        "",
+        1763684211814,
+        1763684211814.7,
+        None,
+    ],
+)
+def test_it_reads_entry_timestamps_like_the_engine(timestamp) -> None:
+    # The shortcut for Pi's own toISOString form must give what the general path gives.
+    from contextlab.library.services import _ms_to_datetime, entry_datetime
+    from contextlab.pi.session import entry_time_ms
+
+    assert entry_datetime(timestamp) == _ms_to_datetime(entry_time_ms(timestamp))
+
+
+def test_it_reads_every_real_timestamp_like_the_engine(real_session_path: Path) -> None:
+    from contextlab.library.services import _ms_to_datetime, entry_datetime
+    from contextlab.pi.session import entry_time_ms
+
+    for raw in real_session_path.read_bytes().split(b"\n"):
+        if raw:
+            stamp = orjson.loads(raw).get("timestamp")
+            assert entry_datetime(stamp) == _ms_to_datetime(entry_time_ms(stamp)) is not None
 
 
 def test_it_skips_a_line_over_the_limit_but_keeps_its_bytes(write_session, settings) -> None:
