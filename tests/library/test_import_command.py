@@ -128,6 +128,53 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
     assert Session.objects.get(session_id=other["id"]).problem_count == 0
 
 
+@pytest.mark.django_db(transaction=True)
+def test_it_stores_the_tree_index_of_a_watched_session_once_its_file_is_quiet(
+    write_session,
+) -> None:
+    from contextlab.inspector.selectors import index_stored
+
+    path = write_session(header(), *chain(2))
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def watch() -> None:
+        try:
+            call_command(
+                "import_sessions",
+                str(path.parent),
+                "--watch",
+                "--interval",
+                "0.1",
+                "--index-after",
+                "1.5",
+                "--watch-seconds",
+                "60",
+                stop_event=stop,
+                stdout=io.StringIO(),
+            )
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    try:
+        # The first pass stores it.
+        _wait_for(lambda: Session.objects.exists() and index_stored(Session.objects.get()))
+        with path.open("ab") as f:
+            f.write(lines(*chain(1, start=2, parent="e0000001")))
+        _wait_for(lambda: Session.objects.get().entry_count == 3)
+        # Synced but not indexed yet: Pi may be appending again within the quiet period.
+        assert not index_stored(Session.objects.get())
+        _wait_for(lambda: index_stored(Session.objects.get()))
+    finally:
+        stop.set()
+        thread.join(timeout=15)
+    assert not thread.is_alive() and errors == []
+
+
 def _wait_for(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -88,6 +88,13 @@ class Command(BaseCommand):
             "--interval", type=float, default=1.0, help="seconds between watch scans (default 1)"
         )
         parser.add_argument(
+            "--index-after",
+            type=float,
+            default=5.0,
+            help="while watching, store a session's tree index once its file has been quiet "
+            "this many seconds (default 5)",
+        )
+        parser.add_argument(
             "--watch-seconds",
             type=float,
             default=None,
@@ -119,6 +126,7 @@ class Command(BaseCommand):
                 as_json,
                 options.get("stop_event"),
                 seen,
+                options["index_after"],
             )
         if any(r.status == Status.FAILED for r in results):
             sys.exit(1)
@@ -189,17 +197,24 @@ class Command(BaseCommand):
         as_json: bool,
         stop_event: Any = None,
         seen: dict[Path, Any] | None = None,
+        index_after: float = 5.0,
     ) -> None:
         """Poll the files' sizes and modification times; sync what changed.
 
         Polling (rather than inotify) works the same on every filesystem, including network
         mounts and Docker volumes; a stat per file per second is cheap next to Pi's own writes.
+
+        Tree indexes are not stored on each sync: a session Pi is writing grows every few
+        seconds, and rebuilding its index each time (~0.5 s for 20k entries) would be wasted.
+        Once a session's file has been quiet for `index_after` seconds (Pi's turn is over), its
+        index is stored, so the next open of the session in the dashboard starts from it.
         """
         deadline = None if limit is None else time.monotonic() + limit
         if seen is None:
             seen = {f: _stat(f) for f in find_session_files(paths)}
         if not as_json:
             self.stdout.write(f"Watching {len(seen)} files in {', '.join(map(str, paths))} …")
+        settling: dict[int, float] = {}  # session pk -> when its file last changed
         try:
             while stop_event is None or not stop_event.is_set():
                 pause = interval
@@ -218,6 +233,11 @@ class Command(BaseCommand):
                             changed.append(file)
                 # Entries appended by jobs (compactions, summaries) become searchable here too.
                 index_pending()
+                now = time.monotonic()
+                for pk, changed_at in list(settling.items()):
+                    if now - changed_at >= index_after:
+                        del settling[pk]
+                        tree_index_refresh(session_id=pk)
                 if not changed:
                     continue
                 results = [import_session_file(path=f) for f in changed]
@@ -227,9 +247,9 @@ class Command(BaseCommand):
                     actor_label=command_actor("import_sessions --watch"),
                     statuses=(Status.NEW, Status.REVISED),
                 )
-                # No tree indexes stored here: a session Pi is writing grows every few seconds,
-                # and rebuilding its index on each append (~0.5 s for 20k entries) is wasted
-                # unless someone opens it; an open builds and stores it once per state.
+                for result in results:
+                    if result.session is not None and result.status in _GREW:
+                        settling[result.session.pk] = time.monotonic()
                 if as_json:
                     self.stdout.write(json.dumps(self._json(results, 0.0), ensure_ascii=False))
                 else:
@@ -242,6 +262,9 @@ class Command(BaseCommand):
                 self.stdout.flush()
         except KeyboardInterrupt:
             return
+
+
+_GREW = (Status.NEW, Status.APPENDED, Status.REVISED)
 
 
 def _store_tree_indexes(results: list[ImportResult]) -> None:
