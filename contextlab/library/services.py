@@ -870,6 +870,12 @@ def _copy_escape(raw: bytes) -> bytes:
     )
 
 
+def _copy_json(raw: bytes) -> bytes:
+    """An entry's JSON text as a COPY field. It has no raw newline (it was one line of the file,
+    or orjson's output), so only backslashes and JSON's other whitespace, tab and CR, remain."""
+    return raw.replace(b"\\", b"\\\\").replace(b"\t", b"\\t").replace(b"\r", b"\\r")
+
+
 def _copy_text(value: str) -> bytes:
     raw = value.encode("utf-8")
     if value.isprintable() and "\\" not in value:
@@ -877,11 +883,24 @@ def _copy_text(value: str) -> bytes:
     return _copy_escape(raw)
 
 
+# The last three fields of a row read from a file (origin "file", no search text yet, not
+# indexed): most rows, formatted once.
+_FILE_ROW_TAIL = b"\tfile\t\tf\n"
+
+
 def _copy_row(row: tuple[Any, ...]) -> bytes:
     """One row of ENTRY_COLUMNS as a line of COPY's text format."""
     (session, revision, seq, line_no, entry_id, parent, kind, role, when, data, tokens, depth,
      origin, search_text, indexed) = row  # fmt: skip
-    return b"%d\t%d\t%d\t%b\t%b\t%b\t%b\t%b\t%b\t%b\t%d\t%d\t%b\t%b\t%b\n" % (
+    if origin == "file" and not search_text and not indexed:
+        tail = _FILE_ROW_TAIL
+    else:
+        tail = b"\t%b\t%b\t%b\n" % (
+            _copy_text(origin),
+            _copy_text(search_text),
+            b"t" if indexed else b"f",
+        )
+    return b"%d\t%d\t%d\t%b\t%b\t%b\t%b\t%b\t%b\t%b\t%d\t%d%b" % (
         session,
         revision,
         seq,
@@ -889,14 +908,12 @@ def _copy_row(row: tuple[Any, ...]) -> bytes:
         _copy_text(entry_id),
         _COPY_NULL if parent is None else _copy_text(parent),
         _copy_text(kind),
-        _copy_text(role),
+        _copy_text(role) if role else b"",
         _COPY_NULL if when is None else when.isoformat().encode("ascii"),
-        _copy_escape(data),  # the entry's JSON text, UTF-8 as read
+        _copy_json(data),
         tokens,
         depth,
-        _copy_text(origin),
-        _copy_text(search_text),
-        b"t" if indexed else b"f",
+        tail,
     )
 
 
