@@ -50,8 +50,8 @@ FINGERPRINT_WINDOW = 64 * 1024
 BATCH_ROWS = 1000
 BATCH_BYTES = 8 << 20
 # Into an open COPY, small sends: PostgreSQL stores them while the next lines are decoded.
-STREAM_ROWS = 200
-STREAM_BYTES = 1 << 20
+STREAM_ROWS = 64
+STREAM_BYTES = 128 << 10
 
 # Entry types Pi 0.80.2 writes, and those of newer Pi versions that we keep without complaint.
 PI_ENTRY_TYPES = frozenset(

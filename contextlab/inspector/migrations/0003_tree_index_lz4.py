@@ -8,30 +8,16 @@ built without lz4, keep the default.
 
 from django.db import migrations
 
+from contextlab.db import set_column_compression
+
 
 def use_lz4(apps, schema_editor):  # type: ignore[no-untyped-def]
-    connection = schema_editor.connection
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
-        )
-        row = cursor.fetchone()
-    if row and row[0]:
-        schema_editor.execute(
-            "ALTER TABLE inspector_treeindex ALTER COLUMN data SET COMPRESSION lz4,"
-            " ALTER COLUMN search SET COMPRESSION lz4"
-        )
+    set_column_compression(schema_editor, "inspector_treeindex", ["data", "search"])
 
 
 def use_default(apps, schema_editor):  # type: ignore[no-untyped-def]
-    connection = schema_editor.connection
-    if connection.vendor != "postgresql":
-        return
-    schema_editor.execute(
-        "ALTER TABLE inspector_treeindex ALTER COLUMN data SET COMPRESSION default,"
-        " ALTER COLUMN search SET COMPRESSION default"
+    set_column_compression(
+        schema_editor, "inspector_treeindex", ["data", "search"], method="default"
     )
 
 
