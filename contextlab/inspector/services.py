@@ -137,6 +137,8 @@ class Inspection:
     invariant_ok: bool
     invariant_text: str
     reply: dict[str, Any] | None
+    # For an assistant message: the entry whose context produced it (its parent on the path).
+    answered: str | None
     prompt: SystemPrompt | None
     prompt_unknown: list[str]
     prompt_notes: list[str]
@@ -576,6 +578,15 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     )
 
     reply = _reply(session, index, entry_id)
+    # What the model saw for an assistant message is the request at its parent: Pi never sends
+    # a request ending with an assistant message (the next user message comes first).
+    answered = (
+        path_ids[-2]
+        if last_role == "assistant"
+        and index.items[entry_id].role == "assistant"
+        and len(path_ids) > 1
+        else None
+    )
 
     date = _prompt_date(entries)
     prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
@@ -609,6 +620,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         invariant_ok=invariant_ok,
         invariant_text=invariant_text,
         reply=reply,
+        answered=answered,
         prompt=prompt,
         prompt_unknown=unknown,
         prompt_notes=notes,

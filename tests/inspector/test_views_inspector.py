@@ -89,13 +89,16 @@ def test_it_shows_branch_summaries_as_sent(owner_client, rich):
     )
 
 
-def test_it_checks_pi_invariant_on_the_last_message(owner_client, rich):
+def test_it_checks_pi_invariant_and_points_a_reply_at_the_request_it_answered(owner_client, rich):
     assert "✓" in re.search(
         r'data-testid="invariant">([^<]*)<', _get(owner_client, rich, "u0000004")
     ).group(1)
-    assert "✗" in re.search(
-        r'data-testid="invariant">([^<]*)<', _get(owner_client, rich, "a0000005")
-    ).group(1)
+    # An assistant reply as leaf: no request ends with it; point at the one that produced it.
+    body = _get(owner_client, rich, "a0000005")
+    assert "Pi sends no request that ends like this (the last message sent has role assistant)" in (
+        re.search(r'data-testid="invariant">([^<]*)<', body).group(1)
+    )
+    assert re.search(r'data-testid="answered" href="[^"]*\?entry=u0000004">u0000004<', body)
 
 
 def test_it_highlights_truncation_notices_and_shows_images_and_thinking(owner_client, rich):
