@@ -426,22 +426,28 @@ def clean_text(text: str) -> str:
 def entry_datetime(value: Any) -> datetime | None:
     """`new Date(value)` of an entry's timestamp as a UTC datetime (None where JavaScript gets
     NaN or the instant is outside datetime's range)."""
+    parsed = pi_iso_datetime(value)
+    return parsed if parsed is not None else _ms_to_datetime(entry_time_ms(value))
+
+
+def pi_iso_datetime(value: Any) -> datetime | None:
+    """The instant of a timestamp in Pi's own form (toISOString: `2025-11-21T00:16:51.814Z`),
+    read directly; None for anything else. PostgreSQL reads that text as the same instant."""
     if (
         type(value) is str
         and len(value) == 24
         and value[10] == "T"
         and value[19] == "."
         and value[23] == "Z"
+        and value.isascii()
     ):
-        # Pi's own form (toISOString): read directly, as date_parse_ms would (same instant).
         try:
             parsed = datetime.fromisoformat(value)
         except ValueError:
-            pass
-        else:
-            if 1 < parsed.year < 9999:
-                return parsed
-    return _ms_to_datetime(entry_time_ms(value))
+            return None
+        if 1 < parsed.year < 9999:
+            return parsed
+    return None
 
 
 def _ms_to_datetime(ms: float | None) -> datetime | None:
@@ -909,7 +915,11 @@ def _copy_row(row: tuple[Any, ...]) -> bytes:
         _COPY_NULL if parent is None else _copy_text(parent),
         _copy_text(kind),
         _copy_text(role) if role else b"",
-        _COPY_NULL if when is None else when.isoformat().encode("ascii"),
+        _COPY_NULL
+        if when is None
+        else when.encode("ascii")
+        if type(when) is str
+        else when.isoformat().encode("ascii"),
         _copy_json(data),
         tokens,
         depth,
@@ -920,6 +930,9 @@ def _copy_row(row: tuple[Any, ...]) -> bytes:
 def _sqlite_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     values = list(row)
     values[ENTRY_COLUMNS.index("data")] = orjson.loads(values[ENTRY_COLUMNS.index("data")])
+    when = values[ENTRY_COLUMNS.index("timestamp")]
+    if isinstance(when, str):
+        values[ENTRY_COLUMNS.index("timestamp")] = pi_iso_datetime(when)
     return tuple(values)
 
 
@@ -982,7 +995,13 @@ class _Run:
         parent = parent if isinstance(parent, str) else None
         depth, leaves, problems = self.tree.add(entry_id, parent, line.line_no)
         self.problems.extend(problems)
-        when = entry_datetime(value.get("timestamp"))
+        stamp = value.get("timestamp")
+        when = pi_iso_datetime(stamp)
+        # For COPY: Pi's own text where it has that form (formatting the datetime again cost
+        # more than anything else in a row), else the datetime.
+        stored_time: datetime | str | None = stamp
+        if when is None:
+            stored_time = when = entry_datetime(stamp)
         tokens = entry_tokens(value)
         self.figures.add(value, when, tokens)
         self.figures.branch_count += leaves
@@ -1003,7 +1022,7 @@ class _Run:
             clean_text(parent[:100]) if parent is not None else None,
             clean_text(kind[:64]),
             clean_text(role[:64]) if isinstance(role, str) else "",
-            when,
+            stored_time,
             data,
             tokens,
             depth,

@@ -43,6 +43,13 @@ def test_it_imports_the_real_session_exactly(real_session_path: Path, tmp_path: 
     assert session.message_count == sum(1 for e in parsed.entries if e["type"] == "message")
     assert session.models_used == ["openai/gpt-5.1-codex", "anthropic/claude-sonnet-4-5"]
     assert session.current_revision.blob_file.read_bytes() == real_session_path.read_bytes()
+    # Each row's timestamp column is the instant of the entry's timestamp.
+    from contextlab.library.services import entry_datetime
+
+    stamps = dict(Entry.objects.filter(session=session).values_list("entry_id", "timestamp"))
+    assert [stamps[e["id"]] for e in parsed.entries] == [
+        entry_datetime(e.get("timestamp")) for e in parsed.entries
+    ]
 
 
 def test_it_changes_nothing_when_the_same_file_is_imported_twice(write_session) -> None:
