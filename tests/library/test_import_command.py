@@ -80,31 +80,7 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
     first = write_session(header(), *chain(2), name="one.jsonl")
     folder = first.parent
     out = io.StringIO()
-    errors: list[BaseException] = []
-    stop = threading.Event()
-
-    def watch() -> None:
-        try:
-            call_command(
-                "import_sessions",
-                str(folder),
-                "--watch",
-                "--interval",
-                "0.1",
-                "--watch-seconds",
-                "60",
-                stop_event=stop,
-                stdout=out,
-                stderr=io.StringIO(),
-            )
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=watch)
-    thread.start()
-    try:
+    with watching(folder, stdout=out):
         _wait_for(lambda: Entry.objects.count() == 2)
         with first.open("ab") as f:
             f.write(lines(*chain(1, start=2, parent="e0000001")))
@@ -120,10 +96,6 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
         with (folder / "two.jsonl").open("ab") as f:
             f.write(full[-10:])
         _wait_for(lambda: Entry.objects.filter(session__session_id=other["id"]).count() == 2)
-    finally:
-        stop.set()
-        thread.join(timeout=15)
-    assert not thread.is_alive() and errors == []
     assert "appended" in out.getvalue()
     assert Session.objects.get(session_id=other["id"]).problem_count == 0
 
@@ -135,6 +107,20 @@ def test_it_stores_the_tree_index_of_a_watched_session_once_its_file_is_quiet(
     from contextlab.inspector.selectors import index_stored
 
     path = write_session(header(), *chain(2))
+    with watching(path.parent, "--index-after", "1.5"):
+        # The first pass stores it.
+        _wait_for(lambda: Session.objects.exists() and index_stored(Session.objects.get()))
+        with path.open("ab") as f:
+            f.write(lines(*chain(1, start=2, parent="e0000001")))
+        _wait_for(lambda: Session.objects.get().entry_count == 3)
+        # Synced but not indexed yet: Pi may be appending again within the quiet period.
+        assert not index_stored(Session.objects.get())
+        _wait_for(lambda: index_stored(Session.objects.get()))
+
+
+@contextlib.contextmanager
+def watching(folder: Path, *options: str, stdout: io.StringIO | None = None):
+    """`import_sessions FOLDER --watch` in a thread for the block; its errors fail the test."""
     stop = threading.Event()
     errors: list[BaseException] = []
 
@@ -142,16 +128,16 @@ def test_it_stores_the_tree_index_of_a_watched_session_once_its_file_is_quiet(
         try:
             call_command(
                 "import_sessions",
-                str(path.parent),
+                str(folder),
                 "--watch",
                 "--interval",
                 "0.1",
-                "--index-after",
-                "1.5",
                 "--watch-seconds",
                 "60",
+                *options,
                 stop_event=stop,
-                stdout=io.StringIO(),
+                stdout=stdout or io.StringIO(),
+                stderr=io.StringIO(),
             )
         except BaseException as exc:
             errors.append(exc)
@@ -161,14 +147,7 @@ def test_it_stores_the_tree_index_of_a_watched_session_once_its_file_is_quiet(
     thread = threading.Thread(target=watch)
     thread.start()
     try:
-        # The first pass stores it.
-        _wait_for(lambda: Session.objects.exists() and index_stored(Session.objects.get()))
-        with path.open("ab") as f:
-            f.write(lines(*chain(1, start=2, parent="e0000001")))
-        _wait_for(lambda: Session.objects.get().entry_count == 3)
-        # Synced but not indexed yet: Pi may be appending again within the quiet period.
-        assert not index_stored(Session.objects.get())
-        _wait_for(lambda: index_stored(Session.objects.get()))
+        yield
     finally:
         stop.set()
         thread.join(timeout=15)

@@ -40,11 +40,16 @@ def test_imported_entries_belong_to_their_revision_and_session(write_session) ->
     assert orphan_entries() == 0
 
 
-def test_deleting_a_session_deletes_all_its_entries(write_session) -> None:
+def import_shrinking_session(write_session) -> None:
+    """A session of 4 entries whose file then shrank to 2: two revisions."""
     path = write_session(header(), *chain(4))
     import_session_file(path=path)
     write_session(header(), *chain(2))
-    import_session_file(path=path)  # shrank: a second revision
+    assert import_session_file(path=path).status == Status.REVISED
+
+
+def test_deleting_a_session_deletes_all_its_entries(write_session) -> None:
+    import_shrinking_session(write_session)
     other = write_session(header(id="other-session"), *chain(3), name="other.jsonl")
     import_session_file(path=other)
 
@@ -55,10 +60,7 @@ def test_deleting_a_session_deletes_all_its_entries(write_session) -> None:
 
 
 def test_deleting_a_superseded_revision_deletes_only_its_entries(write_session) -> None:
-    path = write_session(header(), *chain(4))
-    import_session_file(path=path)
-    write_session(header(), *chain(2))
-    import_session_file(path=path)
+    import_shrinking_session(write_session)
     old = SessionRevision.objects.get(status=SessionRevision.Status.SUPERSEDED)
 
     old.delete()
