@@ -118,6 +118,24 @@ def test_it_stores_the_tree_index_of_a_watched_session_once_its_file_is_quiet(
         _wait_for(lambda: index_stored(Session.objects.get()))
 
 
+@pytest.mark.django_db(transaction=True)
+def test_it_syncs_a_watched_file_as_soon_as_the_system_reports_a_change(write_session) -> None:
+    # Scans are 60 s apart here: only a file event can bring the appended line in time.
+    path = write_session(header(), *chain(2))
+    out = io.StringIO()
+    with watching(path.parent, "--interval", "60", stdout=out):
+        _wait_for(lambda: "Watching" in out.getvalue())  # printed once events are on
+        assert Entry.objects.count() == 2
+        with path.open("ab") as f:
+            f.write(lines(*chain(1, start=2, parent="e0000001")))
+        _wait_for(lambda: Entry.objects.count() == 3, timeout=10)
+        (path.parent / "sub").mkdir()  # a new folder, then a session in it
+        write_session(
+            header(id="0190d6f2-cccc-7bbb-8ccc-123456789abc"), *chain(1), name="sub/new.jsonl"
+        )
+        _wait_for(lambda: Session.objects.count() == 2, timeout=10)
+
+
 @contextlib.contextmanager
 def watching(folder: Path, *options: str, stdout: io.StringIO | None = None):
     """`import_sessions FOLDER --watch` in a thread for the block; its errors fail the test."""
