@@ -138,6 +138,7 @@ def iter_lines(
     size = 0
     line_start = offset
     pos = offset
+    reread = False  # the line outgrew one chunk: its pieces were let go, it is read again
     while True:
         chunk = f.read(chunk_bytes)
         if not chunk:
@@ -149,22 +150,38 @@ def iter_lines(
             nl = chunk.find(b"\n", start)
             piece_end = len(chunk) if nl < 0 else nl
             piece_len = piece_end - start
-            if size + piece_len <= limit:
-                parts.append(chunk[start:piece_end])
-            else:
-                parts = []  # too long: stop holding it, keep counting
             size += piece_len
+            if reread or size > chunk_bytes:
+                # A long line: joining its pieces would hold it twice; read it in one piece
+                # once its end is found instead (from the page cache, just read).
+                parts, reread = [], True
+            else:
+                parts.append(chunk[start:piece_end])
             if nl < 0:
                 break
-            raw = (b"".join(parts) if len(parts) != 1 else parts[0]) if size <= limit else None
+            raw = None
+            if size <= limit:
+                if reread:
+                    resume = f.tell()
+                    f.seek(line_start)
+                    raw = f.read(size)
+                    f.seek(resume)
+                else:
+                    raw = b"".join(parts) if len(parts) != 1 else parts[0]
             yield RawLine(line_no, line_start, pos + nl + 1, raw, size, True)
-            parts, size = [], 0
+            parts, size, reread = [], 0, False
             line_no += 1
             line_start = pos + nl + 1
             start = nl + 1
         pos += len(chunk)
     if size:
-        raw = b"".join(parts) if size <= limit else None
+        raw = None
+        if size <= limit:
+            if reread:
+                f.seek(line_start)
+                raw = f.read(size)
+            else:
+                raw = b"".join(parts)
         yield RawLine(line_no, line_start, pos, raw, size, False)
 
 
@@ -810,9 +827,11 @@ class EntryWriter:
         self._copy: Any = None
 
     def add(self, row: tuple[Any, ...], size: int) -> None:
+        rows, size_limit = (STREAM_ROWS, STREAM_BYTES) if self.stream else (BATCH_ROWS, BATCH_BYTES)
+        if size >= size_limit and self.rows:
+            self.flush()  # a large row goes alone: no copy of it joined to the others
         self.rows.append(row)
         self.bytes += size
-        rows, size_limit = (STREAM_ROWS, STREAM_BYTES) if self.stream else (BATCH_ROWS, BATCH_BYTES)
         if len(self.rows) >= rows or self.bytes >= size_limit:
             self.flush()
 
@@ -823,12 +842,11 @@ class EntryWriter:
             # Rows formatted here for COPY (column types known: no per-field adaptation by
             # psycopg, a third of a small import's time). The entry's JSON goes from the file to
             # the socket as it was read, only escaped for COPY.
-            data = b"".join(map(_copy_row, self.rows))
             if self.stream:
-                self._open().write(data)
+                _write_rows(self._open(), self.rows)
             else:
                 with connection.cursor() as cursor, cursor.cursor.copy(_COPY_SQL) as copy:
-                    copy.write(data)
+                    _write_rows(copy, self.rows)
         else:
             Entry.objects.bulk_create(
                 [
@@ -927,9 +945,36 @@ def _copy_row(row: tuple[Any, ...]) -> bytes:
     )
 
 
+_DATA_FIELD = ENTRY_COLUMNS.index("data")
+LARGE_JSON_BYTES = 1 << 20  # entries whose JSON is larger go to COPY a slice at a time
+
+
+def _write_rows(copy: Any, rows: list[tuple[Any, ...]]) -> None:
+    """Send rows to an open COPY. An entry's JSON over LARGE_JSON_BYTES is escaped and sent a
+    slice at a time, so that no whole copy of it is made (escaped, or inside its row): a line of
+    100 MB then costs the import about its own size in memory, not several times that."""
+    if all(len(row[_DATA_FIELD]) <= LARGE_JSON_BYTES for row in rows):
+        copy.write(b"".join(map(_copy_row, rows)))
+        return
+    for row in rows:
+        data = row[_DATA_FIELD]
+        if len(data) <= LARGE_JSON_BYTES:
+            copy.write(_copy_row(row))
+            continue
+        # The row with its JSON left empty, cut where the JSON goes: fields are separated by
+        # tabs, and a tab inside a field is always escaped.
+        fields = _copy_row((*row[:_DATA_FIELD], b"", *row[_DATA_FIELD + 1 :])).split(b"\t")
+        copy.write(b"\t".join(fields[:_DATA_FIELD]) + b"\t")
+        view = memoryview(data)
+        for start in range(0, len(data), LARGE_JSON_BYTES):
+            # Each escape maps one byte to its escaped form: slices can be cut anywhere.
+            copy.write(_copy_json(bytes(view[start : start + LARGE_JSON_BYTES])))
+        copy.write(b"\t" + b"\t".join(fields[_DATA_FIELD + 1 :]))
+
+
 def _sqlite_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     values = list(row)
-    values[ENTRY_COLUMNS.index("data")] = orjson.loads(values[ENTRY_COLUMNS.index("data")])
+    values[_DATA_FIELD] = orjson.loads(values[_DATA_FIELD])
     when = values[ENTRY_COLUMNS.index("timestamp")]
     if isinstance(when, str):
         values[ENTRY_COLUMNS.index("timestamp")] = pi_iso_datetime(when)
@@ -1013,6 +1058,9 @@ class _Run:
             data, problem = dump_data(value, line.line_no)
             if problem is not None:
                 self.problems.append(problem)
+        # Everything needed from the parsed entry is taken: let it go before the row is built
+        # (for a line of 100 MB, its decoded text is another 100 MB held meanwhile).
+        decoded.value = value = message = None
         row = (
             self.session.pk,
             self.revision.pk,

@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import orjson
@@ -499,6 +500,39 @@ def test_it_decodes_every_real_line_like_the_engine(real_session_path: Path) -> 
             assert fast is not None and fast == decode_entry(raw.decode("utf-8"), 1)
 
 
+@given(
+    pieces=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    last_newline=st.booleans(),
+    chunk=st.integers(min_value=1, max_value=16),
+    limit=st.integers(min_value=4, max_value=64),
+)
+@settings(max_examples=300, derandomize=True, deadline=None)
+def test_it_splits_lines_exactly_whatever_the_chunk_size(
+    pieces, last_newline, chunk, limit
+) -> None:
+    # Lines longer than a chunk are read again in one piece; longer than the limit, not held.
+    from django.test import override_settings
+
+    from contextlab.library.services import BlobSink, iter_lines
+
+    data = b"\n".join(pieces) + (b"\n" if last_newline and pieces else b"")
+    with tempfile.TemporaryDirectory() as tmp, override_settings(CONTEXTLAB_MAX_LINE_BYTES=limit):
+        sink = BlobSink(Path(tmp) / "copy.jsonl", 0, new=True)
+        got = list(iter_lines(io.BytesIO(data), 0, 1, sink, chunk_bytes=chunk))
+        sink.finish(len(data))
+        copied = (Path(tmp) / "copy.jsonl").read_bytes()
+    expected = data.split(b"\n")
+    if data.endswith(b"\n") or not data:
+        expected = expected[:-1]
+    assert [line.size for line in got] == [len(e) for e in expected]
+    assert [line.raw for line in got] == [e if len(e) <= limit else None for e in expected]
+    assert [line.line_no for line in got] == list(range(1, len(expected) + 1))
+    starts = [sum(len(e) + 1 for e in expected[:i]) for i in range(len(expected))]
+    assert [line.start for line in got] == starts
+    assert all(line.complete for line in got[:-1])
+    assert copied == data
+
+
 @pytest.mark.parametrize(
     "timestamp",
     [
@@ -597,6 +631,25 @@ def test_it_stores_tabs_backslashes_and_copy_markers_exactly(write_session) -> N
     stored = Entry.objects.get(entry_id="x0000001")
     assert stored.data["message"]["content"] == "a\\N b\\ c\t d\n e \\."
     assert engine_entries(Session.objects.get()) == parse_session_file(path).entries
+
+
+def test_it_stores_large_entries_sent_in_slices_exactly(write_session, monkeypatch) -> None:
+    # Entries over LARGE_JSON_BYTES are escaped and sent a slice at a time: escapes that fall
+    # across slice boundaries must come out whole.
+    from contextlab.library import services
+
+    monkeypatch.setattr(services, "LARGE_JSON_BYTES", 7)
+    text = "tab\there, back\\slash \\N and a \\. line\n" * 5
+    entries = [
+        message("e0000000", None, "user", text),
+        message("e0000001", "e0000000", "assistant", "ok"),
+    ]
+    entries[1]["id"] = "a\tb"
+    path = write_session(header(), *entries)
+    result = import_session_file(path=path)
+    assert result.problems == []
+    assert engine_entries(Session.objects.get()) == parse_session_file(path).entries
+    assert Entry.objects.get(entry_id="e0000000").data["message"]["content"][0]["text"] == text
 
 
 def test_it_stores_ids_and_types_with_tabs_and_backslashes_exactly(write_session) -> None:
