@@ -20,7 +20,8 @@ is stored. Two contextlab figures are reported next to it:
 Runs against a scratch PostgreSQL database (<DATABASE_URL's name>_bench, dropped afterwards) so
 timings never depend on, or pollute, another database. Pi opens a COPY of the file (open()
 rewrites files it migrates). Environment: BENCH_IMPORT_BYTES (e.g. 200M), BENCH_IMPORT_ENTRIES,
-BENCH_RUNS (repetitions of the real-file comparison, default 11; medians are reported, since
+BENCH_IMPORT_LINE_BYTES (the session with one long line, default 100M), BENCH_RUNS (repetitions
+of the real-file comparison, default 11; medians are reported, since
 single runs swing by a third on a shared machine).
 """
 
@@ -308,6 +309,52 @@ def generated(url: str, size: int, entries: int) -> dict[str, Any]:
     }
 
 
+def long_line(url: str, size: int) -> dict[str, Any]:
+    """A session whose tool result is one line of `size` bytes: time and peak memory."""
+    text = ("output line with a \\ backslash and a \t tab\n" * (size // 44 + 1))[:size]
+    header = {"type": "session", "version": 3, "id": "bench-long-line", "cwd": "/home/dev/x"}
+    header["timestamp"] = "2026-01-01T00:00:00.000Z"
+    user = {"role": "user", "content": [{"type": "text", "text": "run it"}], "timestamp": 1}
+    result = {
+        "role": "toolResult",
+        "toolCallId": "t1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+        "timestamp": 2,
+    }
+    lines = [
+        header,
+        {"type": "message", "id": "a1", "parentId": None, "message": user},
+        {"type": "message", "id": "a2", "parentId": "a1", "message": result},
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "long-line.jsonl"
+        with path.open("w") as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+        del text, result, lines
+        env = dict(os.environ, CONTEXTLAB_BLOB_DIR=str(Path(tmp) / "blobs"))
+        if url:
+            env["DATABASE_URL"] = url
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.bench_import", "--child", str(path)],
+            cwd=REPO,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        line_bytes = path.stat().st_size
+    return {
+        "file_bytes": line_bytes,
+        "entries": figures["entries"],
+        "import_s": round(figures["seconds"], 2),
+        "peak_rss_mb_import": round(figures["peak_rss_kb_import"] / 1024, 1),
+    }
+
+
 def main() -> dict[str, Any]:
     size = parse_size(os.environ.get("BENCH_IMPORT_BYTES", "1G"))
     entries = int(os.environ.get("BENCH_IMPORT_ENTRIES", str(max(2000, size // (50 * 1024)))))
@@ -318,6 +365,8 @@ def main() -> dict[str, Any]:
         figures: dict[str, Any] = {"database": connection.vendor}
         figures["real_session_vs_pi"] = compare_with_pi(runs)
         figures["generated_session"] = generated(url, size, entries)
+        line = parse_size(os.environ.get("BENCH_IMPORT_LINE_BYTES", "100M"))
+        figures["one_long_line"] = long_line(url, line)
     return figures
 
 
