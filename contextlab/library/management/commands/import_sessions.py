@@ -231,15 +231,23 @@ class Command(BaseCommand):
                     )
                     self.stdout.flush()
                 self._watch_loop(
-                    paths, interval, deadline, as_json, stop_event, seen, index_after,
-                    events, settling,
-                )  # fmt: skip
+                    paths,
+                    interval=interval,
+                    deadline=deadline,
+                    as_json=as_json,
+                    stop_event=stop_event,
+                    seen=seen,
+                    index_after=index_after,
+                    events=events,
+                    settling=settling,
+                )
         except KeyboardInterrupt:
             return
 
     def _watch_loop(
         self,
         paths: list[Path],
+        *,
         interval: float,
         deadline: float | None,
         as_json: bool,
