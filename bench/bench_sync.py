@@ -120,10 +120,8 @@ def _watch_latencies(path: Path, session_pk: int, parent: str, appends: int) -> 
 
     def watch() -> None:
         try:
-            call_command(
-                "import_sessions", str(path.parent), "--watch", "--interval", "60",
-                "--index-after", "3600", stop_event=stop, stdout=out,
-            )  # fmt: skip
+            options = ["--watch", "--interval", "60", "--index-after", "3600"]
+            call_command("import_sessions", str(path.parent), *options, stop_event=stop, stdout=out)
         finally:
             connection.close()
 
