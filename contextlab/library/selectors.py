@@ -5,15 +5,33 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from django.db.models import QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast, Coalesce
 
-from contextlab.library.models import Entry, ImportProblem, Project, Session
+from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import apply_search
 
 
 def sessions_for_user(user: Any) -> QuerySet[Session]:
     return Session.objects.visible_to(user).select_related("project")
+
+
+def session_revisions(session: Session) -> QuerySet[SessionRevision]:
+    """The session's revisions, newest first, each with its entry and problem counts."""
+
+    def count_of(model: Any) -> Coalesce:
+        counts = (
+            model.objects.filter(revision=OuterRef("pk"))
+            .order_by()
+            .values("revision")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(counts), 0)
+
+    return session.revisions.annotate(
+        entries_stored=count_of(Entry), problems_found=count_of(ImportProblem)
+    ).order_by("-number")
 
 
 def projects_for_user(user: Any) -> QuerySet[Project]:

@@ -8,4 +8,10 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("search/", views.search, name="search"),
     path("upload/", views.upload, name="upload"),
+    path("sessions/<int:pk>/history/", views.history, name="history"),
+    path(
+        "sessions/<int:pk>/revisions/<int:number>/original.jsonl",
+        views.original,
+        name="original",
+    ),
 ]

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from itertools import groupby
+from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch, TextField
 from django.db.models.functions import Cast
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
-from contextlab.library.selectors import projects_for_user, search_entries, sessions_for_user
+from contextlab.library.selectors import (
+    projects_for_user,
+    search_entries,
+    session_revisions,
+    sessions_for_user,
+)
 from contextlab.library.services import import_session_file
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
-from contextlab.review.services import upload_check, upload_record
+from contextlab.review.services import audit_record, upload_check, upload_record
 
 # The library is one page; past this many sessions, filters narrow it down.
 LIBRARY_LIMIT = 500
@@ -133,3 +139,35 @@ def upload(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"{result['name']}: {result['outcome'].status}")
     return redirect("library:index")
+
+
+@login_required
+def history(request: HttpRequest, pk: int) -> HttpResponse:
+    """The versions of a session's file that were imported (a rewrite or a shrink starts a new
+    one; the old ones keep their entries), each with its original bytes to download."""
+    session = get_object_or_404(sessions_for_user(request.user), pk=pk)
+    return render(
+        request,
+        "library/history.html",
+        {"session": session, "revisions": session_revisions(session)},
+    )
+
+
+@login_required
+def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
+    """The bytes of a revision's file exactly as they were read (Pi can open them as they are)."""
+    session = get_object_or_404(sessions_for_user(request.user), pk=pk)
+    revision = get_object_or_404(session.revisions, number=number)
+    try:
+        handle = revision.open_blob()
+    except FileNotFoundError as exc:
+        raise Http404("The stored copy of this file is missing from CONTEXTLAB_BLOB_DIR.") from exc
+    name = Path(revision.source_path).name or f"{session.session_id}.jsonl"
+    if not name.endswith(".jsonl"):
+        name += ".jsonl"
+    if revision.pk != session.current_revision_id:
+        name = f"{name.removesuffix('.jsonl')}.r{revision.number}.jsonl"
+    audit_record(actor=request.user, verb="session.download_original", session=session, target=name)
+    return FileResponse(
+        handle, as_attachment=True, filename=name, content_type="application/x-ndjson"
+    )

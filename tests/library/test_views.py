@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -186,3 +187,56 @@ def test_it_searches_in_a_constant_number_of_queries(owner_client, tmp_path):
         response = owner_client.get(url, {"q": "needle"})
     assert response.content.decode().count("<mark>") >= 8
     assert len(many) == len(few)
+
+
+def test_it_shows_each_revision_of_a_rewritten_file_and_serves_its_original_bytes(
+    owner_client, tmp_path
+):
+    from contextlab.review.models import AuditEvent
+
+    lines = _linear("s-hist", "/srv/hist", "first version of the task")
+    path = write_session(tmp_path, lines, "s-hist.jsonl")
+    first_bytes = path.read_bytes()
+    import_session_file(path=path)
+    rewritten = _linear("s-hist", "/srv/hist", "the task")
+    path = write_session(tmp_path, rewritten, "s-hist.jsonl")  # shorter: a new revision
+    assert import_session_file(path=path).status == "revised"
+    session = Session.objects.get(session_id="s-hist")
+
+    page = owner_client.get(reverse("library:history", args=[session.pk])).content.decode()
+    cells = r'<td class="num">r(\d+)</td>\s*<td>(\w+)</td>\s*<td>([^<]*)</td>'
+    assert re.findall(cells, page) == [
+        ("2", "current", f"file shrank from {len(first_bytes)} to {path.stat().st_size} bytes"),
+        ("1", "superseded", "first import"),
+    ]
+    from contextlab.library.selectors import session_revisions
+
+    counted = [(r.number, r.entries_stored) for r in session_revisions(session)]
+    assert counted == [
+        (r.number, Entry.objects.filter(revision=r).count()) for r in session_revisions(session)
+    ]
+    assert all(n > 0 for _, n in counted)
+    old = owner_client.get(reverse("library:original", args=[session.pk, 1]))
+    assert b"".join(old.streaming_content) == first_bytes
+    assert old["Content-Disposition"] == 'attachment; filename="s-hist.r1.jsonl"'
+    new = owner_client.get(reverse("library:original", args=[session.pk, 2]))
+    assert b"".join(new.streaming_content) == path.read_bytes()
+    assert new["Content-Disposition"] == 'attachment; filename="s-hist.jsonl"'
+    assert owner_client.get(reverse("library:original", args=[session.pk, 3])).status_code == 404
+    assert AuditEvent.objects.filter(verb="session.download_original", session=session).count() == 2
+
+
+def test_it_keeps_history_and_original_bytes_from_outsiders(client, owner, outsider, tmp_path):
+    from contextlab.review.models import ProjectMembership
+
+    result = _import(tmp_path, _linear("s-private", "/srv/private", "secret plan"), "p.jsonl")
+    ProjectMembership.objects.create(
+        project=result.session.project, user=owner, role=ProjectMembership.Role.OWNER
+    )
+    urls = [
+        reverse("library:history", args=[result.session.pk]),
+        reverse("library:original", args=[result.session.pk, 1]),
+    ]
+    for user, status in ((owner, 200), (outsider, 404)):
+        client.force_login(user)
+        assert [client.get(url).status_code for url in urls] == [status, status]
