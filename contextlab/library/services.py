@@ -1098,8 +1098,13 @@ def import_session_file(
     user: Any = None,
     progress: ProgressCallback | None = None,
     index_search: bool = True,
+    revise: str | None = None,
 ) -> ImportResult:
     """Import or sync one session file (a path, or an uploaded file object).
+
+    With `revise` (a reason), a session already stored is read again from the start into a new
+    revision whatever the comparison in step 2 says: `reimport_sessions` uses it to redo an
+    import from the original bytes kept in the blob store.
 
     1. Find the header (the first line Pi keeps) and so the session id.
     2. Compare with the stored session's current revision: same bytes -> unchanged; the stored
@@ -1129,7 +1134,7 @@ def import_session_file(
         handle = fileobj  # type: ignore[assignment]
     started = time.perf_counter()
     try:
-        result = _import(handle, display, user, progress)
+        result = _import(handle, display, user, progress, revise)
     finally:
         if path is not None:
             handle.close()
@@ -1150,7 +1155,11 @@ def _file_size(f: IO[bytes]) -> int:
 
 
 def _import(
-    f: IO[bytes], display: str, user: Any, progress: ProgressCallback | None
+    f: IO[bytes],
+    display: str,
+    user: Any,
+    progress: ProgressCallback | None,
+    revise: str | None = None,
 ) -> ImportResult:
     size = _file_size(f)
     probe = probe_header(f)
@@ -1160,13 +1169,13 @@ def _import(
         try:
             with transaction.atomic():
                 _relax_commit()
-                return _import_into_session(f, display, size, probe, user, progress)
+                return _import_into_session(f, display, size, probe, user, progress, revise)
         except IntegrityError:
             # Another process created the same session (or revision) meanwhile: go again, now
             # as an update of what it stored.
             continue
     with transaction.atomic():
-        return _import_into_session(f, display, size, probe, user, progress)
+        return _import_into_session(f, display, size, probe, user, progress, revise)
 
 
 def _relax_commit() -> None:
@@ -1230,6 +1239,7 @@ def _import_into_session(
     probe: Probe,
     user: Any,
     progress: ProgressCallback | None,
+    revise: str | None = None,
 ) -> ImportResult:
     assert probe.session_id is not None
     session_id = clean_text(probe.session_id[:255])
@@ -1247,6 +1257,8 @@ def _import_into_session(
         )
         return _read_revision(f, display, size, probe, session, None, Status.NEW, progress)
 
+    if revise is not None:
+        return _read_revision(f, display, size, probe, session, revise, Status.REVISED, progress)
     revision = session.current_revision
     assert revision is not None
     if size >= revision.bytes_read and fingerprint(f, revision.bytes_read) == revision.fingerprint:

@@ -120,9 +120,9 @@ class Command(BaseCommand):
         seen = {f: _stat(f) for f in files}
         results, seconds = self._import_all(files, as_json)
         audit_imports(results=results, actor_label=command_actor("import_sessions"))
-        _store_tree_indexes(results)
+        store_tree_indexes(results)
         if as_json:
-            self.stdout.write(json.dumps(self._json(results, seconds), ensure_ascii=False))
+            self.stdout.write(json.dumps(results_json(results, seconds), ensure_ascii=False))
         else:
             self._print_summary(results, seconds)
         if options["watch"]:
@@ -160,14 +160,6 @@ class Command(BaseCommand):
                 base += file.stat().st_size
         progress.clear()
         return results, time.perf_counter() - started
-
-    @staticmethod
-    def _json(results: list[ImportResult], seconds: float) -> dict[str, Any]:
-        return {
-            "files": [r.as_json() for r in results],
-            "bytes": sum(r.bytes_read for r in results),
-            "seconds": round(seconds, 3),
-        }
 
     def _print_summary(self, results: list[ImportResult], seconds: float) -> None:
         for result in results:
@@ -305,7 +297,7 @@ class Command(BaseCommand):
                 if result.session is not None and result.status in _GREW:
                     settling[result.session.pk] = time.monotonic()
             if as_json:
-                self.stdout.write(json.dumps(self._json(results, 0.0), ensure_ascii=False))
+                self.stdout.write(json.dumps(results_json(results, 0.0), ensure_ascii=False))
             else:
                 for result in results:
                     if result.status != Status.UNCHANGED:
@@ -317,6 +309,15 @@ class Command(BaseCommand):
 
 
 _GREW = (Status.NEW, Status.APPENDED, Status.REVISED)
+
+
+def results_json(results: list[ImportResult], seconds: float) -> dict[str, Any]:
+    """The object `--json` prints (the contract of issue 3)."""
+    return {
+        "files": [r.as_json() for r in results],
+        "bytes": sum(r.bytes_read for r in results),
+        "seconds": round(seconds, 3),
+    }
 
 
 class _FileEvents(FileSystemEventHandler):
@@ -381,7 +382,7 @@ def _reported_files(reported: set[str], paths: list[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def _store_tree_indexes(results: list[ImportResult]) -> None:
+def store_tree_indexes(results: list[ImportResult]) -> None:
     """The dashboard's tree index of each session that changed, built now rather than on its
     first open (contextlab.inspector.services.tree_index_refresh)."""
     for result in results:
