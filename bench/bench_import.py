@@ -261,6 +261,22 @@ def _peak_rss_kb() -> int:
     return 0
 
 
+def import_in_child(path: Path, url: str, blobs: Path) -> dict[str, Any]:
+    """child_import's figures for `path`, imported in a fresh process (its own peak memory)."""
+    env = dict(os.environ, CONTEXTLAB_BLOB_DIR=str(blobs))
+    if url:
+        env["DATABASE_URL"] = url
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_import", "--child", str(path)],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def generated(url: str, size: int, entries: int) -> dict[str, Any]:
     sys.path.insert(0, str(REPO / "tools"))
     from gen_large_session import write_session
@@ -279,18 +295,7 @@ def generated(url: str, size: int, entries: int) -> dict[str, Any]:
             cwd="/home/dev/big",
         )
         generate_seconds = time.perf_counter() - started
-        env = dict(os.environ, CONTEXTLAB_BLOB_DIR=str(Path(tmp) / "blobs"))
-        if url:
-            env["DATABASE_URL"] = url
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.bench_import", "--child", str(path)],
-            cwd=REPO,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        figures = import_in_child(path, url, Path(tmp) / "blobs")
         file_bytes = path.stat().st_size
     mb = file_bytes / MB
     return {
@@ -334,18 +339,7 @@ def long_line(url: str, size: int) -> dict[str, Any]:
             for line in lines:
                 f.write(json.dumps(line) + "\n")
         del text, result, lines
-        env = dict(os.environ, CONTEXTLAB_BLOB_DIR=str(Path(tmp) / "blobs"))
-        if url:
-            env["DATABASE_URL"] = url
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.bench_import", "--child", str(path)],
-            cwd=REPO,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        figures = import_in_child(path, url, Path(tmp) / "blobs")
         line_bytes = path.stat().st_size
     return {
         "file_bytes": line_bytes,
