@@ -87,3 +87,19 @@ def test_it_hides_everything_from_anonymous_users(session) -> None:
 def test_it_lists_the_problems_of_the_current_revision(session) -> None:
     problems = list(session_problems(session))
     assert [(p.line, p.reason.split(":")[0]) for p in problems] == [(13, "invalid JSON")]
+
+
+def test_search_can_use_the_full_text_index_that_leaves_out_rows_without_vectors(session) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's full-text index")
+    from django.contrib.postgres.search import SearchQuery
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_indexdef('library_entry_search_vector'::regclass)")
+        assert cursor.fetchone()[0].endswith("WHERE (search_vector IS NOT NULL)")
+        # As on a table too big to scan: then only the full-text index can answer `@@`.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_indexscan = off")
+    query = SearchQuery("flamingo", config="english", search_type="websearch")
+    plan = Entry.objects.filter(search_vector=query).explain()
+    assert "Bitmap Index Scan on library_entry_search_vector" in plan
