@@ -142,6 +142,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 *
 # A session line longer than this is not decoded (it stays in the blob, reported as a problem).
 CONTEXTLAB_MAX_LINE_BYTES = env_int("CONTEXTLAB_MAX_LINE_BYTES", 256 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Connections that fill search vectors at once after a large import (PostgreSQL's text parser is
+# the limit there: one connection keeps one core busy).
+CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_count() or 1))
 
 # Where Pi's resources live on this server (agent dir: AGENTS.md, skills, SYSTEM.md; Pi root: docs).
 PI_AGENT_DIR = os.environ.get("PI_CODING_AGENT_DIR", str(Path.home() / ".pi" / "agent"))

@@ -6,9 +6,12 @@ and the markers turned into <mark> afterwards: ts_headline itself does not escap
 
 from __future__ import annotations
 
+import queue
 import re
+import threading
 from html import escape
 
+from django.conf import settings
 from django.contrib.postgres.search import (
     SearchHeadline,
     SearchQuery,
@@ -43,41 +46,110 @@ def index_revision(revision_id: int | None, *, batch: int = INDEX_BATCH) -> int:
     tsvector); returns how many were indexed.
 
     Batched, each batch committed on its own when not inside a transaction, so a watcher that
-    keeps appending to the same session never waits long on these rows.
+    keeps appending to the same session never waits long on these rows. On PostgreSQL, outside
+    a transaction and with more than one batch to do, CONTEXTLAB_INDEX_WORKERS connections store
+    batches at once: PostgreSQL's text parser, not Python, is what a large import waits for.
     """
     from contextlab.library.models import Entry
 
     if revision_id is None:
         return 0
     postgres = uses_postgres()
+    workers: _Workers | None = None
     total = 0
-    while True:
-        rows = list(
-            Entry.objects.filter(revision_id=revision_id, search_indexed=False)
-            .order_by("seq")
-            .values_list("id", "data")[:batch]
-        )
-        if not rows:
-            return total
-        ids = [row[0] for row in rows]
-        texts = [_storable(entry_search_text(row[1])) for row in rows]
-        if postgres:
-            with transaction.atomic(), connection.cursor() as cursor:
-                # Vectors can always be recomputed: no need to wait for the WAL flush.
-                # psycopg's own cursor: with DEBUG on, Django's would keep every batch of texts in
-                # connection.queries (hundreds of MB over a large session).
-                raw = cursor.cursor
-                raw.execute("SET LOCAL synchronous_commit TO OFF")
-                raw.execute(UPDATE_SQL, [ids, texts])
-        else:
-            Entry.objects.bulk_update(
-                [
-                    Entry(id=i, search_text=t, search_indexed=True)
-                    for i, t in zip(ids, texts, strict=True)
-                ],
-                ["search_text", "search_indexed"],
+    last_seq = -1
+    try:
+        while True:
+            # Keyset order: batches in flight on other connections are not seen again.
+            rows = list(
+                Entry.objects.filter(
+                    revision_id=revision_id, search_indexed=False, seq__gt=last_seq
+                )
+                .order_by("seq")
+                .values_list("id", "seq", "data")[:batch]
             )
-        total += len(rows)
+            if not rows:
+                break
+            last_seq = rows[-1][1]
+            ids = [row[0] for row in rows]
+            texts = [_storable(entry_search_text(row[2])) for row in rows]
+            total += len(rows)
+            if workers is None and len(rows) == batch and _parallel_ok(postgres):
+                workers = _Workers(settings.CONTEXTLAB_INDEX_WORKERS)
+            if workers is not None:
+                workers.submit(ids, texts)
+            else:
+                _store(postgres, ids, texts)
+    finally:
+        if workers is not None:
+            workers.finish()
+    return total
+
+
+def _parallel_ok(postgres: bool) -> bool:
+    # Other connections cannot see rows of a transaction still open here (a caller's atomic
+    # block, a test's): then everything goes through this one.
+    return postgres and settings.CONTEXTLAB_INDEX_WORKERS > 1 and not connection.in_atomic_block
+
+
+def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
+    from contextlab.library.models import Entry
+
+    if postgres:
+        with transaction.atomic(), connection.cursor() as cursor:
+            # Vectors can always be recomputed: no need to wait for the WAL flush.
+            # psycopg's own cursor: with DEBUG on, Django's would keep every batch of texts in
+            # connection.queries (hundreds of MB over a large session).
+            raw = cursor.cursor
+            raw.execute("SET LOCAL synchronous_commit TO OFF")
+            raw.execute(UPDATE_SQL, [ids, texts])
+    else:
+        Entry.objects.bulk_update(
+            [
+                Entry(id=i, search_text=t, search_indexed=True)
+                for i, t in zip(ids, texts, strict=True)
+            ],
+            ["search_text", "search_indexed"],
+        )
+
+
+class _Workers:
+    """Threads that store batches of vectors, each on its own connection (Django's connections
+    are per thread), closed when the work is done. At most one batch per thread waits."""
+
+    def __init__(self, count: int) -> None:
+        self._queue: queue.Queue[tuple[list[int], list[str]] | None] = queue.Queue(count)
+        self._errors: list[BaseException] = []
+        self._threads = [
+            threading.Thread(target=self._run, name=f"contextlab-index-{n}", daemon=True)
+            for n in range(count)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, ids: list[int], texts: list[str]) -> None:
+        if self._errors:
+            raise self._errors[0]
+        self._queue.put((ids, texts))
+
+    def _run(self) -> None:
+        try:
+            while (item := self._queue.get()) is not None:
+                if not self._errors:
+                    try:
+                        _store(True, *item)
+                    except BaseException as exc:  # raised again in the submitting thread
+                        self._errors.append(exc)
+        finally:
+            connection.close()
+
+    def finish(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join()
+        if self._errors:
+            raise self._errors[0]
 
 
 def index_pending(*, limit: int | None = None) -> int:

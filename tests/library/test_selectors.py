@@ -103,3 +103,62 @@ def test_search_can_use_the_full_text_index_that_leaves_out_rows_without_vectors
     query = SearchQuery("flamingo", config="english", search_type="websearch")
     plan = Entry.objects.filter(search_vector=query).explain()
     assert "Bitmap Index Scan on library_entry_search_vector" in plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_fills_search_vectors_on_several_connections_after_a_large_import(
+    write_session, settings
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's full-text index")
+    from contextlab.library.search import index_revision
+
+    settings.CONTEXTLAB_INDEX_WORKERS = 3
+    result = import_session_file(path=write_session(header(), *chain(57)), index_search=False)
+    before = _connections()
+
+    indexed = index_revision(result.session.current_revision_id, batch=5)  # 12 batches
+
+    assert indexed == 57
+    assert not Entry.objects.filter(search_indexed=False).exists()
+    assert Entry.objects.filter(search_vector__isnull=True).count() == 0
+    assert len(search_entries("pelicans")) == 57
+    assert _connections_drop_to(before)  # the workers' connections are closed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_reports_a_failure_of_a_search_indexing_connection(
+    write_session, settings, monkeypatch
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's full-text index")
+    from psycopg.errors import UndefinedObject
+
+    from contextlab.library import search
+
+    settings.CONTEXTLAB_INDEX_WORKERS = 2
+    result = import_session_file(path=write_session(header(), *chain(20)), index_search=False)
+    before = _connections()
+    monkeypatch.setattr(search, "UPDATE_SQL", search.UPDATE_SQL.replace("english", "no_such"))
+    with pytest.raises(UndefinedObject, match="no_such"):
+        search.index_revision(result.session.current_revision_id, batch=5)
+    assert _connections_drop_to(before)
+
+
+def _connections_drop_to(count: int) -> bool:
+    """Whether this database's connections come down to `count` (a closed connection's server
+    process may linger in pg_stat_activity for a moment)."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while _connections() > count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _connections() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        return cursor.fetchone()[0]
