@@ -314,8 +314,12 @@ class ImportProblem(models.Model):
     line = models.PositiveIntegerField(null=True, blank=True)
     reason = models.TextField()
     transient = models.BooleanField(default=False)
-    # For files that produced no session (no header, empty): where their bytes were kept.
+    # For files that produced no session (no header, empty): where their bytes were kept, and who
+    # imported them through the dashboard (None for commands: only staff see those).
     blob_path = models.TextField(blank=True)
+    reported_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -32,6 +33,45 @@ def session_revisions(session: Session) -> QuerySet[SessionRevision]:
     return session.revisions.annotate(
         entries_stored=count_of(Entry), problems_found=count_of(ImportProblem)
     ).order_by("-number")
+
+
+@dataclass
+class UnusableFile:
+    """A file that yielded no session (empty, no header, no usable line), as last imported."""
+
+    path: str
+    problems: list[ImportProblem]
+
+    @property
+    def first(self) -> ImportProblem:
+        return self.problems[0]
+
+
+def unusable_files_for(user: Any, limit: int = 20) -> list[UnusableFile]:
+    """The newest files that produced no session: those the user uploaded, and for staff also
+    those the commands met (they belong to no project, so to no one else)."""
+    problems = ImportProblem.objects.filter(session=None)
+    if not (user.is_staff or user.is_superuser):
+        problems = problems.filter(reported_to=user)
+    files: dict[tuple[str, Any], UnusableFile] = {}
+    for problem in problems.order_by("-created_at", "id")[: limit * 10]:
+        key = (problem.path, problem.reported_to_id)
+        if key not in files:
+            if len(files) == limit:
+                break
+            files[key] = UnusableFile(problem.path, [])
+        files[key].problems.append(problem)
+    for file in files.values():
+        file.problems.sort(key=lambda p: p.id)
+    return list(files.values())
+
+
+def unusable_file_problem(user: Any, pk: int) -> ImportProblem | None:
+    """One problem row of an unusable file, if the user may see that file."""
+    problems = ImportProblem.objects.filter(session=None, pk=pk)
+    if not (user.is_staff or user.is_superuser):
+        problems = problems.filter(reported_to=user)
+    return problems.first()
 
 
 def projects_for_user(user: Any) -> QuerySet[Project]:

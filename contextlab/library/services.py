@@ -1128,7 +1128,7 @@ def import_session_file(
             handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
             problem = Problem(0, f"cannot read the file: {exc.strerror or exc}")
-            _record_orphan_problems(display, [problem], blob_path="")
+            _record_orphan_problems(display, [problem], blob_path="", user=user)
             return ImportResult(display, Status.FAILED, problems=[problem])
     else:
         handle = fileobj  # type: ignore[assignment]
@@ -1164,7 +1164,7 @@ def _import(
     size = _file_size(f)
     probe = probe_header(f)
     if probe.session_id is None:
-        return _import_without_session(f, display, size)
+        return _import_without_session(f, display, size, user)
     for _attempt in range(2):
         try:
             with transaction.atomic():
@@ -1186,7 +1186,7 @@ def _relax_commit() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _import_without_session(f: IO[bytes], display: str, size: int) -> ImportResult:
+def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) -> ImportResult:
     """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line)."""
     problems: list[Problem] = []
     torn = False
@@ -1218,16 +1218,25 @@ def _import_without_session(f: IO[bytes], display: str, size: int) -> ImportResu
         blob_path = f"unusable/{digest.hexdigest()}.jsonl"
         if not (_blob_dir() / blob_path).exists():
             _copy_to_blob(f, 0, size, _blob_dir() / blob_path, append=False)
-    _record_orphan_problems(display, problems, blob_path=blob_path)
+    _record_orphan_problems(display, problems, blob_path=blob_path, user=user)
     return ImportResult(display, Status.FAILED, problems=problems)
 
 
-def _record_orphan_problems(display: str, problems: list[Problem], *, blob_path: str) -> None:
+def _record_orphan_problems(
+    display: str, problems: list[Problem], *, blob_path: str, user: Any = None
+) -> None:
+    reported_to = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
         # Re-importing the same unusable file must not pile up copies of its problems.
-        ImportProblem.objects.filter(session=None, path=display).delete()
+        ImportProblem.objects.filter(session=None, path=display, reported_to=reported_to).delete()
         ImportProblem.objects.bulk_create(
-            ImportProblem(path=display, line=p.line or None, reason=p.reason, blob_path=blob_path)
+            ImportProblem(
+                path=display,
+                line=p.line or None,
+                reason=p.reason,
+                blob_path=blob_path,
+                reported_to=reported_to,
+            )
             for p in problems
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import groupby
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch, TextField
@@ -20,6 +21,8 @@ from contextlab.library.selectors import (
     search_entries,
     session_revisions,
     sessions_for_user,
+    unusable_file_problem,
+    unusable_files_for,
 )
 from contextlab.library.services import import_session_file
 from contextlab.review.models import SessionLabel
@@ -80,6 +83,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "known_models": sorted({m for s in sessions for m in (s.models_used or [])}),
         "sorts": list(SORTS),
         "review_labels": labels_in_use(request.user),
+        "unusable_files": unusable_files_for(request.user),
     }
     if request.htmx and request.htmx.target == "library-table":
         return render(request, "library/index.html#library-table", context)
@@ -168,6 +172,23 @@ def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
     if revision.pk != session.current_revision_id:
         name = f"{name.removesuffix('.jsonl')}.r{revision.number}.jsonl"
     audit_record(actor=request.user, verb="session.download_original", session=session, target=name)
+    return FileResponse(
+        handle, as_attachment=True, filename=name, content_type="application/x-ndjson"
+    )
+
+
+@login_required
+def unusable_original(request: HttpRequest, pk: int) -> FileResponse:
+    """The bytes of a file that yielded no session, as they were kept when it was imported."""
+    problem = unusable_file_problem(request.user, pk)
+    if problem is None or not problem.blob_path:
+        raise Http404("No stored copy of this file.")
+    try:
+        handle = (Path(settings.CONTEXTLAB_BLOB_DIR) / problem.blob_path).open("rb")
+    except FileNotFoundError as exc:
+        raise Http404("The stored copy of this file is missing from CONTEXTLAB_BLOB_DIR.") from exc
+    name = Path(problem.path).name or "unusable.jsonl"
+    audit_record(actor=request.user, verb="file.download_unusable", target=problem.path[:200])
     return FileResponse(
         handle, as_attachment=True, filename=name, content_type="application/x-ndjson"
     )

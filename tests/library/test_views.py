@@ -240,3 +240,36 @@ def test_it_keeps_history_and_original_bytes_from_outsiders(client, owner, outsi
     for user, status in ((owner, 200), (outsider, 404)):
         client.force_login(user)
         assert [client.get(url).status_code for url in urls] == [status, status]
+
+
+def test_it_lists_files_that_yielded_no_session_to_who_uploaded_them(
+    client, owner, teammate, tmp_path, django_user_model
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from contextlab.review.models import AuditEvent
+
+    bad = b"this is not a session\nnor is this\n"
+    client.force_login(owner)
+    client.post(reverse("library:upload"), {"files": [SimpleUploadedFile("broken.jsonl", bad)]})
+    # A command met another unusable file: no one uploaded it.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n\n")
+    import_session_file(path=empty)
+
+    page = client.get(reverse("library:index")).content.decode()
+    assert "1 file could not be imported" in page and "<code>broken.jsonl</code>" in page
+    assert "no line of this file is usable" in page and str(empty) not in page
+    link = re.search(r'href="(/unusable/\d+/original\.jsonl)"', page).group(1)
+    download = client.get(link)
+    assert b"".join(download.streaming_content) == bad
+    assert AuditEvent.objects.filter(verb="file.download_unusable").count() == 1
+
+    client.force_login(teammate)  # another user: neither file is theirs
+    assert "could not be imported" not in client.get(reverse("library:index")).content.decode()
+    assert client.get(link).status_code == 404
+
+    staff = django_user_model.objects.create_user("ops", password="x", is_staff=True)
+    client.force_login(staff)
+    page = client.get(reverse("library:index")).content.decode()
+    assert "2 files could not be imported" in page and str(empty) in page
