@@ -66,7 +66,7 @@ def test_it_lists_sessions_in_a_constant_number_of_queries(owner_client, tmp_pat
         response = owner_client.get(reverse("library:index"))
     assert response.content.decode().count("task ") >= 9
     assert len(many) == len(few)
-    assert len(many) <= 6
+    assert len(many) <= 7  # with the user's files that yielded no session
 
 
 def test_it_filters_and_sorts_and_renders_only_the_table_for_htmx(owner_client, tmp_path):
