@@ -223,14 +223,20 @@ def tree_rows(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "inspector/session.html#tree-segments", context)
 
 
-@login_required
-def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
-    """The path entries a compaction replaced (listed on demand: there can be thousands)."""
+def _session_entry(request: HttpRequest, pk: int) -> tuple[Session, SessionIndex, str]:
+    """The session (visible to the user), its tree index and the `entry` the request names."""
     session = _get_session_for_user(request, pk)
     index = session_index(session)
     entry_id = request.GET.get("entry", "")
     if entry_id not in index.items:
         raise Http404("No such entry in this session")
+    return session, index, entry_id
+
+
+@login_required
+def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
+    """The path entries a compaction replaced (listed on demand: there can be thousands)."""
+    session, index, entry_id = _session_entry(request, pk)
     context = {
         "session": session,
         "entry_id": entry_id,
@@ -273,11 +279,7 @@ def _middle_html(session: Session, inspection: services.Inspection, start: int) 
 @login_required
 def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
     """The next page of collapsed messages of one projection (htmx "show more")."""
-    session = _get_session_for_user(request, pk)
-    index = session_index(session)
-    entry_id = request.GET.get("entry", "")
-    if entry_id not in index.items:
-        raise Http404("No such entry in this session")
+    session, index, entry_id = _session_entry(request, pk)
     try:
         start = max(0, int(request.GET.get("start", "0")))
     except ValueError:
@@ -289,11 +291,7 @@ def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def message(request: HttpRequest, pk: int) -> HttpResponse:
     """The body of one message of a projection (collapsed rows load it when opened)."""
-    session = _get_session_for_user(request, pk)
-    index = session_index(session)
-    entry_id = request.GET.get("entry", "")
-    if entry_id not in index.items:
-        raise Http404("No such entry in this session")
+    session, index, entry_id = _session_entry(request, pk)
     blocks = services.message_blocks(session, index, entry_id)
     return render(request, "inspector/_blocks.html", {"blocks": blocks})
 

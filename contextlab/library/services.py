@@ -1520,27 +1520,16 @@ def _append_to_blob(f: IO[bytes], revision: SessionRevision, start: int, end: in
 
 def _save_problems(session: Session, revision: SessionRevision, display: str, run: _Run) -> None:
     ImportProblem.objects.bulk_create(
-        [
-            ImportProblem(
-                session=session,
-                revision=revision,
-                path=display,
-                line=p.line or None,
-                reason=p.reason,
-            )
-            for p in run.problems
-        ]
-        + [
-            ImportProblem(
-                session=session,
-                revision=revision,
-                path=display,
-                line=p.line or None,
-                reason=p.reason,
-                transient=True,
-            )
-            for p in run.transient
-        ]
+        ImportProblem(
+            session=session,
+            revision=revision,
+            path=display,
+            line=p.line or None,
+            reason=p.reason,
+            transient=transient,
+        )
+        for problems, transient in ((run.problems, False), (run.transient, True))
+        for p in problems
     )
 
 
