@@ -212,23 +212,6 @@ def _session_blob_path(session_id: str, number: int) -> str:
     return f"sessions/{key[:2]}/{key[:32]}/r{number}.jsonl"
 
 
-def _copy_to_blob(f: IO[bytes], start: int, end: int, target: Path, *, append: bool) -> str:
-    """Copy f[start:end] to target and return the sha256 of the copied bytes."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    f.seek(start)
-    remaining = end - start
-    with target.open("ab" if append else "wb") as out:
-        while remaining > 0:
-            chunk = f.read(min(CHUNK_BYTES, remaining))
-            if not chunk:
-                break
-            digest.update(chunk)
-            out.write(chunk)
-            remaining -= len(chunk)
-    return digest.hexdigest()
-
-
 class BlobSink:
     """Copies the chunks of a file to a revision's blob as they are read, keeping the blob exactly
     the bytes consumed: `finish(end)` cuts off a torn tail that was read but not consumed.
@@ -1217,7 +1200,7 @@ def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) ->
             digest.update(chunk)
         blob_path = f"unusable/{digest.hexdigest()}.jsonl"
         if not (_blob_dir() / blob_path).exists():
-            _copy_to_blob(f, 0, size, _blob_dir() / blob_path, append=False)
+            _copy_to_blob(f, 0, size, _blob_dir() / blob_path, new=True)
     _record_orphan_problems(display, problems, blob_path=blob_path, user=user)
     return ImportResult(display, Status.FAILED, problems=problems)
 
@@ -1460,7 +1443,7 @@ def _append(
         session.problem_count = ImportProblem.objects.filter(revision=revision).count()
         Session.objects.filter(pk=session.pk).update(problem_count=session.problem_count)
         return _result(display, Status.UNCHANGED, session, 0, 0)
-    _append_to_blob(f, revision, start, end)
+    _copy_to_blob(f, start, end, revision.blob_file, new=False)
     revision.bytes_read = end
     revision.next_seq = run.seq
     revision.fingerprint = fingerprint(f, end)
@@ -1505,8 +1488,10 @@ def _stream(
     return end
 
 
-def _append_to_blob(f: IO[bytes], revision: SessionRevision, start: int, end: int) -> None:
-    sink = BlobSink(revision.blob_file, start, new=False)
+def _copy_to_blob(f: IO[bytes], start: int, end: int, target: Path, *, new: bool) -> str:
+    """Copy f[start:end] to the blob `target` (a new one, from 0; or an existing one, from
+    `start`); returns the sha256 of a new blob ("" for an append)."""
+    sink = BlobSink(target, start, new=new)
     f.seek(start)
     pos = start
     while pos < end:
@@ -1515,7 +1500,7 @@ def _append_to_blob(f: IO[bytes], revision: SessionRevision, start: int, end: in
             break
         sink.write(pos, chunk)
         pos += len(chunk)
-    sink.finish(end)
+    return sink.finish(end)
 
 
 def _save_problems(session: Session, revision: SessionRevision, display: str, run: _Run) -> None:
