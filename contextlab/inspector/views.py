@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from contextlab.inspector import services
@@ -321,9 +322,11 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
     project = _get_project_for_user(request, pk)
     profile = ResourceProfile.objects.filter(project=project).first()
     form = ResourceProfileForm(request.POST, request.FILES, instance=profile)
-    back = request.POST.get("next") or reverse("library:index")
-    if not back.startswith("/"):
-        back = reverse("library:index")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = reverse("library:index")  # only ever back to a page of this site
     if form.is_valid():
         services.save_resource_profile(project=project, form=form, user=request.user)
         messages.success(request, f"Resource profile of {project.cwd} saved.")

@@ -193,6 +193,18 @@ def test_it_rejects_a_profile_with_relative_paths(owner_client, rich):
     assert not ResourceProfile.objects.exists()
 
 
+def test_it_sends_back_after_saving_a_profile_only_to_a_page_of_this_site(owner_client, rich):
+    url = reverse("inspector:profile", args=[rich.project.pk])
+    here = reverse("inspector:session", args=[rich.pk])
+    for given, expected in (
+        (here, here),
+        ("//evil.example/phish", reverse("library:index")),
+        ("https://evil.example/", reverse("library:index")),
+    ):
+        response = owner_client.post(url, {"tools_text": "read", "next": given})
+        assert response["Location"] == expected, given
+
+
 def test_it_charts_context_growth_along_the_active_path(owner_client, rich):
     response = owner_client.get(reverse("inspector:chart", args=[rich.pk]))
     body = response.content.decode()
