@@ -86,6 +86,7 @@ class Problem:
 
     line: int
     reason: str
+    fatal: bool = False  # Pi rejects the whole file, not just this line
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}"
@@ -374,17 +375,22 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
         header, header_line = first[1], first[0]
         if not isinstance(header.get("id"), str):
             problems.append(
-                Problem(header_line, 'session header has no string "id" (Pi would reject the file)')
+                Problem(
+                    header_line,
+                    'session header has no string "id" (Pi would reject the file)',
+                    fatal=True,
+                )
             )
     elif first is not None:
         problems.append(
             Problem(
                 first[0],
                 "the first line is not a session header (Pi would reject the whole file)",
+                fatal=True,
             )
         )
     elif not problems:
-        problems.append(Problem(1, "empty file: no session header"))
+        problems.append(Problem(1, "empty file: no session header", fatal=True))
 
     version_hint = None
     if header is None:

@@ -169,6 +169,18 @@ def test_it_fails_with_one_line_naming_file_line_and_reason(tmp_path, content, l
     assert expected in message
 
 
+def test_it_skips_a_line_pi_skips_even_when_its_reason_says_reject(tmp_path):
+    # A byte order mark makes JSON.parse reject that one line; Pi reads on without it.
+    path, agent = write_session(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], b"\xef\xbb\xbf{}\n", *lines[2:]]))
+    err = io.StringIO()
+    out = io.StringIO()
+    call_command("context", str(path), "--agent-dir", str(agent), "--json", stdout=out, stderr=err)
+    assert ":3: starts with a byte order mark" in err.getvalue() and "skipped" in err.getvalue()
+    assert json.loads(out.getvalue())["leafId"] == "l1"
+
+
 def test_it_exits_non_zero_from_the_shell(tmp_path):
     missing = tmp_path / "nope.jsonl"
     proc = subprocess.run(

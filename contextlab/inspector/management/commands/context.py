@@ -58,7 +58,7 @@ def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
         parsed = parse_session_file(Path(path_arg))
     except OSError as exc:
         raise CommandError(f"{path_arg}: cannot read the file: {exc.strerror or exc}") from exc
-    fatal = [p for p in parsed.problems if "reject" in p.reason or "empty file" in p.reason]
+    fatal = [p for p in parsed.problems if p.fatal]
     if fatal:
         raise CommandError(f"{path_arg}:{fatal[0].line}: {fatal[0].reason}")
     for problem in parsed.problems:
