@@ -70,9 +70,9 @@ def test_it_passes_instructions_and_limits_to_the_request(session_file):
     assert requests
     for request in requests:
         assert request["maxTokens"] <= 500
-    if result["request"]:
-        text = result["request"]["messages"][0]["content"][0]["text"]
-        assert text.endswith("\n\nAdditional focus: Keep the parser notes")
+    assert result["request"]
+    text = result["request"]["messages"][0]["content"][0]["text"]
+    assert text.endswith("\n\nAdditional focus: Keep the parser notes")
 
 
 def test_it_accepts_a_line_number_as_leaf(session_file):
@@ -92,11 +92,23 @@ def test_it_prints_nulls_when_there_is_nothing_to_compact(session_file):
 
 
 def test_it_reports_should_compact_for_a_context_window(session_file):
-    small = run("compact", str(session_file), "--context-window", "100", "--dry-run", "--json")
-    large = run("compact", str(session_file), "--context-window", "10000000", "--dry-run", "--json")
-    if small["tokensBefore"] is not None:
-        assert small["shouldCompact"] is True
-        assert large["shouldCompact"] is False
+    def run_with_window(window: str) -> dict:
+        return run(
+            "compact",
+            str(session_file),
+            "--keep-recent-tokens",
+            "100",
+            "--context-window",
+            window,
+            "--dry-run",
+            "--json",
+        )
+
+    small = run_with_window("100")
+    large = run_with_window("10000000")
+    assert small["tokensBefore"] is not None
+    assert small["shouldCompact"] is True
+    assert large["shouldCompact"] is False
 
 
 def test_it_lists_auto_compactions_for_a_small_window(session_file):
