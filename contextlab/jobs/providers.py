@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from contextlab.pi.providers import anthropic_messages
@@ -198,6 +199,8 @@ def _raise_for(exc: Exception, provider: str) -> None:
     import anthropic
     import openai
 
+    if isinstance(exc, SoftTimeLimitExceeded):
+        raise exc  # the job's time is up: not a provider failure (job_execute reports it)
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError | anthropic.APITimeoutError):
         raise ProviderError(f"{provider} did not answer in time ({exc})", retryable=True) from exc

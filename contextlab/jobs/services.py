@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -730,16 +731,11 @@ def job_execute(
         return job_run(job=job, complete=complete)
     except RetryLater:
         raise
+    except SoftTimeLimitExceeded:
+        return _fail(job, f"Timed out after {settings.CELERY_TASK_SOFT_TIME_LIMIT}s")
     except Exception as exc:
         logger.exception("job %s crashed", job_id)
         return _fail(job, f"Internal error: {exc.__class__.__name__}: {exc}")
-
-
-def job_fail_by_id(*, job_id: int, message: str) -> None:
-    """Mark a job failed from outside its run (time limit hit in the task)."""
-    job = Job.objects.filter(pk=job_id).first()
-    if job is not None:
-        _fail(job, message)
 
 
 # --------------------------------------------------------------------------------------------

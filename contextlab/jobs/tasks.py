@@ -16,10 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import close_old_connections, connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -32,15 +31,9 @@ logger = logging.getLogger(__name__)
 @shared_task(bind=True, name="jobs.run_job", max_retries=None)
 def run_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
     try:
-        job = services.job_execute(job_id=job_id)
+        job = services.job_execute(job_id=job_id)  # a soft time limit fails the job there
     except services.RetryLater as later:
         raise self.retry(countdown=later.countdown) from None
-    except SoftTimeLimitExceeded:
-        services.job_fail_by_id(
-            job_id=job_id,
-            message=f"Timed out after {settings.CELERY_TASK_SOFT_TIME_LIMIT}s",
-        )
-        return "timed out"
     return job.status if job is not None else "not claimed"
 
 
@@ -106,7 +99,3 @@ def enqueue(job_id: int) -> None:
         _embedded_executor().submit(run_embedded, job_id)
     else:
         run_job.delay(job_id)
-
-
-def enqueue_on_commit(job_id: int) -> None:
-    transaction.on_commit(lambda: enqueue(job_id))

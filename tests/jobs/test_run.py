@@ -222,3 +222,23 @@ def test_an_appended_summary_is_searchable_and_counted(import_corpus, offline_pr
     assert entry.search_indexed and "offline summary" in entry.search_text
     assert entry.tokens > 0
     assert entry in search_entries("contextlab without a model")
+
+
+def test_a_job_that_runs_out_of_time_fails_as_timed_out_and_appends_nothing(
+    import_corpus, anthropic_provider, settings
+):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    settings.CELERY_TASK_SOFT_TIME_LIMIT = 7
+    session, _ = import_corpus("tools")
+    before = _count(session)
+
+    def slow(config, request, reasoning=None):
+        raise SoftTimeLimitExceeded()  # what Celery raises in the task when time is up
+
+    done = services.job_execute(job_id=_job(session).pk, complete=slow)
+    assert (done.status, done.error) == ("failed", "Timed out after 7s")
+    assert _count(session) == before
+    # Raised inside a provider's SDK call, it is not taken for a provider failure either.
+    with pytest.raises(SoftTimeLimitExceeded):
+        providers._raise_for(SoftTimeLimitExceeded(), "Anthropic")
