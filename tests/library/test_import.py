@@ -427,30 +427,31 @@ def test_it_copies_a_real_file_without_touching_it(real_session_path: Path, tmp_
 
 
 @pytest.mark.parametrize(
-    "raw",
+    ("raw", "takes_fast_path"),
     [
-        b'{"type":"a","a":1,"a":2,"b":3}',
-        b'{"type":"a","args":{"b":1,"10":2,"2":3}}',
-        '{"type":"a","args":{"\u00b2":1,"b":2}}'.encode(),  # a digit, not an index key
-        b'{"type":"a","args":{"b":[{"x":{"7":0}}]}}',
-        b' {"type":"a"}\r',
-        b'{"type":"a","x":-0,"y":1.0,"z":1e-7}',
-        b'{"type":"a","x":12345678901234567890}',
-        b'{"type":"a","x":"\\ud800"}',
-        b'{"type":"a","x":NaN}',
-        b'\xef\xbb\xbf{"type":"a"}',
-        b'{"type":"a","id":null}',
-        b'{"type":"a","parentId":5}',
-        b'{"type":""}',
-        b"[1]",
-        b'{"type":"caf\xe9"}',
+        (b'{"type":"a","a":1,"a":2,"b":3}', True),  # the last duplicate wins in both
+        (b'{"type":"a","args":{"b":1,"10":2,"2":3}}', False),  # integer-like keys go first in JS
+        ('{"type":"a","args":{"\u00b2":1,"b":2}}'.encode(), True),  # a digit, not an index key
+        (b'{"type":"a","args":{"b":[{"x":{"7":0}}]}}', False),  # ... also when nested
+        (b' {"type":"a"}\r', True),
+        (b'{"type":"a","x":-0,"y":1.0,"z":1e-7}', True),
+        (b'{"type":"a","x":12345678901234567890}', False),  # could pass 2**53
+        (b'{"type":"a","x":"\\ud800"}', False),  # a lone surrogate
+        (b'{"type":"a","x":NaN}', False),
+        (b'\xef\xbb\xbf{"type":"a"}', False),  # a BOM
+        (b'{"type":"a","id":null}', False),  # an id that is not a string
+        (b'{"type":"a","parentId":5}', False),  # a parentId that is not a string
+        (b'{"type":""}', False),
+        (b"[1]", False),  # not an object
+        (b'{"type":"caf\xe9"}', False),  # not UTF-8
     ],
 )
-def test_it_decodes_fast_only_where_the_engine_agrees(raw: bytes) -> None:
+def test_it_decodes_fast_only_where_the_engine_agrees(raw: bytes, takes_fast_path: bool) -> None:
     from contextlab.library.services import _fast_decode
     from contextlab.pi.session import decode_entry
 
     fast = _fast_decode(raw)
+    assert (fast is not None) is takes_fast_path
     if fast is not None:
         engine = decode_entry(raw.decode("utf-8"), 1)
         # Serialised, so that the key order of nested objects is compared too.
@@ -486,8 +487,22 @@ def test_it_decodes_fast_only_lines_the_engine_reads_the_same(body, spaces) -> N
     text = json.dumps(value, ensure_ascii=False).replace(": ", ":" + spaces)
     raw = text.encode("utf-8", "surrogatepass")
     fast = _fast_decode(raw)
+    if not body:
+        assert fast is not None  # a plain {"type", "id"} line takes the fast path
     if fast is not None:
         assert orjson.dumps(fast) == orjson.dumps(decode_entry(text, 1))
+
+
+@pytest.mark.parametrize("spaces", ["", " ", "\t", " \r\n "])
+def test_it_decodes_a_plain_line_on_the_fast_path(spaces: str) -> None:
+    from contextlab.library.services import _fast_decode
+    from contextlab.pi.session import decode_entry
+
+    value = {"type": "message", "id": "e1", "parentId": None, "a": 1, "b": [True, None, "x"]}
+    text = json.dumps(value, ensure_ascii=False).replace(": ", ":" + spaces)
+    fast = _fast_decode(text.encode("utf-8"))
+    assert fast is not None
+    assert orjson.dumps(fast) == orjson.dumps(decode_entry(text, 1))
 
 
 def test_it_decodes_every_real_line_like_the_engine(real_session_path: Path) -> None:
