@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -187,7 +189,13 @@ def test_the_what_if_page_lists_where_pi_would_have_compacted(owner_client, impo
     )
     assert response.status_code == 200
     body = response.content.decode()
-    assert "auto-compaction" in body
+    found = re.search(
+        r"(\d+) auto-compactions? for contextWindow 1000, reserveTokens 100, "
+        r"keepRecentTokens 200\.",
+        body,
+    )
+    assert found and int(found.group(1)) > 0
+    assert body.count("<li>after <code>") == int(found.group(1))
     partial = owner_client.get(url, {"contextWindow": "1000000"}, **HTMX)
     assert partial.content.decode().lstrip().startswith('<div id="what-if-results">')
     assert "0 auto-compactions" in partial.content.decode()
