@@ -105,12 +105,14 @@ def test_it_renders_html_from_sessions_inert(
     _login(page, live_server)
     page.goto(f"{live_server.url}{reverse('inspector:session', args=[result.session.pk])}")
     page.wait_for_selector("#tree a.trow")
+    assert page.evaluate("typeof window.__xss") == "undefined"
     for entry_id in ("u0000001", "r0000001", "x0000001", "c0000001"):
         page.goto(
             f"{live_server.url}{reverse('inspector:session', args=[result.session.pk])}"
             f"?entry={entry_id}&tab=context"
         )
         page.wait_for_selector("#messages")
+        assert page.evaluate("typeof window.__xss") == "undefined", entry_id
     page.goto(f"{live_server.url}{reverse('library:search')}?q=please")
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert dialogs == []
