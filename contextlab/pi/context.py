@@ -3,8 +3,8 @@
 Truth:
 - ``buildSessionContext`` in pi-coding-agent ``dist/core/session-manager.js``;
 - ``convertToLlm``, ``bashExecutionToText``, ``create*Message`` in ``dist/core/messages.js``;
-- ``transformMessages`` in pi-ai ``dist/api/transform-messages.js`` (provider-independent part:
-  no tool-call id normalisation, which each provider adds on top).
+- ``transformMessages`` in pi-ai ``dist/api/transform-messages.js`` (tool-call ids are normalised
+  only when a provider hands its normaliser in, as its ``convertMessages`` does).
 
 Values JavaScript would hold as ``undefined`` are represented by an absent key (``JSON.stringify``
 drops them); ``new Date(x).getTime()`` that is NaN becomes ``None`` (``null`` in JSON).
@@ -16,7 +16,7 @@ of a parent with its children (Pi re-walks the whole path for each leaf).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "TOOL_IMAGE_PLACEHOLDER",
     "USER_IMAGE_PLACEHOLDER",
     "LeafProjection",
+    "NormalizeToolCallId",
     "SessionContext",
     "bash_execution_to_text",
     "build_session_context",
@@ -49,6 +50,8 @@ NO_RESULT_TEXT = DEFAULT_DIALECT.message_texts.no_result_text
 
 _DEFAULT: Any = object()
 Json = dict[str, Any]
+# pi-ai's `normalizeToolCallId(id, model, assistantMessage)`, which each provider hands over.
+NormalizeToolCallId = Callable[[Any, Json, Json], Any]
 
 
 @dataclass
@@ -394,7 +397,37 @@ def _downgrade_images(message: Json, supports_images: bool, dialect: Dialect) ->
     return message
 
 
-def _transform_assistant(message: Json, model: Json) -> Json:
+class _ToolCallIds:
+    """The ``normalizeToolCallId`` callback and the map of ids it changed (one transform run)."""
+
+    __slots__ = ("mapping", "normalize")
+
+    def __init__(self, normalize: NormalizeToolCallId) -> None:
+        self.normalize = normalize
+        self.mapping: dict[Any, Any] = {}
+
+    def tool_result(self, message: Json) -> Json:
+        # `normalizedId && normalizedId !== msg.toolCallId`
+        original = message.get("toolCallId")
+        normalized = self.mapping.get(original, _DEFAULT)
+        if normalized is _DEFAULT or not js_truthy(normalized) or normalized == original:
+            return message
+        out = dict(message)
+        out["toolCallId"] = normalized
+        return out
+
+    def tool_call(self, block: Json, model: Json, message: Json) -> Json:
+        original = block.get("id")
+        normalized = self.normalize(original, model, message)
+        if normalized == original:
+            return block
+        self.mapping[original] = normalized
+        out = dict(block)
+        out["id"] = normalized
+        return out
+
+
+def _transform_assistant(message: Json, model: Json, ids: _ToolCallIds | None = None) -> Json:
     same_model = (
         message.get("provider", _DEFAULT) == model.get("provider", _DEFAULT)
         and message.get("api", _DEFAULT) == model.get("api", _DEFAULT)
@@ -429,8 +462,10 @@ def _transform_assistant(message: Json, model: Json) -> Json:
                 _put(text_block, "text", block, "text")
                 content.append(text_block)
         elif kind == "toolCall":
-            if not same_model and "thoughtSignature" in block:
+            if not same_model and js_truthy(block.get("thoughtSignature")):
                 block = {k: v for k, v in block.items() if k != "thoughtSignature"}
+            if not same_model and ids is not None:
+                block = ids.tool_call(block, model, message)
             content.append(block)
         else:
             content.append(block)
@@ -439,10 +474,19 @@ def _transform_assistant(message: Json, model: Json) -> Json:
     return out
 
 
-def _first_pass(message: Json, model: Json, supports_images: bool, dialect: Dialect) -> Json:
+def _first_pass(
+    message: Json,
+    model: Json,
+    supports_images: bool,
+    dialect: Dialect,
+    ids: _ToolCallIds | None = None,
+) -> Json:
     message = _downgrade_images(message, supports_images, dialect)
-    if message.get("role") == "assistant":
-        return _transform_assistant(message, model)
+    role = message.get("role")
+    if role == "assistant":
+        return _transform_assistant(message, model, ids)
+    if role == "toolResult" and ids is not None:
+        return ids.tool_result(message)
     return message
 
 
@@ -512,13 +556,19 @@ class _OrphanTracker:
 
 
 def transform_messages(
-    messages: Iterable[Json], model: Json, now_ms: Any = None, dialect: Dialect = DEFAULT_DIALECT
+    messages: Iterable[Json],
+    model: Json,
+    now_ms: Any = None,
+    dialect: Dialect = DEFAULT_DIALECT,
+    normalize_tool_call_id: NormalizeToolCallId | None = None,
 ) -> list[Json]:
-    """pi-ai's ``transformMessages(messages, model)`` without tool-call id normalisation.
+    """pi-ai's ``transformMessages(messages, model, normalizeToolCallId)``.
 
     1. Images become placeholders when ``model["input"]`` lacks ``"image"``.
     2. Assistant messages from another provider/api/model lose redacted and empty thinking and
-       turn thinking into text; ``thoughtSignature`` is dropped from their tool calls.
+       turn thinking into text; ``thoughtSignature`` is dropped from their tool calls, whose ids
+       go through ``normalize_tool_call_id(id, model, assistant_message)`` when given (a
+       provider's normaliser); a later result of a call whose id changed follows it.
     3. Error and aborted assistant messages are skipped; tool calls without a result before the
        next assistant or user message (or the end) get a ``"No result provided"`` error result.
 
@@ -530,9 +580,10 @@ def transform_messages(
     if now_ms is None:
         now_ms = _latest_timestamp(messages)
     supports_images = "image" in (model.get("input") or [])
+    ids = None if normalize_tool_call_id is None else _ToolCallIds(normalize_tool_call_id)
     tracker = _OrphanTracker(dialect.message_texts.no_result_text)
     for message in messages:
-        tracker.push(_first_pass(message, model, supports_images, dialect), now_ms)
+        tracker.push(_first_pass(message, model, supports_images, dialect, ids), now_ms)
     return tracker.finish(now_ms)
 
 

@@ -8,7 +8,9 @@ prints or orders things, Python's defaults differ; every such rule lives here:
   ``1e-05``), and so do ``String(value)`` and template literals;
 - ``Array.prototype.sort()`` without a comparator orders strings by UTF-16 code units;
 - ``new Date(iso).getTime()`` gives integer milliseconds, or NaN (here: ``None``);
-- ``Number.prototype.toFixed`` rounds the exact binary value half-up.
+- ``Number.prototype.toFixed`` rounds the exact binary value half-up;
+- ``String.prototype.trim`` and the regex ``\\s`` use another whitespace set than ``str.strip``;
+- truthiness: ``[]`` and ``{}`` are truthy, NaN is falsy.
 
 Strings that went through a UTF-16 cut may hold lone surrogates; they are represented in Python
 as surrogate code points (``'surrogatepass'``), the way JavaScript holds them.
@@ -26,11 +28,15 @@ from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
 __all__ = [
+    "JS_WHITESPACE",
+    "JS_WHITESPACE_CLASS",
     "date_parse_ms",
     "js_len",
     "js_slice",
     "js_sorted",
     "js_string",
+    "js_trim",
+    "js_truthy",
     "json_stringify",
     "number_to_string",
     "to_fixed",
@@ -78,6 +84,34 @@ def utf16_sort_key(text: str) -> bytes:
 def js_sorted(items: list[str]) -> list[str]:
     """``[...items].sort()``."""
     return sorted(items, key=utf16_sort_key)
+
+
+# ECMAScript WhiteSpace + LineTerminator (ECMA-262 §12.2-3): what String.prototype.trim() removes
+# and ``\s`` matches. Python's str.strip()/isspace() differ: they take U+001C-U+001F and U+0085 and
+# leave U+FEFF.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+# The same set as the body of a regex character class (``f"[{JS_WHITESPACE_CLASS}]"``).
+JS_WHITESPACE_CLASS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``."""
+    return text.strip(JS_WHITESPACE)
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value: ``0``, NaN, ``""``, ``null``, ``false`` are falsy;
+    every object and array is truthy, even an empty one."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, int | float):
+        return value != 0 and not (isinstance(value, float) and math.isnan(value))
+    if isinstance(value, str):
+        return value != ""
+    return True
 
 
 _REPR_RE = re.compile(r"^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$")

@@ -26,23 +26,16 @@ from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.jsutil import js_len
+from contextlab.pi.jsutil import JS_WHITESPACE_CLASS, js_len, js_trim
 from contextlab.pi.resources import ContextFile, PromptResources, Skill, is_foreign_path
 
 # Shown instead of the Pi package folder when it is not known; the docs layer is then flagged.
 PI_ROOT_PLACEHOLDER = "<pi-package-dir>"
 
-# JavaScript's \s and String.prototype.trim: WhiteSpace + LineTerminator (ECMA-262 §12.2-3),
-# which differ from Python's str.isspace (no U+FEFF there, U+001C-U+001F and U+0085 extra).
-_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_WS_RUN = re.compile(f"[{_JS_WS}]+")
-_JS_TRIM = re.compile(f"^[{_JS_WS}]+|[{_JS_WS}]+$")
+# JavaScript's \s (not Python's): see jsutil.JS_WHITESPACE.
+_JS_WS_RUN = re.compile(f"[{JS_WHITESPACE_CLASS}]+")
 _CRLF_RUN = re.compile(r"[\r\n]+")
 _DATE = re.compile(r"^\d{4,}-\d{2}-\d{2}$")
-
-
-def js_trim(text: str) -> str:
-    return _JS_TRIM.sub("", text)
 
 
 def estimate_tokens(text: str) -> int:

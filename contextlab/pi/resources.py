@@ -27,7 +27,7 @@ import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.jsutil import js_len, js_slice, number_to_string
+from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, number_to_string
 
 # ---------------------------------------------------------------------------------------------
 # Results
@@ -765,7 +765,7 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
     if end == -1:
         return {}, normalized
     yaml_string = normalized[4:end]
-    body = _js_trim(normalized[end + 4 :])
+    body = js_trim(normalized[end + 4 :])
     if not yaml_string:
         return {}, body
     # The `yaml` package ends a final block scalar with its line break even when the text
@@ -785,16 +785,6 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _js_truthy(value: Any) -> bool:
-    if value is None or value is False:
-        return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value == value and value != 0  # NaN and 0 are falsy
-    if isinstance(value, str):
-        return value != ""
-    return True
 
 
 def _js_get(obj: Any, key: str) -> Any:
@@ -827,24 +817,16 @@ def _validate_name(name: Any, rules: PromptRules) -> list[str]:
 
 
 def _validate_description(description: Any, rules: PromptRules) -> list[str]:
-    if not _js_truthy(description):
+    if not js_truthy(description):
         return [rules.skill_description_required]
     if not isinstance(description, str):
         raise _JsTypeError("description.trim is not a function")
-    if _js_trim(description) == "":
+    if js_trim(description) == "":
         return [rules.skill_description_required]
     if js_len(description) > rules.skill_max_description_length:
         limit = rules.skill_max_description_length
         return [rules.skill_description_too_long.format(limit, js_len(description))]
     return []
-
-
-_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_TRIM = re.compile(f"^[{_JS_WS}]+|[{_JS_WS}]+$")
-
-
-def _js_trim(text: str) -> str:
-    return _JS_TRIM.sub("", text)
 
 
 def load_skill_from_file(
@@ -861,14 +843,14 @@ def load_skill_from_file(
         for error in _validate_description(description, rules):
             diagnostics.append(Diagnostic("warning", error, file_path))
         raw_name = _js_get(frontmatter, "name")
-        name = raw_name if _js_truthy(raw_name) else parent_dir_name
+        name = raw_name if js_truthy(raw_name) else parent_dir_name
         for error in _validate_name(name, rules):
             diagnostics.append(Diagnostic("warning", error, file_path))
         mismatch = rules.skill_name_parent_mismatch_warning
         if mismatch and name != parent_dir_name:
             message = mismatch.format(name=name, parent=parent_dir_name)
             diagnostics.append(Diagnostic("warning", message, file_path))
-        if not _js_truthy(description) or _js_trim(description) == "":
+        if not js_truthy(description) or js_trim(description) == "":
             return None, diagnostics
         return (
             Skill(

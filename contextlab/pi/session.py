@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextlab.pi.jsutil import date_parse_ms
+from contextlab.pi.jsutil import date_parse_ms, js_trim, js_truthy
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -41,28 +41,6 @@ __all__ = [
 ]
 
 CURRENT_SESSION_VERSION = 3
-
-# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim() removes.
-_JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
-def js_trim(text: str) -> str:
-    """``String.prototype.trim``: Python's ``strip()`` removes a different set of characters."""
-    return text.strip(_JS_WHITESPACE)
-
-
-def js_truthy(value: Any) -> bool:
-    """JavaScript truthiness of a JSON value (``0``, ``""``, ``null``, ``false``, NaN are falsy)."""
-    if value is None or value is False:
-        return False
-    if isinstance(value, int | float):
-        return value != 0 and not (isinstance(value, float) and math.isnan(value))
-    if isinstance(value, str):
-        return value != ""
-    return True
 
 
 def entry_time_ms(value: Any) -> float | None:

@@ -90,3 +90,8 @@ def test_it_drops_errored_turns_and_gives_orphan_tool_calls_a_result():
 
 def test_it_removes_lone_surrogates_only():
     assert am.sanitize_surrogates("a\ud83db😀") == "ab😀"
+
+
+def test_it_normalises_tool_call_ids_per_utf16_unit():
+    # /[^a-zA-Z0-9_-]/g without the u flag replaces each half of an astral character.
+    assert am.normalize_tool_call_id("a\U0001f600b|" + "x" * 80) == ("a__b_" + "x" * 80)[:64]

@@ -192,6 +192,31 @@ def test_it_turns_other_models_thinking_into_text_and_drops_signatures():
     assert transform_messages([same], CLAUDE)[0]["content"] == same["content"]
 
 
+def test_it_keeps_a_falsy_thought_signature_and_normalises_ids_when_asked():
+    # Pi deletes thoughtSignature only when truthy; the id normaliser sees (id, model, message).
+    call = {"type": "toolCall", "id": "a|b", "name": "n", "arguments": {}, "thoughtSignature": ""}
+    other = assistant([call], provider="openai", model="gpt")
+    result = {"role": "toolResult", "toolCallId": "a|b", "content": []}
+    seen = []
+
+    def normalise(id_, model, message):
+        seen.append((id_, model is CLAUDE, message["model"]))
+        return id_.replace("|", "_")
+
+    sent = transform_messages([other, result], CLAUDE, now_ms=0, normalize_tool_call_id=normalise)
+    assert sent[0]["content"] == [{**call, "id": "a_b"}]
+    assert sent[1]["toolCallId"] == "a_b"
+    assert seen == [("a|b", True, "gpt")]
+    # Without a normaliser (or for the same model) ids stay as they are.
+    assert transform_messages([other, result], CLAUDE, now_ms=0)[1]["toolCallId"] == "a|b"
+    mine = assistant([call])
+    assert transform_messages([mine], CLAUDE, normalize_tool_call_id=normalise)[0] == mine
+    # An id normalised to "" is kept in the call but not given to its result (`normalizedId &&`).
+    empty = transform_messages([other, result], CLAUDE, normalize_tool_call_id=lambda *_: "")
+    assert empty[0]["content"][0]["id"] == ""
+    assert empty[1]["toolCallId"] == "a|b"
+
+
 def test_it_collapses_images_for_text_only_models():
     messages = [
         {"role": "user", "content": [IMAGE, IMAGE, {"type": "text", "text": "x"}, IMAGE]},

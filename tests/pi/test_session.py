@@ -12,6 +12,7 @@ from contextlab.pi.session import (
     SessionTree,
     decode_entry,
     js_trim,
+    js_truthy,
     parse_session_bytes,
 )
 
@@ -68,6 +69,12 @@ def test_it_reads_huge_integers_as_javascript_doubles():
 def test_it_trims_like_javascript():
     assert js_trim("\ufeff a \u2028") == "a"
     assert js_trim("\x1c a") == "\x1c a"  # Python's strip() would remove U+001C; JS does not
+
+
+def test_it_judges_truthiness_like_javascript():
+    assert not js_truthy(float("nan"))
+    assert not any(js_truthy(v) for v in (0, 0.0, "", None, False))
+    assert all(js_truthy(v) for v in ([], {}, "0", -1, True, float("inf")))
 
 
 # --- whole files --------------------------------------------------------------------------

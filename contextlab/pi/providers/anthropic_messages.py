@@ -12,34 +12,24 @@ Model and context are plain dicts shaped as pi-ai's ``Model`` and ``Context``:
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from contextlab.pi.context import transform_messages
+from contextlab.pi.jsutil import js_trim, js_truthy
+from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id
 
 __all__ = [
     "adjust_max_tokens_for_thinking",
     "build_params",
     "build_simple_params",
     "convert_messages",
+    "normalize_tool_call_id",
     "sanitize_surrogates",
-    "transform_messages",
 ]
 
 Json = dict[str, Any]
 
-NO_RESULT_TEXT = "No result provided"
-NON_VISION_USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
-NON_VISION_TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-
-_LONE_SURROGATE = re.compile(
-    r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
-)
-_TOOL_ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-
-
-def sanitize_surrogates(text: str) -> str:
-    """``sanitizeSurrogates``: drop unpaired UTF-16 surrogates (valid pairs are kept)."""
-    return _LONE_SURROGATE.sub("", text)
 
 
 def _compat(model: Json) -> Json:
@@ -64,127 +54,9 @@ def _cache_control(model: Json, retention: str | None, env: dict[str, str]) -> J
     return {"type": "ephemeral"}
 
 
-def _replace_images(content: list[Json], placeholder: str) -> list[Json]:
-    result: list[Json] = []
-    previous_was_placeholder = False
-    for block in content:
-        if block.get("type") == "image":
-            if not previous_was_placeholder:
-                result.append({"type": "text", "text": placeholder})
-            previous_was_placeholder = True
-            continue
-        result.append(block)
-        previous_was_placeholder = block.get("text") == placeholder
-    return result
-
-
-def normalize_tool_call_id(tool_call_id: str) -> str:
-    return _TOOL_ID_UNSAFE.sub("_", tool_call_id)[:64]
-
-
-def transform_messages(messages: list[Json], model: Json) -> list[Json]:
-    """``transformMessages`` with Anthropic's id normaliser (same rules as pi-ai, in order)."""
-    if "image" not in (model.get("input") or []):
-        downgraded = []
-        for msg in messages:
-            if msg["role"] == "user" and isinstance(msg.get("content"), list):
-                msg = {
-                    **msg,
-                    "content": _replace_images(msg["content"], NON_VISION_USER_IMAGE_PLACEHOLDER),
-                }
-            elif msg["role"] == "toolResult":
-                msg = {
-                    **msg,
-                    "content": _replace_images(msg["content"], NON_VISION_TOOL_IMAGE_PLACEHOLDER),
-                }
-            downgraded.append(msg)
-        messages = downgraded
-
-    id_map: dict[str, str] = {}
-    transformed: list[Json] = []
-    for msg in messages:
-        if msg["role"] == "toolResult":
-            new_id = id_map.get(msg["toolCallId"])
-            transformed.append({**msg, "toolCallId": new_id} if new_id else msg)
-            continue
-        if msg["role"] != "assistant":
-            transformed.append(msg)
-            continue
-        same_model = (
-            msg.get("provider") == model.get("provider")
-            and msg.get("api") == model.get("api")
-            and msg.get("model") == model.get("id")
-        )
-        content: list[Json] = []
-        for block in msg.get("content") or []:
-            kind = block.get("type")
-            if kind == "thinking":
-                if block.get("redacted"):
-                    if same_model:
-                        content.append(block)
-                    continue
-                if same_model and block.get("thinkingSignature"):
-                    content.append(block)
-                    continue
-                thinking = block.get("thinking")
-                if not thinking or thinking.strip() == "":
-                    continue
-                content.append(block if same_model else {"type": "text", "text": thinking})
-            elif kind == "text":
-                content.append(block if same_model else {"type": "text", "text": block["text"]})
-            elif kind == "toolCall":
-                call = block
-                if not same_model and call.get("thoughtSignature"):
-                    call = {k: v for k, v in call.items() if k != "thoughtSignature"}
-                if not same_model:
-                    new_id = normalize_tool_call_id(call["id"])
-                    if new_id != call["id"]:
-                        id_map[call["id"]] = new_id
-                        call = {**call, "id": new_id}
-                content.append(call)
-            else:
-                content.append(block)
-        transformed.append({**msg, "content": content})
-
-    # Second pass: drop error/aborted assistant turns and give orphan tool calls a result.
-    result: list[Json] = []
-    pending: list[Json] = []
-    seen: set[str] = set()
-
-    def flush() -> None:
-        nonlocal pending, seen
-        for call in pending:
-            if call["id"] not in seen:
-                result.append(
-                    {
-                        "role": "toolResult",
-                        "toolCallId": call["id"],
-                        "toolName": call.get("name"),
-                        "content": [{"type": "text", "text": NO_RESULT_TEXT}],
-                        "isError": True,
-                    }
-                )
-        pending, seen = [], set()
-
-    for msg in transformed:
-        if msg["role"] == "assistant":
-            flush()
-            if msg.get("stopReason") in ("error", "aborted"):
-                continue
-            calls = [b for b in msg["content"] if b.get("type") == "toolCall"]
-            if calls:
-                pending, seen = calls, set()
-            result.append(msg)
-        elif msg["role"] == "toolResult":
-            seen.add(msg["toolCallId"])
-            result.append(msg)
-        elif msg["role"] == "user":
-            flush()
-            result.append(msg)
-        else:
-            result.append(msg)
-    flush()
-    return result
+def normalize_tool_call_id(tool_call_id: str, model: Json | None = None, source: Any = None) -> str:
+    """``normalizeToolCallId``: Anthropic ids match ``^[a-zA-Z0-9_-]+$``, at most 64 characters."""
+    return sanitize_tool_call_id(tool_call_id)[:64]
 
 
 def _image_block(block: Json) -> Json:
@@ -215,7 +87,7 @@ def _tool_result_content(content: list[Json]) -> str | list[Json]:
 def convert_messages(messages: list[Json], model: Json, cache_control: Json | None) -> list[Json]:
     """``convertMessages`` for API-key auth (tool names are never renamed to Claude Code's)."""
     allow_empty_signature = _compat(model)["allowEmptySignature"]
-    msgs = transform_messages(messages, model)
+    msgs = transform_messages(messages, model, normalize_tool_call_id=normalize_tool_call_id)
     params: list[Json] = []
     i = 0
     while i < len(msgs):
@@ -224,7 +96,7 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
         if role == "user":
             content = msg.get("content")
             if isinstance(content, str):
-                if content.strip():
+                if js_trim(content):
                     params.append({"role": "user", "content": sanitize_surrogates(content)})
             else:
                 blocks = [
@@ -233,7 +105,7 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
                     else _image_block(b)
                     for b in content or []
                 ]
-                blocks = [b for b in blocks if b["type"] != "text" or b["text"].strip()]
+                blocks = [b for b in blocks if b["type"] != "text" or js_trim(b["text"])]
                 if blocks:
                     params.append({"role": "user", "content": blocks})
         elif role == "assistant":
@@ -241,7 +113,7 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
             for block in msg.get("content") or []:
                 kind = block.get("type")
                 if kind == "text":
-                    if block["text"].strip():
+                    if js_trim(block["text"]):
                         blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
                 elif kind == "thinking":
                     if block.get("redacted"):
@@ -249,10 +121,10 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
                             {"type": "redacted_thinking", "data": block.get("thinkingSignature")}
                         )
                         continue
-                    if not block.get("thinking", "").strip():
+                    if not js_trim(block.get("thinking", "")):
                         continue
                     signature = block.get("thinkingSignature")
-                    if not signature or not signature.strip():
+                    if not js_truthy(signature) or not js_trim(signature):
                         if allow_empty_signature:
                             blocks.append(
                                 {

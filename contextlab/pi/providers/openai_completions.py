@@ -19,11 +19,11 @@ The module reads no environment: ``PI_CACHE_RETENTION=long`` corresponds to
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.jsutil import js_slice, js_trim, js_truthy, json_stringify
+from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id
 
 __all__ = [
     "EXTENDED_THINKING_LEVELS",
@@ -45,37 +45,11 @@ Json = dict[str, Any]
 EXTENDED_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 OPENAI_PROMPT_CACHE_KEY_MAX_LENGTH = 64
 
-_LONE_SURROGATE = re.compile(
-    r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
-)
-_TOOL_ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-# String.prototype.trim's set (WhiteSpace + LineTerminator); Python's str.strip differs (it strips
-# \x1c-\x1f and \x85 but keeps \ufeff).
-_JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _UNDEFINED = object()
-
-
-def sanitize_surrogates(text: str) -> str:
-    """``sanitizeSurrogates``: drop unpaired UTF-16 surrogates (valid pairs are kept)."""
-    return _LONE_SURROGATE.sub("", text)
-
-
-def _js_truthy(value: Any) -> bool:
-    """JavaScript truthiness: every object and array is truthy, even an empty one."""
-    if isinstance(value, dict | list):
-        return True
-    return bool(value)
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"JSON.parse rejects {name}")
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 # --- thinking levels (dist/models.js) --------------------------------------------------------
@@ -268,17 +242,10 @@ def normalize_tool_call_id(tool_call_id: str, model: Mapping[str, Any]) -> str:
     """
     if "|" in tool_call_id:
         call_id = tool_call_id.split("|")[0]
-        return _js_slice40(_TOOL_ID_UNSAFE.sub("_", call_id))
+        return js_slice(sanitize_tool_call_id(call_id), 0, 40)
     if model.get("provider") == "openai":
-        return _js_slice40(tool_call_id)
+        return js_slice(tool_call_id, 0, 40)
     return tool_call_id
-
-
-def _js_slice40(text: str) -> str:
-    units = text.encode("utf-16-le", "surrogatepass")
-    if len(units) <= 80:
-        return text
-    return units[:80].decode("utf-16-le", "surrogatepass")
 
 
 def _image_url(block: Mapping[str, Any]) -> Json:
@@ -324,13 +291,13 @@ def _convert_assistant(
     text_parts = [
         {"type": "text", "text": sanitize_surrogates(block["text"])}
         for block in content
-        if block.get("type") == "text" and len(_js_trim(block.get("text", ""))) > 0
+        if block.get("type") == "text" and len(js_trim(block.get("text", ""))) > 0
     ]
     assistant_text = "".join(part["text"] for part in text_parts)
     thinking_blocks = [
         block
         for block in content
-        if block.get("type") == "thinking" and len(_js_trim(block.get("thinking", ""))) > 0
+        if block.get("type") == "thinking" and len(js_trim(block.get("thinking", ""))) > 0
     ]
     if thinking_blocks:
         if compat["requiresThinkingAsText"]:
@@ -536,7 +503,7 @@ def _chat_template_kwargs(model: Mapping[str, Any], effort: str | None, compat: 
             kwargs[key] = value
             continue
         spec = value if isinstance(value, dict) else {}
-        if not effort and _js_truthy(spec.get("omitWhenOff")):
+        if not effort and js_truthy(spec.get("omitWhenOff")):
             continue
         if spec.get("$var") == "thinking.enabled":
             kwargs[key] = bool(effort)
@@ -665,20 +632,18 @@ def build_params(
         if long_cache:
             cache_control["ttl"] = "1h"
         _apply_anthropic_cache_control(messages, params.get("tools"), cache_control)
-    if _js_truthy(options.get("toolChoice")):
+    if js_truthy(options.get("toolChoice")):
         params["tool_choice"] = options["toolChoice"]
     _apply_thinking(params, model, options.get("reasoningEffort"), compat)
     explicit = model.get("compat") or {}
-    if _js_truthy(explicit.get("openRouterRouting")):
+    if js_truthy(explicit.get("openRouterRouting")):
         params["provider"] = explicit["openRouterRouting"]
     routing: Any = explicit.get("vercelGatewayRouting")
-    if _js_truthy(routing) and (
-        _js_truthy(routing.get("only")) or _js_truthy(routing.get("order"))
-    ):
+    if js_truthy(routing) and (js_truthy(routing.get("only")) or js_truthy(routing.get("order"))):
         gateway: Json = {}
-        if _js_truthy(routing.get("only")):
+        if js_truthy(routing.get("only")):
             gateway["only"] = routing["only"]
-        if _js_truthy(routing.get("order")):
+        if js_truthy(routing.get("order")):
             gateway["order"] = routing["order"]
         params["providerOptions"] = {"gateway": gateway}
     return params
