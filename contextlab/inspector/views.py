@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -25,8 +25,12 @@ from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import message_rows_html, tree_rows_html
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.treeview import FILTER_MODES, TreeView, finish, select_rows
-from contextlab.library.models import Project, Session
-from contextlab.library.selectors import session_problems, sessions_for_user
+from contextlab.library.models import Session
+from contextlab.library.selectors import (
+    project_for_user_or_404,
+    session_for_user_or_404,
+    session_problems,
+)
 from contextlab.review.selectors import comment_counts, review_panel, session_labels
 
 TABS = ("context", "prompt", "diff", "json", "entry")
@@ -35,16 +39,6 @@ TABS = ("context", "prompt", "diff", "json", "entry")
 ROWS_PER_REQUEST = 400
 # The chart holds every request; its table (the no-JavaScript view of it) only the first ones.
 CHART_TABLE_LIMIT = 1000
-
-
-def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
-    """The session if this user may see it, else 404 (never 403: do not confirm it exists)."""
-    return get_object_or_404(sessions_for_user(request.user), pk=pk)
-
-
-def _get_project_for_user(request: HttpRequest, pk: int) -> Project:
-    visible = sessions_for_user(request.user)
-    return get_object_or_404(Project.objects.filter(sessions__in=visible).distinct(), pk=pk)
 
 
 @dataclass(frozen=True)
@@ -167,7 +161,7 @@ def _fold_links(view: TreeView, state: TreeState) -> dict[str, str]:
 
 @login_required
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
     state = TreeState.from_request(request)
     if state.entry is not None and state.entry not in index.items:
@@ -206,7 +200,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def tree_rows(request: HttpRequest, pk: int) -> HttpResponse:
     """A run of tree rows that the first response left out (htmx replaces its placeholder)."""
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
     state = TreeState.from_request(request)
     context = _tree_context(session, index, state, state.entry)
@@ -226,7 +220,7 @@ def tree_rows(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _session_entry(request: HttpRequest, pk: int) -> tuple[Session, SessionIndex, str]:
     """The session (visible to the user), its tree index and the `entry` the request names."""
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
     entry_id = request.GET.get("entry", "")
     if entry_id not in index.items:
@@ -299,7 +293,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
     growth = services.context_growth(session, index)
     return render(
@@ -319,7 +313,7 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
     """Save the resource profile of a project (what Pi read on the machine it ran on)."""
-    project = _get_project_for_user(request, pk)
+    project = project_for_user_or_404(request.user, pk)
     profile = ResourceProfile.objects.filter(project=project).first()
     form = ResourceProfileForm(request.POST, request.FILES, instance=profile)
     back = request.POST.get("next", "")

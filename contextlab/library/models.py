@@ -59,13 +59,22 @@ def _visible_projects_q(user, project_field: str) -> Q:  # type: ignore[no-untyp
     return ~Exists(members) | Exists(members.filter(user_id=user.pk))
 
 
-class ProjectQuerySet(models.QuerySet["Project"]):
-    def visible_to(self, user) -> ProjectQuerySet:  # type: ignore[no-untyped-def]
+class _VisibleToMixin:
+    """`visible_to(user)` for a QuerySet whose rows belong to a project through `project_field`
+    (the visibility rule is _visible_projects_q's)."""
+
+    project_field = "pk"
+
+    def visible_to(self, user):  # type: ignore[no-untyped-def]
         if user is None or not user.is_authenticated:
             return self.none()
         if user.is_superuser:
             return self
-        return self.filter(_visible_projects_q(user, "pk"))
+        return self.filter(_visible_projects_q(user, self.project_field))
+
+
+class ProjectQuerySet(_VisibleToMixin, models.QuerySet["Project"]):
+    """`visible_to(user)`: the projects this user may see."""
 
 
 class Project(models.Model):
@@ -89,14 +98,10 @@ class Project(models.Model):
         return tail or self.cwd
 
 
-class SessionQuerySet(models.QuerySet["Session"]):
-    def visible_to(self, user) -> SessionQuerySet:  # type: ignore[no-untyped-def]
-        """Sessions of the projects this user may see (see ProjectQuerySet.visible_to)."""
-        if user is None or not user.is_authenticated:
-            return self.none()
-        if user.is_superuser:
-            return self
-        return self.filter(_visible_projects_q(user, "project_id"))
+class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):
+    """`visible_to(user)`: sessions of the projects this user may see."""
+
+    project_field = "project_id"
 
 
 class Session(models.Model):

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast, Coalesce
+from django.shortcuts import get_object_or_404
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import apply_search
@@ -15,6 +16,18 @@ from contextlab.library.search import apply_search
 
 def sessions_for_user(user: Any) -> QuerySet[Session]:
     return Session.objects.visible_to(user).select_related("project")
+
+
+def session_for_user_or_404(user: Any, pk: int) -> Session:
+    """The session (its project loaded) if this user may see it, else 404 (never 403: a page
+    must not confirm that a session the user may not see exists)."""
+    return get_object_or_404(sessions_for_user(user), pk=pk)
+
+
+def project_for_user_or_404(user: Any, pk: int) -> Project:
+    """The project if this user may see it (Project.objects.visible_to: also an open or
+    member's project that holds no session yet), else 404."""
+    return get_object_or_404(Project.objects.visible_to(user), pk=pk)
 
 
 def session_revisions(session: Session) -> QuerySet[SessionRevision]:

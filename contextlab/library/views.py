@@ -19,6 +19,7 @@ from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.selectors import (
     projects_for_user,
     search_entries,
+    session_for_user_or_404,
     session_revisions,
     sessions_for_user,
     unusable_file_problem,
@@ -82,11 +83,12 @@ def index(request: HttpRequest) -> HttpResponse:
         "projects": projects_for_user(request.user).order_by("cwd"),
         "known_models": sorted({m for s in sessions for m in (s.models_used or [])}),
         "sorts": list(SORTS),
-        "review_labels": labels_in_use(request.user),
-        "unusable_files": unusable_files_for(request.user),
     }
     if request.htmx and request.htmx.target == "library-table":
         return render(request, "library/index.html#library-table", context)
+    # Only the full page shows these (the filter form's labels, the files that gave no session).
+    context["review_labels"] = labels_in_use(request.user)
+    context["unusable_files"] = unusable_files_for(request.user)
     return render(request, "library/index.html", context)
 
 
@@ -149,7 +151,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 def history(request: HttpRequest, pk: int) -> HttpResponse:
     """The versions of a session's file that were imported (a rewrite or a shrink starts a new
     one; the old ones keep their entries), each with its original bytes to download."""
-    session = get_object_or_404(sessions_for_user(request.user), pk=pk)
+    session = session_for_user_or_404(request.user, pk)
     return render(
         request,
         "library/history.html",
@@ -160,7 +162,7 @@ def history(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
     """The bytes of a revision's file exactly as they were read (Pi can open them as they are)."""
-    session = get_object_or_404(sessions_for_user(request.user), pk=pk)
+    session = session_for_user_or_404(request.user, pk)
     revision = get_object_or_404(session.revisions, number=number)
     try:
         handle = revision.open_blob()

@@ -24,6 +24,11 @@ class ReviewError(Exception):
     """A refused review action, with a message fit to show the user."""
 
 
+class ReviewForbidden(ReviewError):
+    """A review action this user may not take at all, whatever they send (the views answer 403);
+    the other ReviewErrors are about what was sent, and the page shows them."""
+
+
 def audit_record(
     *,
     actor: Any,
@@ -101,10 +106,6 @@ def audit_job(*, actor: Any, verb: str, job: Any, **data: Any) -> AuditEvent:
 # --- Membership -----------------------------------------------------------------------------
 
 
-def project_is_open(project: Project) -> bool:
-    return not ProjectMembership.objects.filter(project=project).exists()
-
-
 def can_manage_members(user: Any, project: Project) -> bool:
     """Owners manage their project's members; superusers manage any project (and are the only
     ones who can restrict an open project, since nobody owns it)."""
@@ -169,22 +170,23 @@ def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
         )
 
 
-def upload_refusal(*, user: Any, session_id: str | None, cwd: str | None) -> str | None:
+def upload_refusal(
+    *, user: Any, session_id: str | None, cwd: str, session_exists: bool, project_exists: bool
+) -> str | None:
     """Why `user` may not upload this file (None when they may): a session, or a project, that
     exists but that they cannot see. Without this check an upload could append to, or add a
-    session to, another team's project, and its answer would confirm that the session exists."""
+    session to, another team's project, and its answer would confirm that the session exists.
+
+    `session_exists`: a session with this id is stored; `project_exists` (read only when it is
+    not): a project with this cwd is. The caller asks once (upload_check needs them too)."""
     if user.is_superuser:
         return None
-    if session_id is not None:
-        existing = Session.objects.filter(session_id=session_id)
-        if existing.exists() and not existing.visible_to(user).exists():
+    if session_exists:
+        if not Session.objects.filter(session_id=session_id).visible_to(user).exists():
             return "this session belongs to a project you are not a member of"
-        if existing.exists():
-            return None  # syncing a session the user sees: its project is not changed
-    if cwd is not None:
-        project = Project.objects.filter(cwd=cwd)
-        if project.exists() and not project.visible_to(user).exists():
-            return "its project belongs to a team you are not a member of"
+        return None  # syncing a session the user sees: its project is not changed
+    if project_exists and not Project.objects.filter(cwd=cwd).visible_to(user).exists():
+        return "its project belongs to a team you are not a member of"
     return None
 
 
@@ -198,12 +200,19 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
     fileobj.seek(0)
     header = probe.header or {}
     cwd = clean_text(header["cwd"]) if isinstance(header.get("cwd"), str) else ""
-    refusal = upload_refusal(user=user, session_id=probe.session_id, cwd=cwd)
-    exists = (
+    session_exists = (
         probe.session_id is not None
         and Session.objects.filter(session_id=probe.session_id).exists()
-    ) or Project.objects.filter(cwd=cwd).exists()
-    return refusal, not exists
+    )
+    project_exists = not session_exists and Project.objects.filter(cwd=cwd).exists()
+    refusal = upload_refusal(
+        user=user,
+        session_id=probe.session_id,
+        cwd=cwd,
+        session_exists=session_exists,
+        project_exists=project_exists,
+    )
+    return refusal, not (session_exists or project_exists)
 
 
 def upload_record(*, user: Any, session: Session, status: str, created_project: bool) -> None:
@@ -257,7 +266,7 @@ def comment_create(*, session: Session, entry_id: str, author: Any, body: str) -
 
 def comment_update(*, comment: Comment, actor: Any, body: str) -> Comment:
     if comment.author_id != actor.pk:
-        raise ReviewError("Only its author can edit a comment.")
+        raise ReviewForbidden("Only its author can edit a comment.")
     body = _comment_body(body)
     if body == comment.body:
         return comment
@@ -277,7 +286,7 @@ def comment_update(*, comment: Comment, actor: Any, body: str) -> Comment:
 
 def comment_delete(*, comment: Comment, actor: Any) -> None:
     if comment.author_id != actor.pk:
-        raise ReviewError("Only its author can delete a comment.")
+        raise ReviewForbidden("Only its author can delete a comment.")
     with transaction.atomic():
         audit_record(
             actor=actor,

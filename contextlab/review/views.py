@@ -1,6 +1,6 @@
 """Review pages: project members, comments on entries, review labels, the audit log.
 
-Function views; every object comes through a `_get_<thing>_for_user` helper that 404s when the
+Function views; every object comes through a `<thing>_for_user_or_404` helper that 404s when the
 user may not see it (never 403: do not confirm that it exists). Forms are plain POST forms that
 work without JavaScript; with htmx they swap their partial in place.
 """
@@ -18,23 +18,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from contextlab.library.models import Entry, Project, Session
+from contextlab.library.selectors import project_for_user_or_404, session_for_user_or_404
 from contextlab.review import selectors, services
 from contextlab.review.models import AuditEvent, Comment, ProjectMembership
 
 AUDIT_LIMIT = 200
 
 
-def _get_project_for_user(request: HttpRequest, pk: int) -> Project:
-    return get_object_or_404(Project.objects.visible_to(request.user), pk=pk)
-
-
-def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
-    return get_object_or_404(
-        Session.objects.visible_to(request.user).select_related("project"), pk=pk
-    )
-
-
-def _get_comment_for_user(request: HttpRequest, pk: int) -> Comment:
+def _comment_for_user_or_404(request: HttpRequest, pk: int) -> Comment:
     return get_object_or_404(
         Comment.objects.select_related("session", "session__project").filter(
             session__in=Session.objects.visible_to(request.user)
@@ -48,7 +39,7 @@ def _get_comment_for_user(request: HttpRequest, pk: int) -> Comment:
 
 @login_required
 def members(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _get_project_for_user(request, pk)
+    project = project_for_user_or_404(request.user, pk)
     can_manage = services.can_manage_members(request.user, project)
     if request.method == "POST":
         if not can_manage:
@@ -80,7 +71,7 @@ def members(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def member_remove(request: HttpRequest, pk: int, membership_pk: int) -> HttpResponse:
-    project = _get_project_for_user(request, pk)
+    project = project_for_user_or_404(request.user, pk)
     membership = get_object_or_404(
         ProjectMembership.objects.select_related("user", "project"),
         project=project,
@@ -113,13 +104,13 @@ def _audit_page(request: HttpRequest, events, **context) -> HttpResponse:  # typ
 
 @login_required
 def project_audit(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _get_project_for_user(request, pk)
+    project = project_for_user_or_404(request.user, pk)
     return _audit_page(request, AuditEvent.objects.filter(project=project), project=project)
 
 
 @login_required
 def session_audit(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     return _audit_page(
         request,
         AuditEvent.objects.filter(session=session),
@@ -157,7 +148,7 @@ def _comments_response(
 @login_required
 @require_POST
 def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     entry_id = request.POST.get("entry", "")
     if not Entry.objects.for_session(session).filter(entry_id=entry_id).exists():
         raise Http404("No such entry in this session")
@@ -172,13 +163,13 @@ def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def comment_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    comment = _get_comment_for_user(request, pk)
-    if comment.author_id != request.user.pk:
-        raise PermissionDenied("Only its author can edit a comment.")
+    comment = _comment_for_user_or_404(request, pk)
     try:
         services.comment_update(
             comment=comment, actor=request.user, body=request.POST.get("body", "")
         )
+    except services.ReviewForbidden as exc:
+        raise PermissionDenied(str(exc)) from exc
     except services.ReviewError as exc:
         return _comments_response(request, comment.session, comment.entry_id, str(exc))
     return _comments_response(request, comment.session, comment.entry_id)
@@ -187,11 +178,12 @@ def comment_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def comment_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    comment = _get_comment_for_user(request, pk)
-    if comment.author_id != request.user.pk:
-        raise PermissionDenied("Only its author can delete a comment.")
+    comment = _comment_for_user_or_404(request, pk)
     session, entry_id = comment.session, comment.entry_id
-    services.comment_delete(comment=comment, actor=request.user)
+    try:
+        services.comment_delete(comment=comment, actor=request.user)
+    except services.ReviewForbidden as exc:
+        raise PermissionDenied(str(exc)) from exc
     return _comments_response(request, session, entry_id)
 
 
@@ -214,7 +206,7 @@ def _labels_response(request: HttpRequest, session: Session, error: str = "") ->
 @login_required
 @require_POST
 def label_add(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     try:
         services.session_label_add(
             session=session, name=request.POST.get("name", ""), actor=request.user
@@ -227,7 +219,7 @@ def label_add(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def label_remove(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, pk)
+    session = session_for_user_or_404(request.user, pk)
     services.session_label_remove(
         session=session, name=request.POST.get("name", ""), actor=request.user
     )

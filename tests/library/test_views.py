@@ -87,6 +87,22 @@ def test_it_filters_and_sorts_and_renders_only_the_table_for_htmx(owner_client, 
     assert "<html" not in body
 
 
+def test_it_leaves_what_only_the_full_page_shows_out_of_the_htmx_table(owner_client, tmp_path):
+    _import(tmp_path, _linear("s-a", "/srv/a", "alpha task"), name="a.jsonl")
+    url = reverse("library:index")
+    labels_query = 'SELECT DISTINCT "review_sessionlabel"."name"'
+
+    def tables(**headers):
+        with CaptureQueriesContext(connection) as queries:
+            assert owner_client.get(url, headers=headers).status_code == 200
+        sql = " ".join(q["sql"] for q in queries.captured_queries)
+        return {name for name in ("importproblem", labels_query) if name in sql}
+
+    # The label filter (a DISTINCT over review labels) and the unusable files are not in the table.
+    assert tables() == {"importproblem", labels_query}
+    assert tables(HX_Request="true", HX_Target="library-table") == set()
+
+
 def test_it_flags_import_problems(owner_client, tmp_path):
     path = write_session(tmp_path)
     with path.open("a") as f:

@@ -118,6 +118,7 @@ def test_it_lets_the_author_edit_a_comment_and_marks_it_edited(
     url = reverse("review:comment_edit", args=[comment.pk])
     client.force_login(teammate)
     assert client.post(url, {"body": "hijacked"}).status_code == 403
+    assert client.post(url, {"body": ""}).status_code == 403  # not theirs, whatever they send
     client.force_login(owner)
     html = client.post(url, {"body": "clearer"}, headers={"HX-Request": "true"}).content.decode()
     assert "clearer" in html and "(edited)" in html

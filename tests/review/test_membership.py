@@ -153,6 +153,25 @@ def test_it_hides_the_members_page_from_outsiders_and_needs_post_and_csrf(
     assert strict.get(remove).status_code == 405
 
 
+def test_it_keeps_a_project_that_holds_no_session_visible_by_the_membership_rule(
+    client, owner, outsider, tmp_path, blob_dir
+):
+    session = team_session(tmp_path, owner)
+    project = session.project
+    session.delete()
+    members_url = reverse("review:members", args=[project.pk])
+    profile_url = reverse("inspector:profile", args=[project.pk])
+    client.force_login(outsider)
+    assert client.get(members_url).status_code == 404
+    assert client.post(profile_url, {"next": "/"}).status_code == 404
+    client.force_login(owner)
+    assert client.get(members_url).status_code == 200
+    assert client.post(profile_url, {"next": "/"}).status_code == 302
+    ProjectMembership.objects.filter(project=project).delete()  # open again: everyone's
+    client.force_login(outsider)
+    assert client.get(members_url).status_code == 200
+
+
 def test_it_answers_404_to_outsiders_on_every_jobs_and_review_url(
     client, owner, teammate, outsider, import_corpus, offline_provider
 ):
