@@ -24,8 +24,9 @@ from contextlab.pi.compaction import (
 )
 from contextlab.pi.context import convert_to_llm
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
-from contextlab.pi.session import SessionTree, js_truthy
-from contextlab.pi.tokens import estimate_tokens
+from contextlab.pi.jsutil import js_truthy
+from contextlab.pi.session import SessionTree
+from contextlab.pi.tokens import DEFAULT_RESERVE_TOKENS, estimate_tokens
 
 Json = dict[str, Any]
 
@@ -67,12 +68,7 @@ def collect_entries_for_branch_summary(
     """
     if not old_leaf_id:
         return [], None
-    old_path = set(tree.path_ids(old_leaf_id))
-    common: str | None = None
-    for entry in reversed(tree.path(target_id)):
-        if entry["id"] in old_path:
-            common = entry["id"]
-            break
+    common = tree.common_ancestor(old_leaf_id, target_id)
     entries: list[Json] = []
     seen: set[str] = set()
     current: str | None = old_leaf_id
@@ -131,17 +127,22 @@ def prepare_branch_entries(entries: list[Json], token_budget: float = 0) -> Bran
         tokens = estimate_tokens(message)
         if token_budget > 0 and total + tokens > token_budget:
             if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
-                messages.insert(0, message)
-                ids.insert(0, entry["id"])
+                messages.append(message)
+                ids.append(entry["id"])
                 total += tokens
             break
-        messages.insert(0, message)
-        ids.insert(0, entry["id"])
+        messages.append(message)
+        ids.append(entry["id"])
         total += tokens
+    # Collected newest first; Pi unshifts, so the result is oldest first.
+    messages.reverse()
+    ids.reverse()
     return BranchEntries(messages, ops, total, ids)
 
 
-def token_budget(*, context_window: float = 0, reserve_tokens: float = 16384) -> float:
+def token_budget(
+    *, context_window: float = 0, reserve_tokens: float = DEFAULT_RESERVE_TOKENS
+) -> float:
     """``(model.contextWindow || 128000) - reserveTokens``."""
     return (context_window or DEFAULT_CONTEXT_WINDOW) - reserve_tokens
 
@@ -188,7 +189,7 @@ def join_branch_summary(
 
 @dataclass(frozen=True)
 class BranchSummaryOptions:
-    reserve_tokens: int = 16384  # branchSummary.reserveTokens
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS  # branchSummary.reserveTokens
     context_window: int = 0  # the model's contextWindow (0: Pi's 128000 fallback)
     custom_instructions: str | None = None
     replace_instructions: bool = False

@@ -33,11 +33,13 @@ from contextlab.pi.jsutil import (
     js_slice,
     js_sorted,
     js_string,
+    js_truthy,
     json_stringify,
     number_to_string,
 )
-from contextlab.pi.session import js_truthy
 from contextlab.pi.tokens import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
     calculate_context_tokens,
     estimate_context_tokens,
     estimate_tokens,
@@ -86,8 +88,8 @@ class CompactionSettings:
     """``compaction.*`` settings (``DEFAULT_COMPACTION_SETTINGS`` in compaction.js)."""
 
     enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
 
 
 DEFAULT_COMPACTION_SETTINGS = CompactionSettings()
@@ -537,7 +539,7 @@ def _conversation_text(messages: list[Json], dialect: Dialect) -> str:
 def summary_request(
     messages: list[Json],
     *,
-    reserve_tokens: float = 16384,
+    reserve_tokens: float = DEFAULT_RESERVE_TOKENS,
     model_max_tokens: float = 0,
     custom_instructions: str | None = None,
     previous_summary: Any = None,
@@ -564,7 +566,7 @@ def summary_request(
 def turn_prefix_request(
     messages: list[Json],
     *,
-    reserve_tokens: float = 16384,
+    reserve_tokens: float = DEFAULT_RESERVE_TOKENS,
     model_max_tokens: float = 0,
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
@@ -579,8 +581,8 @@ def turn_prefix_request(
 
 @dataclass(frozen=True)
 class CompactionOptions:
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
     model_max_tokens: int = 0  # the model's maxTokens (0: no cap)
     custom_instructions: str | None = None
 
@@ -693,19 +695,21 @@ def _usage_tokens(message: Json) -> float:
         return 0
 
 
-def _next_message_role(path: list[Json], index: int) -> Any:
-    for entry in path[index + 1 :]:
-        if entry.get("type") == "message":
-            return _role(entry)
-    return None
+def _next_message_roles(path: list[Json]) -> list[Any]:
+    """For each entry of ``path``, the role of the next message entry after it (or ``None``)."""
+    roles: list[Any] = [None] * len(path)
+    following: Any = None
+    for index in range(len(path) - 1, -1, -1):
+        roles[index] = following
+        if path[index].get("type") == "message":
+            following = _role(path[index])
+    return roles
 
 
-def _latest_compaction_ms(working: list[Json]) -> float | None:
-    for entry in reversed(working):
-        if entry.get("type") == "compaction":
-            ms = date_parse_ms(entry.get("timestamp"))
-            return float("nan") if ms is None else float(ms)
-    return None
+def _compaction_ms(entry: Json) -> float:
+    """``new Date(compaction.timestamp).getTime()``, NaN when it does not parse."""
+    ms = date_parse_ms(entry.get("timestamp"))
+    return float("nan") if ms is None else float(ms)
 
 
 def _not_after(message_ms: Any, compaction_ms: float | None) -> bool:
@@ -719,8 +723,8 @@ def auto_compaction_what_if(
     path: list[Json],
     *,
     context_window: int,
-    reserve_tokens: int = 16384,
-    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
     summary_tokens: int = 0,
 ) -> list[WhatIfCompaction]:
     """Where along ``path`` Pi would have auto-compacted and what each compaction would cut.
@@ -748,19 +752,21 @@ def auto_compaction_what_if(
     working: list[Json] = []
     freed = 0.0
     results: list[WhatIfCompaction] = []
+    next_roles = _next_message_roles(path)
+    compaction_ms: float | None = None  # of the latest compaction in `working`
     for index, entry in enumerate(path):
         working.append(entry)
         if entry.get("type") == "compaction":
             freed = 0.0  # a recorded compaction: later usage already reflects it
+            compaction_ms = _compaction_ms(entry)
         if entry.get("type") != "message" or _role(entry) != "assistant":
             continue
         message = entry["message"]
-        following = _next_message_role(path, index)
+        following = next_roles[index]
         if following == "toolResult":
             continue
         if message.get("stopReason") == "aborted" and following != "user":
             continue
-        compaction_ms = _latest_compaction_ms(working)
         if _not_after(message.get("timestamp"), compaction_ms):
             continue
         direct = _usage_tokens(message)
@@ -791,6 +797,7 @@ def auto_compaction_what_if(
             "tokensBefore": prep.tokens_before,
         }
         working.append(synthetic)
+        compaction_ms = _compaction_ms(synthetic)
         after = build_session_context(working, synthetic["id"])
         tokens_after = sum(estimate_tokens(m) for m in after.messages)
         results.append(

@@ -15,7 +15,6 @@ from typing import Any
 
 __all__ = [
     "catalog",
-    "catalog_version",
     "find_model",
     "get_model",
     "load_models_json",
@@ -38,10 +37,6 @@ def catalog() -> dict[str, dict[str, dict[str, Any]]]:
     """``{provider: {model id: model}}`` with ``api, input, reasoning, contextWindow, ...``."""
     models: dict[str, dict[str, dict[str, Any]]] = _load()["models"]
     return models
-
-
-def catalog_version() -> str:
-    return str(_load()["piAiVersion"])
 
 
 def providers() -> list[str]:

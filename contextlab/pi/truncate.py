@@ -263,13 +263,14 @@ def truncate_tail(
             truncated_by = "bytes"
             if not kept:
                 partial = _truncate_string_to_bytes_from_end(line, max_bytes)
-                kept.insert(0, partial)
+                kept.append(partial)
                 kept_bytes = utf8_len(partial)
                 last_line_partial = True
             break
-        kept.insert(0, line)
+        kept.append(line)
         kept_bytes += line_bytes
         i -= 1
+    kept.reverse()  # collected from the end
     if len(kept) >= max_lines and kept_bytes <= max_bytes:
         truncated_by = "lines"
     return _truncated(

@@ -198,17 +198,8 @@ class Dialect:
     tools: tuple[dict[str, Any], ...]
     default_active_tools: tuple[str, ...] = ("read", "bash", "edit", "write")
 
-    # Rules that changed between versions (pi-reference.md §9).
-    truncation_counts_trailing_newline: bool = False
-    estimate_counts_user_images: bool = True
-    zero_usage_is_valid: bool = False
-    summary_max_tokens_capped_by_model: bool = True
-    prepare_compaction_none_when_empty: bool = True
-
     # System-prompt strings and rules (contextlab/pi/prompt.py, contextlab/pi/resources.py).
     prompt: PromptRules | None = None
-
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def tool(self, name: str) -> dict[str, Any] | None:
         for definition in self.tools:
