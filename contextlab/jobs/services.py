@@ -250,6 +250,16 @@ def _enqueue(job_id: int) -> None:
     tasks.enqueue(job_id)
 
 
+def with_model_limits(parameters: Json | None, config: providers.ProviderConfig) -> Json:
+    """Job parameters with the model's context window and output cap filled in where the user
+    gave none (Pi plans a compaction against the model it will call)."""
+    return {
+        "contextWindow": config.context_window,
+        "modelMaxTokens": config.max_tokens,
+        **(parameters or {}),
+    }
+
+
 def job_create(
     *,
     session: Session,
@@ -283,9 +293,9 @@ def job_create(
     if active is not None:
         raise JobConflict(_conflict_message(active))
     config = providers.active_provider()
+    # What the user chose only: the model's limits come from the job's provider when it runs
+    # (a retry after the model was changed must not keep the old model's limits).
     params = dict(parameters or {})
-    params.setdefault("contextWindow", config.context_window)
-    params.setdefault("modelMaxTokens", config.max_tokens)
     try:
         with transaction.atomic():
             job = Job.objects.create(
@@ -416,12 +426,11 @@ def job_run(
     except providers.ProviderError as exc:
         return _fail(job, str(exc))
     try:
+        params = with_model_limits(job.parameters, config)
         plan = (
-            plan_compaction(job.session, job.leaf_entry_id, job.parameters)
+            plan_compaction(job.session, job.leaf_entry_id, params)
             if job.kind == Job.Kind.COMPACTION
-            else plan_branch_summary(
-                job.session, job.leaf_entry_id, job.target_entry_id, job.parameters
-            )
+            else plan_branch_summary(job.session, job.leaf_entry_id, job.target_entry_id, params)
         )
     except JobError as exc:
         return _fail(job, str(exc))
@@ -846,11 +855,7 @@ def summarise_file_entries(
     fails.
     """
     config = config or providers.active_provider()
-    params = {
-        "contextWindow": config.context_window,
-        "modelMaxTokens": config.max_tokens,
-        **(parameters or {}),
-    }
+    params = with_model_limits(parameters, config)
     if kind == Job.Kind.COMPACTION:
         plan = plan_compaction_entries(entries, leaf_id, params, name)
     else:

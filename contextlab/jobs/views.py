@@ -87,7 +87,8 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     preview, error = None, ""
     chosen = _settings_from(request.GET)
     try:
-        plan = services.plan_compaction(session, leaf, {**_provider_params(), **chosen})
+        limits = services.with_model_limits(chosen, providers.active_provider())
+        plan = services.plan_compaction(session, leaf, limits)
         preview = {"plan": plan.preview, "nothing": plan.nothing, "calls": len(plan.calls)}
     except services.JobError as exc:
         error = str(exc)
@@ -103,11 +104,6 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     }
     template = "jobs/_compact_form.html" if request.htmx else "jobs/compact.html"
     return render(request, template, context)
-
-
-def _provider_params() -> dict:
-    config = providers.active_provider()
-    return {"contextWindow": config.context_window, "modelMaxTokens": config.max_tokens}
 
 
 # htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so

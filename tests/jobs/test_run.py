@@ -242,3 +242,27 @@ def test_a_job_that_runs_out_of_time_fails_as_timed_out_and_appends_nothing(
     # Raised inside a provider's SDK call, it is not taken for a provider failure either.
     with pytest.raises(SoftTimeLimitExceeded):
         providers._raise_for(SoftTimeLimitExceeded(), "Anthropic")
+
+
+def test_a_retry_plans_with_the_limits_of_the_model_configured_now(
+    import_corpus, anthropic_provider, settings
+):
+    session, _ = import_corpus("tools")
+    failed = _job(session)
+    assert failed.parameters == {"keepRecentTokens": 10}  # only what was chosen is stored
+    services.job_cancel(job=failed)
+    settings.CONTEXTLAB_LLM = {
+        **settings.CONTEXTLAB_LLM,
+        "anthropic": {**settings.CONTEXTLAB_LLM["anthropic"], "max_tokens": 1000},
+    }
+    seen = []
+
+    def answer(config, request, reasoning=None):
+        seen.append(request["maxTokens"])
+        return providers.Completion("## Goal\nok", "stop", {}, {}, {})
+
+    retried = services.job_retry(job=Job.objects.get(pk=failed.pk))
+    done = services.job_execute(job_id=retried.pk, complete=answer)
+    assert done.status == "succeeded"
+    # Pi caps the summary at 0.8 x reserveTokens, and at the model's own maxTokens.
+    assert seen and max(seen) <= 1000
