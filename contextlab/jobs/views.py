@@ -20,20 +20,20 @@ from django_htmx.http import HttpResponseStopPolling
 from contextlab.jobs import providers, services
 from contextlab.jobs.models import Job
 from contextlab.library.models import Session
+from contextlab.library.selectors import session_for_user_or_404
 from contextlab.review.services import audit_job, audit_record
 
 HISTORY_LIMIT = 50
 
 
-def _get_session_for_user(request: HttpRequest, pk: int) -> Session:
-    return get_object_or_404(Session.objects.visible_to(request.user), pk=pk)
-
-
 def _get_job_for_user(request: HttpRequest, pk: int) -> Job:
-    job = get_object_or_404(Job.objects.select_related("session", "requested_by"), pk=pk)
-    if not Session.objects.visible_to(request.user).filter(pk=job.session_id).exists():
-        raise Http404("No such job")
-    return job
+    """The job if its session is visible to the user, else 404 (one query: polled each second)."""
+    return get_object_or_404(
+        Job.objects.select_related("session", "requested_by").filter(
+            session__in=Session.objects.visible_to(request.user)
+        ),
+        pk=pk,
+    )
 
 
 def _status_response(request: HttpRequest, job: Job) -> HttpResponse:
@@ -66,7 +66,7 @@ def _compact_parameters(request: HttpRequest) -> dict:
 @login_required
 def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     """GET: the preview of what Pi would summarise at `leaf`. POST: queue the compaction."""
-    session = _get_session_for_user(request, session_pk)
+    session = session_for_user_or_404(request.user, session_pk)
     source = request.POST if request.method == "POST" else request.GET
     leaf = source.get("leaf") or session.leaf_entry_id
     if request.method == "POST":
@@ -129,7 +129,7 @@ def _form_error(request, template, session, leaf, error):  # type: ignore[no-unt
 @login_required
 def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
     """Pi's three choices when navigating the tree: no summary, summary, summary + instructions."""
-    session = _get_session_for_user(request, session_pk)
+    session = session_for_user_or_404(request.user, session_pk)
     source = request.POST if request.method == "POST" else request.GET
     target = source.get("target", "")
     old_leaf = source.get("from") or session.leaf_entry_id
@@ -221,7 +221,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def job_list(request: HttpRequest, session_pk: int) -> HttpResponse:
-    session = _get_session_for_user(request, session_pk)
+    session = session_for_user_or_404(request.user, session_pk)
     jobs = list(Job.objects.for_session(session.pk).select_related("requested_by")[:HISTORY_LIMIT])
     context = {
         "session": session,
@@ -237,7 +237,7 @@ def job_list(request: HttpRequest, session_pk: int) -> HttpResponse:
 @login_required
 def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
     """Download the session as a Pi JSONL v3 file (with the entries contextlab added)."""
-    session = _get_session_for_user(request, session_pk)
+    session = session_for_user_or_404(request.user, session_pk)
     try:
         chunks = services.session_export_chunks(session)
         first = next(chunks, b"")
@@ -267,7 +267,7 @@ def _int_param(request: HttpRequest, name: str, default: int) -> int:
 @login_required
 def what_if(request: HttpRequest, session_pk: int) -> HttpResponse:
     """Auto-compaction what-if: where Pi would have compacted for these settings (no model)."""
-    session = _get_session_for_user(request, session_pk)
+    session = session_for_user_or_404(request.user, session_pk)
     config = providers.active_provider()
     context_window = _int_param(request, "contextWindow", config.context_window)
     reserve = _int_param(request, "reserveTokens", 16384)
