@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +25,6 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from contextlab.inspector.services import tree_index_refresh
@@ -34,7 +33,7 @@ from contextlab.jobs.models import Job
 from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
-from contextlab.library.services import entry_tokens
+from contextlab.library.services import Figures, TreeState, entry_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -617,7 +616,17 @@ def iso_ms(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def new_entry_id(existing: set[str]) -> str:
+class _TakenIds:
+    """The entry ids of a revision, asked one candidate at a time (not all loaded)."""
+
+    def __init__(self, entries: Any) -> None:
+        self.entries = entries
+
+    def __contains__(self, entry_id: object) -> bool:
+        return bool(self.entries.filter(entry_id=entry_id).exists())
+
+
+def new_entry_id(existing: Container[str]) -> str:
     """Pi's ``generateId``: 8 hex chars of a random UUID not used in the session (100 tries)."""
     for _ in range(100):
         candidate = str(uuid.uuid4())[:8]
@@ -652,36 +661,20 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
         # the revision: concurrent appends (another job, a sync) get distinct seq numbers and ids.
         session = Session.objects.select_for_update().get(pk=job.session_id)
         revision = SessionRevision.objects.select_for_update().get(pk=session.current_revision_id)
-        existing = set(Entry.objects.filter(revision=revision).values_list("entry_id", flat=True))
-        if plan.parent_id is not None and plan.parent_id not in existing:
+        entries = Entry.objects.filter(revision=revision)
+        if plan.parent_id is not None and not entries.filter(entry_id=plan.parent_id).exists():
             return _fail(
                 job, f"Entry {plan.parent_id} is no longer in the session's current revision"
             )
-        entry_id = new_entry_id(existing)
+        entry_id = new_entry_id(_TakenIds(entries))
         data = build_entry(plan, entry_id, iso_ms(moment), summary, details)
-        parent_has_children = (
-            plan.parent_id is not None
-            and Entry.objects.filter(revision=revision, parent_id=plan.parent_id).exists()
-        )
-        parent_depth = (
-            Entry.objects.filter(revision=revision, entry_id=plan.parent_id)
-            .values_list("depth", flat=True)
-            .first()
-            if plan.parent_id is not None
-            else None
-        )
+        # Depth, branches and figures as the import keeps them for the lines it reads.
+        depth, leaves, _ = TreeState(revision).add(entry_id, plan.parent_id, 0)
         tokens = entry_tokens(data)
-        seq = max(
-            revision.next_seq,
-            (
-                Entry.objects.filter(revision=revision)
-                .order_by("-seq")
-                .values_list("seq", flat=True)
-                .first()
-                or -1
-            )
-            + 1,
-        )
+        figures = Figures.of(session)
+        figures.add(data, moment, tokens)
+        figures.branch_count += leaves
+        seq = revision.next_seq  # kept by every append, read under the revision's lock
         Entry.objects.create(
             session=session,
             revision=revision,
@@ -694,7 +687,7 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             timestamp=moment,
             data=data,
             tokens=tokens,
-            depth=(parent_depth + 1) if parent_depth is not None else 0,
+            depth=depth,
             origin=Entry.Origin.CONTEXTLAB,
         )
         # The library's indexer gives the summary its search text once this commits.
@@ -704,14 +697,8 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
         session_id = session.pk
         transaction.on_commit(lambda: tree_index_refresh(session_id=session_id), robust=True)
         SessionRevision.objects.filter(pk=revision.pk).update(next_seq=seq + 1)
-        Session.objects.filter(pk=session.pk).update(
-            leaf_entry_id=entry_id,
-            entry_count=F("entry_count") + 1,
-            tokens_estimated=F("tokens_estimated") + tokens,
-            compaction_count=F("compaction_count") + (1 if plan.kind == "compaction" else 0),
-            # A child of an entry that already had one opens a new branch (a new tree leaf).
-            branch_count=F("branch_count") + (1 if parent_has_children else 0),
-        )
+        figures.apply_to(session)
+        session.save(update_fields=list(Figures.__dataclass_fields__))
         finished = timezone.now()
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.SUCCEEDED,

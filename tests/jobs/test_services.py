@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -109,6 +110,40 @@ def test_an_appended_entry_has_pis_keys_a_fresh_id_and_moves_the_leaf(
     assert (
         Entry.objects.filter(revision=session.current_revision, entry_id=entry.entry_id).count()
         == 1
+    )
+
+
+@pytest.mark.parametrize("parent", ["leaf", "root"])
+def test_an_append_keeps_the_figures_a_reimport_computes(import_corpus, offline_provider, parent):
+    # Depth, branches, counts, tokens and activity, kept as the import keeps them.
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from contextlab.library.models import Session
+
+    session, _ = import_corpus("branches")
+    job = services.job_claim(
+        job_id=services.job_create(session=session, kind="compaction", enqueue=False).pk
+    )
+    plan = _plan(session)
+    if parent == "root":
+        plan.parent_id = None  # a new root: one more tree leaf
+    done = services._append_and_finish(job, plan, "S", {}, timezone.now())
+    assert done.status == "succeeded"
+    fields = [
+        "entry_count", "message_count", "compaction_count", "branch_count", "tokens_estimated",
+        "leaf_entry_id", "first_activity", "last_activity",
+    ]  # fmt: skip
+    after_job = Session.objects.filter(pk=session.pk).values(*fields).get()
+    depth = Entry.objects.get(entry_id=done.result_entry_ids[0]).depth
+    call_command("reimport_sessions", session.session_id, stdout=io.StringIO())
+    assert Session.objects.filter(pk=session.pk).values(*fields).get() == after_job
+    assert (
+        Entry.objects.get(
+            revision=Session.objects.get(pk=session.pk).current_revision,
+            entry_id=done.result_entry_ids[0],
+        ).depth
+        == depth
     )
 
 
