@@ -34,7 +34,7 @@ INDEX_BATCH = 100
 UPDATE_SQL = """
 UPDATE library_entry AS e
 SET search_text = v.text,
-    search_vector = to_tsvector('english'::regconfig, v.text),
+    search_vector = to_tsvector(%s::regconfig, v.text),
     search_indexed = true
 FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text) AS v
 WHERE e.id = v.id
@@ -102,7 +102,7 @@ def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
             # connection.queries (hundreds of MB over a large session).
             raw = cursor.cursor
             raw.execute("SET LOCAL synchronous_commit TO OFF")
-            raw.execute(UPDATE_SQL, [ids, texts])
+            raw.execute(UPDATE_SQL, [CONFIG, ids, texts])
     else:
         Entry.objects.bulk_update(
             [

@@ -139,7 +139,7 @@ def test_it_reports_a_failure_of_a_search_indexing_connection(
     settings.CONTEXTLAB_INDEX_WORKERS = 2
     result = import_session_file(path=write_session(header(), *chain(20)), index_search=False)
     before = _connections()
-    monkeypatch.setattr(search, "UPDATE_SQL", search.UPDATE_SQL.replace("english", "no_such"))
+    monkeypatch.setattr(search, "CONFIG", "no_such")
     with pytest.raises(UndefinedObject, match="no_such"):
         search.index_revision(result.session.current_revision_id, batch=5)
     assert _connections_drop_to(before)
