@@ -9,6 +9,7 @@ from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
 from tests.conftest import corpus_entry_id
 from tests.jobs.fake_llm import FakeLLMServer, Reply
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -113,19 +114,17 @@ def test_retryable_errors_give_up_after_the_last_attempt(import_corpus, anthropi
 def test_the_embedded_runner_retries_in_a_thread_of_the_web_process(
     import_corpus, anthropic_provider, server, settings
 ):
-    import time
-
     settings.CONTEXTLAB_JOBS_EMBEDDED = True
     session, _ = import_corpus("tools")
     server.script.extend([Reply(status=500), Reply(text="## Goal\nembedded")])
     job = _job(session)
     tasks.enqueue(job.pk)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def done() -> bool:
         job.refresh_from_db()
-        if job.is_done:
-            break
-        time.sleep(0.1)
+        return job.is_done
+
+    wait_until(done, timeout=30, what="the embedded runner to end the job")
     assert job.status == "succeeded" and job.attempts == 2
     entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
     assert entry.data["summary"].startswith("## Goal\nembedded")

@@ -23,6 +23,7 @@ from contextlab.jobs import services
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
 from tests.jobs.fake_llm import FakeLLMServer, Reply
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -144,16 +145,6 @@ def send(broker_url, job_id):
     app.send_task("jobs.run_job", args=[job_id])
 
 
-def wait_for(predicate, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
 def queue_drained(broker_url) -> bool:
     """Nothing waits in Celery's default queue and no message is taken but unacknowledged."""
     import redis
@@ -175,7 +166,7 @@ def test_it_runs_a_compaction_on_a_real_worker(broker, fake_model, import_corpus
     )
     with worker(broker, fake_model, blob_dir):
         send(broker, job.pk)
-        job = wait_for(lambda: job_done(job.pk), what="the job to end")
+        job = wait_until(lambda: job_done(job.pk), what="the job to end")
     assert job.status == "succeeded", job.error
     assert Entry.objects.filter(session=session).count() == before + 1
     entry = Entry.objects.get(entry_id=job.result_entry_ids[0], session=session)
@@ -206,7 +197,7 @@ def test_a_worker_killed_mid_job_leaves_no_entry_and_the_job_is_retried(
     time.sleep(2.5)  # the dead worker's lease runs out
     with worker(broker, fake_model, blob_dir, lease=60):
         # A starting worker re-enqueues jobs whose lease expired.
-        job = wait_for(lambda: job_done(job.pk), what="the retried job to end")
+        job = wait_until(lambda: job_done(job.pk), what="the retried job to end")
     assert job.status == "succeeded", job.error
     assert job.attempts == 2
     assert Entry.objects.filter(session=session).count() == before + 1
@@ -222,10 +213,10 @@ def test_a_message_delivered_twice_runs_the_job_once(broker, fake_model, import_
     with worker(broker, fake_model, blob_dir, concurrency=2):
         send(broker, job.pk)
         send(broker, job.pk)
-        job = wait_for(lambda: job_done(job.pk), what="the job to end")
+        job = wait_until(lambda: job_done(job.pk), what="the job to end")
         # The second delivery is taken and acknowledged (acks_late: it stays in kombu's
         # "unacked" hash until its task returns, and a retry waiting for its countdown does too).
-        wait_for(
+        wait_until(
             lambda: queue_drained(broker),
             timeout=30.0,
             what="both deliveries to be taken and acknowledged",

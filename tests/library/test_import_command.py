@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from django.db import connection
 from contextlab.library.models import Entry, Session
 from tests.conftest import REPO
 from tests.library.conftest import chain, header, lines
+from tests.waiting import wait_until
 
 
 def run_json(*args: str) -> dict:
@@ -81,21 +81,24 @@ def test_it_watches_a_folder_for_new_files_and_appended_lines(write_session) -> 
     folder = first.parent
     out = io.StringIO()
     with watching(folder, stdout=out):
-        _wait_for(lambda: Entry.objects.count() == 2)
+        wait_until(lambda: Entry.objects.count() == 2, what="the first file's two entries")
         with first.open("ab") as f:
             f.write(lines(*chain(1, start=2, parent="e0000001")))
-        _wait_for(lambda: Entry.objects.count() == 3)
+        wait_until(lambda: Entry.objects.count() == 3, what="the appended entry")
         other = header(id="0190d6f2-bbbb-7bbb-8ccc-123456789abc")
         full = lines(other, *chain(2))
         # Pi caught mid-write. The file appears with its torn bytes at once (os.replace), so the
         # watcher cannot see the empty file that a create-then-write leaves for an instant.
         (folder / "two.partial").write_bytes(full[:-10])
         os.replace(folder / "two.partial", folder / "two.jsonl")
-        _wait_for(lambda: Session.objects.count() == 2)
+        wait_until(lambda: Session.objects.count() == 2, what="the second session")
         assert Entry.objects.filter(session__session_id=other["id"]).count() == 1
         with (folder / "two.jsonl").open("ab") as f:
             f.write(full[-10:])
-        _wait_for(lambda: Entry.objects.filter(session__session_id=other["id"]).count() == 2)
+        wait_until(
+            lambda: Entry.objects.filter(session__session_id=other["id"]).count() == 2,
+            what="the rest of the torn line",
+        )
     assert "appended" in out.getvalue()
     assert Session.objects.get(session_id=other["id"]).problem_count == 0
 
@@ -109,13 +112,18 @@ def test_it_stores_the_tree_index_of_a_watched_session_once_its_file_is_quiet(
     path = write_session(header(), *chain(2))
     with watching(path.parent, "--index-after", "1.5"):
         # The first pass stores it.
-        _wait_for(lambda: Session.objects.exists() and index_stored(Session.objects.get()))
+        wait_until(
+            lambda: Session.objects.exists() and index_stored(Session.objects.get()),
+            what="the first tree index",
+        )
         with path.open("ab") as f:
             f.write(lines(*chain(1, start=2, parent="e0000001")))
-        _wait_for(lambda: Session.objects.get().entry_count == 3)
+        wait_until(lambda: Session.objects.get().entry_count == 3, what="the appended entry")
         # Synced but not indexed yet: Pi may be appending again within the quiet period.
         assert not index_stored(Session.objects.get())
-        _wait_for(lambda: index_stored(Session.objects.get()))
+        wait_until(
+            lambda: index_stored(Session.objects.get()), what="the index once the file is quiet"
+        )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -124,16 +132,19 @@ def test_it_syncs_a_watched_file_as_soon_as_the_system_reports_a_change(write_se
     path = write_session(header(), *chain(2))
     out = io.StringIO()
     with watching(path.parent, "--interval", "60", stdout=out):
-        _wait_for(lambda: "Watching" in out.getvalue())  # printed once events are on
+        # "Watching" is printed once file events are on.
+        wait_until(lambda: "Watching" in out.getvalue(), what="the watcher to start")
         assert Entry.objects.count() == 2
         with path.open("ab") as f:
             f.write(lines(*chain(1, start=2, parent="e0000001")))
-        _wait_for(lambda: Entry.objects.count() == 3, timeout=10)
+        wait_until(lambda: Entry.objects.count() == 3, timeout=10, what="the appended entry")
         (path.parent / "sub").mkdir()  # a new folder, then a session in it
         write_session(
             header(id="0190d6f2-cccc-7bbb-8ccc-123456789abc"), *chain(1), name="sub/new.jsonl"
         )
-        _wait_for(lambda: Session.objects.count() == 2, timeout=10)
+        wait_until(
+            lambda: Session.objects.count() == 2, timeout=10, what="the session in the new folder"
+        )
 
 
 @contextlib.contextmanager
@@ -170,15 +181,6 @@ def watching(folder: Path, *options: str, stdout: io.StringIO | None = None):
         stop.set()
         thread.join(timeout=15)
     assert not thread.is_alive() and errors == []
-
-
-def _wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError("the watcher did not catch up in time")
 
 
 @pytest.mark.django_db

@@ -11,6 +11,7 @@ from contextlab.library.models import Entry, Session
 from contextlab.library.selectors import engine_entries, search_entries, session_problems
 from contextlab.library.services import import_session_file
 from tests.library.conftest import chain, header, message
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +124,9 @@ def test_it_fills_search_vectors_on_several_connections_after_a_large_import(
     assert not Entry.objects.filter(search_indexed=False).exists()
     assert Entry.objects.filter(search_vector__isnull=True).count() == 0
     assert len(search_entries("pelicans")) == 57
-    assert _connections_drop_to(before)  # the workers' connections are closed
+    wait_until(
+        lambda: _connections() <= before, timeout=5, what="the workers' connections to close"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -142,23 +145,14 @@ def test_it_reports_a_failure_of_a_search_indexing_connection(
     monkeypatch.setattr(search, "CONFIG", "no_such")
     with pytest.raises(UndefinedObject, match="no_such"):
         search.index_revision(result.session.current_revision_id, batch=5)
-    assert _connections_drop_to(before)
-
-
-def _connections_drop_to(count: int) -> bool:
-    """Whether this database's connections come down to `count` (a closed connection's server
-    process may linger in pg_stat_activity for a moment)."""
-    import time
-
-    deadline = time.monotonic() + 5
-    while _connections() > count:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    wait_until(
+        lambda: _connections() <= before, timeout=5, what="the workers' connections to close"
+    )
 
 
 def _connections() -> int:
+    """This database's connections (a closed connection's server process may linger in
+    pg_stat_activity for a moment: wait for the count to come down)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
         return cursor.fetchone()[0]
