@@ -106,15 +106,7 @@ class Plan:
     parent_id: str | None = None
     entry: Json = field(default_factory=dict)  # fields besides summary/details
     split_turn: bool = False
-    no_history: bool = False  # split turn with nothing before it: Pi writes "No prior history."
     nothing: str | None = None  # why nothing will be appended
-
-
-def _tree_and_entries(session: Session) -> tuple[Any, list[Json]]:
-    from contextlab.pi.session import SessionTree
-
-    entries = engine_entries(session)
-    return SessionTree(entries), entries
 
 
 def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
@@ -164,8 +156,6 @@ def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, nam
                 reasoning,
             )
         )
-    elif plan.split_turn:
-        plan.no_history = True
     if preview.turn_prefix_request is not None:
         plan.calls.append(
             PlannedCall(
@@ -536,25 +526,21 @@ def summarise_plan(
 
 def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
     """Join the model's texts as Pi does (compaction.js compact / generateBranchSummary)."""
+    from contextlab.pi.branch_summary import join_branch_summary
+    from contextlab.pi.compaction import format_file_operations, join_split_turn
+
     if plan.kind == "compaction":
-        from contextlab.pi import compaction as engine
-
-        if plan.split_turn:
-            history = texts.get("history", engine.NO_PRIOR_HISTORY)
-            summary = history + engine.SPLIT_TURN_JOINER + texts["turn_prefix"]
-        else:
-            summary = texts["history"]
-        summary += engine.format_file_operations(plan.read_files, plan.modified_files)
-    else:
-        from contextlab.pi import branch_summary as engine
-        from contextlab.pi.compaction import format_file_operations
-
-        if "branch" not in texts:
-            # Entries but no messages (all tool results / settings): Pi's fixed text, no call.
-            return engine.NO_CONTENT_SUMMARY, {"readFiles": [], "modifiedFiles": []}
-        summary = engine.BRANCH_SUMMARY_PREAMBLE + texts["branch"]
+        summary = (
+            join_split_turn(texts.get("history"), texts["turn_prefix"])
+            if plan.split_turn
+            else texts["history"]
+        )
         summary += format_file_operations(plan.read_files, plan.modified_files)
-        summary = summary or engine.NO_SUMMARY_GENERATED
+    elif "branch" not in texts:
+        # Entries but no messages (all tool results / settings): Pi's fixed text, no call.
+        return join_branch_summary(None, [], []), {"readFiles": [], "modifiedFiles": []}
+    else:
+        summary = join_branch_summary(texts["branch"], plan.read_files, plan.modified_files)
     return summary, {"readFiles": plan.read_files, "modifiedFiles": plan.modified_files}
 
 
@@ -805,8 +791,9 @@ def what_if_auto_compaction(
 ) -> list[Json]:
     """Where along the active path Pi would have auto-compacted, and what each would cut."""
     from contextlab.pi.compaction import auto_compaction_what_if
+    from contextlab.pi.session import SessionTree
 
-    tree, _ = _tree_and_entries(session)
+    tree = SessionTree(engine_entries(session))
     leaf = leaf_id or session.leaf_entry_id
     path = tree.path(leaf)
     if not path:
