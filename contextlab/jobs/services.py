@@ -34,6 +34,7 @@ from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
 from contextlab.library.services import Figures, TreeState, entry_tokens
+from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +123,8 @@ def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, nam
     if not path:
         raise JobError(f"Entry {leaf_id} is not in session {name}")
     options = engine.CompactionOptions(
-        reserve_tokens=params.get("reserveTokens", 16384),
-        keep_recent_tokens=params.get("keepRecentTokens", 20000),
+        reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
+        keep_recent_tokens=params.get("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
         model_max_tokens=params.get("modelMaxTokens", 0),
         custom_instructions=params.get("customInstructions") or None,
     )
@@ -197,7 +198,7 @@ def plan_branch_summary_entries(
     if old_leaf not in by_id:
         raise JobError(f"Entry {old_leaf} is not in session {name}")
     options = engine.BranchSummaryOptions(
-        reserve_tokens=params.get("reserveTokens", 16384),
+        reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         context_window=params.get("contextWindow", 0),
         custom_instructions=params.get("customInstructions") or None,
         replace_instructions=bool(params.get("replaceInstructions")),

@@ -21,6 +21,7 @@ from contextlab.jobs import providers, services
 from contextlab.jobs.models import Job
 from contextlab.library.models import Session
 from contextlab.library.selectors import session_for_user_or_404
+from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from contextlab.review.services import audit_job, audit_record
 
 HISTORY_LIMIT = 50
@@ -49,7 +50,10 @@ def _status_response(request: HttpRequest, job: Job) -> HttpResponse:
 def _settings_from(source) -> dict:  # type: ignore[no-untyped-def]
     """Pi's compaction settings chosen in the form (defaults: Pi's own)."""
     params: dict = {}
-    for name, default in (("keepRecentTokens", 20000), ("reserveTokens", 16384)):
+    for name, default in (
+        ("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
+        ("reserveTokens", DEFAULT_RESERVE_TOKENS),
+    ):
         raw = (source.get(name) or "").strip()
         params[name] = int(raw) if raw.isdigit() else default
     return params
@@ -270,8 +274,8 @@ def what_if(request: HttpRequest, session_pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, session_pk)
     config = providers.active_provider()
     context_window = _int_param(request, "contextWindow", config.context_window)
-    reserve = _int_param(request, "reserveTokens", 16384)
-    keep = _int_param(request, "keepRecentTokens", 20000)
+    reserve = _int_param(request, "reserveTokens", DEFAULT_RESERVE_TOKENS)
+    keep = _int_param(request, "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)
     leaf = request.GET.get("leaf") or session.leaf_entry_id
     error, compactions = "", []
     try:

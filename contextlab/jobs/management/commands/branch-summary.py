@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from contextlab.jobs import cli
 from contextlab.pi import branch_summary
 from contextlab.pi.session import SessionFile
+from contextlab.pi.tokens import DEFAULT_RESERVE_TOKENS
 
 # The module name has no hyphen problem for Django, but Python's import statement needs a name.
 _compact = importlib.import_module("contextlab.jobs.management.commands.compact")
@@ -41,7 +42,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reserve-tokens",
             type=_compact.non_negative,
-            default=16384,
+            default=DEFAULT_RESERVE_TOKENS,
             help="branchSummary.reserveTokens",
         )
         parser.add_argument(

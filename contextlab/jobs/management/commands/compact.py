@@ -20,6 +20,7 @@ from contextlab.jobs import cli
 from contextlab.pi import compaction
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import SessionFile, SessionTree, parse_session_file
+from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 
 def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
@@ -75,8 +76,10 @@ class Command(BaseCommand):
         parser.add_argument("session_file")
         parser.add_argument("--leaf", help="entry id or line:N (default: the session's leaf)")
         parser.add_argument("--instructions", help="custom instructions (/compact <text>)")
-        parser.add_argument("--reserve-tokens", type=non_negative, default=16384)
-        parser.add_argument("--keep-recent-tokens", type=non_negative, default=20000)
+        parser.add_argument("--reserve-tokens", type=non_negative, default=DEFAULT_RESERVE_TOKENS)
+        parser.add_argument(
+            "--keep-recent-tokens", type=non_negative, default=DEFAULT_KEEP_RECENT_TOKENS
+        )
         parser.add_argument(
             "--context-window", type=non_negative, help="model context window (should-compact)"
         )
