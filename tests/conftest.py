@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 REPO = Path(__file__).resolve().parent.parent
 # A real session recorded by Pi's author (copied from shared/fixtures so the suite never depends on
@@ -86,6 +90,17 @@ def page(chromium):  # type: ignore[no-untyped-def]
     page = context.new_page()
     yield page
     context.close()
+
+
+def login(page: Page, live_server_url: str, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the login form and wait for the redirect to the library."""
+    from django.urls import reverse
+
+    page.goto(f"{live_server_url}{reverse('login')}")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server_url}/")
 
 
 # --- Stored sessions: real Pi 0.80.2 recordings (tests/conformance/corpus) imported through the

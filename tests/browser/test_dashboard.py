@@ -14,18 +14,10 @@ from contextlab.inspector.selectors import clear_cache, path_entries, session_in
 from contextlab.library.models import Session
 from contextlab.library.services import import_session_file
 from contextlab.pi.context import build_session_context
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, login
 from tests.inspector.sessions import SESSION_ID, write_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _login(page, live_server, username="demo", password=PASSWORD):
-    page.goto(f"{live_server.url}{reverse('login')}")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
 
 
 @pytest.fixture
@@ -37,7 +29,7 @@ def demo(live_server, blob_dir):
 
 
 def test_it_opens_the_demo_session_folds_selects_and_matches_the_engine(page, live_server, demo):
-    _login(page, live_server)
+    login(page, live_server.url, "demo")
     assert page.locator("#library-table").is_visible()
     page.click(f"a[href='{reverse('inspector:session', args=[demo.pk])}']")
     page.wait_for_selector("#tree a.trow")
@@ -102,7 +94,7 @@ def test_it_renders_html_from_sessions_inert(
     assert result.session is not None
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    _login(page, live_server)
+    login(page, live_server.url, "demo")
     page.goto(f"{live_server.url}{reverse('inspector:session', args=[result.session.pk])}")
     page.wait_for_selector("#tree a.trow")
     assert page.evaluate("typeof window.__xss") == "undefined"
@@ -126,7 +118,7 @@ def test_it_uploads_several_files_with_progress_and_lists_them(
     first = write_session(tmp_path)
     second = tmp_path / "second.jsonl"
     second.write_text(first.read_text().replace(SESSION_ID, "second-session-id"))
-    _login(page, live_server)
+    login(page, live_server.url, "demo")
     page.set_input_files("form.upload input[type=file]", [str(first), str(second)])
     page.click("form.upload button[type=submit]")
     page.wait_for_selector("#upload-results li >> nth=1")
@@ -145,7 +137,7 @@ def test_it_works_without_javascript(chromium, live_server, tmp_path, blob_dir, 
     context = chromium.new_context(java_script_enabled=False)
     page = context.new_page()
     try:
-        _login(page, live_server)
+        login(page, live_server.url, "demo")
         page.goto(f"{live_server.url}{reverse('inspector:session', args=[session.pk])}")
         page.click("#tree li[data-id='u0000003'] a.trow")
         page.wait_for_url(re.compile(r".*entry=u0000003.*"))

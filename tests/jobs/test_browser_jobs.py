@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
-from tests.conftest import PASSWORD
+from tests.conftest import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -17,11 +17,7 @@ def test_compact_here_previews_queues_polls_and_stops_when_done(
 ):
     settings.CONTEXTLAB_JOBS_EMBEDDED = True
     session, _ = import_corpus("tools")
-    page.goto(f"{live_server.url}{reverse('login')}")
-    page.fill("input[name=username]", owner.username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+    login(page, live_server.url, owner.username)
 
     url = reverse("jobs:compact", args=[session.pk])
     page.goto(f"{live_server.url}{url}?keepRecentTokens=150")
@@ -50,11 +46,7 @@ def test_continue_from_here_with_a_summary_from_the_inspector(
     settings.CONTEXTLAB_JOBS_EMBEDDED = True
     session, _ = import_corpus("branches")
     target = corpus_entry_id("branches", user="Suggest a name", reply=True)
-    page.goto(f"{live_server.url}{reverse('login')}")
-    page.fill("input[name=username]", owner.username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+    login(page, live_server.url, owner.username)
 
     page.goto(f"{live_server.url}{reverse('inspector:session', args=[session.pk])}?entry={target}")
     page.click("details.continue-here summary")  # the inspector folds the form away

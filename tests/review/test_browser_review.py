@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
 from contextlab.review.models import Comment, SessionLabel
-from tests.conftest import PASSWORD
+from tests.conftest import login
 from tests.review.helpers import team_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -19,11 +19,7 @@ def test_it_comments_and_labels_in_place_with_htmx(
 ):
     clear_cache()
     session = team_session(tmp_path, owner, teammate)
-    page.goto(f"{live_server.url}{reverse('login')}")
-    page.fill("input[name=username]", "teammate")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
+    login(page, live_server.url, "teammate")
     url = f"{live_server.url}{reverse('inspector:session', args=[session.pk])}?entry=aaaa0001"
     page.goto(url)
     # A marker that a full page load would wipe: the swaps below must keep it.
