@@ -147,7 +147,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_count() or 1))
 
 # Where Pi's resources live on this server (agent dir: AGENTS.md, skills, SYSTEM.md; Pi root: docs).
-PI_AGENT_DIR = os.environ.get("PI_CODING_AGENT_DIR", str(Path.home() / ".pi" / "agent"))
+# Tilde-expanded as Pi's getAgentDir does, so the dashboard and `manage.py context` agree.
+PI_AGENT_DIR = os.path.expanduser(
+    os.environ.get("PI_CODING_AGENT_DIR") or str(Path.home() / ".pi" / "agent")
+)
 PI_PACKAGE_DIR = os.environ.get("PI_PACKAGE_DIR", "")
 
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -36,10 +36,6 @@ class ResourceProfile(models.Model):
     def __str__(self) -> str:
         return f"resources of {self.project.cwd}"
 
-    @property
-    def uses_uploads(self) -> bool:
-        return self.files.exists()
-
 
 class ResourceFile(models.Model):
     """A file uploaded in place of one on the original machine (AGENTS.md, SKILL.md, ...)."""

@@ -515,7 +515,7 @@ def _message_views(
 
 
 def inspect_entry(
-    session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context", user: Any = None
+    session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context"
 ) -> Inspection:
     # A deep entry's projection allocates some 100k objects (thousands of messages and views)
     # next to a 20k-entry index: with the cyclic GC running, its collections re-scan that index

@@ -68,7 +68,6 @@ class Row:
     # Position of the fold marker (⊞/⊟) inside `prefix`, or -1 when the connector has none.
     marker_at: int = -1
     # Index of the last row of this row's visible subtree (for folding in the browser).
-    subtree_end: int = 0
 
     @property
     def prefix_head(self) -> str:
@@ -218,7 +217,6 @@ def build_view(
     root_ids = visible_children[None]
     multiple_roots = len(root_ids) > 1
 
-    rows_by_id: dict[str, Row] = {}
     stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
     for i in range(len(root_ids) - 1, -1, -1):
         stack.append(
@@ -255,7 +253,6 @@ def build_view(
             node_id == leaf_id,  # is_leaf
             labels.get(node_id),  # label
         )
-        rows_by_id[node_id] = row
         ordered_rows.append(row)
         multiple_children = len(kids) > 1
         # Branch points, and the first generation after one, shift right; chains stay flat.
@@ -290,10 +287,6 @@ def build_view(
         parent = row.visible_parent
         if row.visible_children:
             row.foldable = parent is None or len(visible_children.get(parent, [])) > 1
-    # Subtree ends, bottom-up: a row's subtree ends where its last visible child's ends.
-    for row in reversed(ordered_rows):
-        kids = visible_children.get(row.item.id, ())
-        row.subtree_end = rows_by_id[kids[-1]].subtree_end if kids else row.index
     return TreeView(
         rows=ordered_rows,
         multiple_roots=multiple_roots,

@@ -180,9 +180,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(_tree_context(session, index, state, selected))
     if target != "tree":
         context["inspection"] = (
-            services.inspect_entry(session, index, selected, tab=state.tab, user=request.user)
-            if selected
-            else None
+            services.inspect_entry(session, index, selected, tab=state.tab) if selected else None
         )
         context.update(review_panel(session, selected))
     inspection = context.get("inspection")
@@ -279,7 +277,7 @@ def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
         start = max(0, int(request.GET.get("start", "0")))
     except ValueError:
         raise Http404("Bad start") from None
-    inspection = services.inspect_entry(session, index, entry_id, user=request.user)
+    inspection = services.inspect_entry(session, index, entry_id)
     return HttpResponse(_middle_html(session, inspection, start))
 
 

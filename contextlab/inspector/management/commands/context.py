@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contextlab.pi.context import (
@@ -42,14 +43,6 @@ from contextlab.pi.models import find_model
 from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
 
 Json = dict[str, Any]
-
-
-def default_agent_dir() -> str:
-    """``$PI_CODING_AGENT_DIR`` (tilde-expanded) or ``~/.pi/agent``, as Pi's ``getAgentDir``."""
-    configured = os.environ.get("PI_CODING_AGENT_DIR")
-    if configured:
-        return os.path.expanduser(configured)
-    return os.path.join(os.path.expanduser("~"), ".pi", "agent")
 
 
 def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
@@ -220,7 +213,7 @@ class Command(BaseCommand):
             parsed,
             tree,
             leaf_id=leaf_id,
-            agent_dir=options.get("agent_dir") or default_agent_dir(),
+            agent_dir=options.get("agent_dir") or settings.PI_AGENT_DIR,
             pi_root=options.get("pi_root"),
             date=date,
             tools=tools,
