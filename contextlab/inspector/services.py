@@ -524,6 +524,18 @@ def inspect_entry(
         return _inspect_entry(session, index, entry_id, tab=tab)
 
 
+def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> list[MessageView]:
+    """The collapsed middle of a leaf's projection ("show more" pages): the projection and its
+    views only (both kept on the index), not a whole inspection with its prompt."""
+    profile = resource_profile(session.project)
+    agent_dir = (profile.agent_dir or None) if profile else None
+    _, result, owners, _, _ = _projection(session, index, entry_id, agent_dir)
+    views, _, head_count, tail_start = _message_views(
+        index, entry_id, list(result.messages), owners
+    )
+    return views[head_count:tail_start]
+
+
 def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab: str) -> Inspection:
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None

@@ -185,7 +185,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(review_panel(session, selected))
     inspection = context.get("inspection")
     if isinstance(inspection, services.Inspection) and inspection.middle:
-        context["middle_html"] = _middle_html(session, inspection, 0)
+        context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
     if target == "inspector":
         return render(request, "inspector/session.html#inspector", context)
     if target == "tree":
@@ -244,18 +244,20 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
 MIDDLE_PAGE = 100
 
 
-def _middle_html(session: Session, inspection: services.Inspection, start: int) -> str:
+def _middle_html(
+    session: Session, entry_id: str, middle: list[services.MessageView], start: int
+) -> str:
     """A page of the collapsed middle of a long projection, then a link for the next one."""
     page_url = reverse("inspector:session", args=[session.pk])
-    rows = inspection.middle[start : start + MIDDLE_PAGE]
+    rows = middle[start : start + MIDDLE_PAGE]
     html = message_rows_html(
         rows, page_url=page_url, body_url=reverse("inspector:message", args=[session.pk])
     )
-    rest = len(inspection.middle) - start - len(rows)
+    rest = len(middle) - start - len(rows)
     if rest > 0:
         more = reverse("inspector:messages", args=[session.pk])
-        query = urlencode({"entry": inspection.entry_id, "start": start + len(rows)})
-        fallback = f"{page_url}?{urlencode({'entry': inspection.entry_id, 'tab': 'json'})}"
+        query = urlencode({"entry": entry_id, "start": start + len(rows)})
+        fallback = f"{page_url}?{urlencode({'entry': entry_id, 'tab': 'json'})}"
         html += format_html(
             '<li class="notsent-group"><a href="{}" hx-get="{}?{}" hx-target="closest li" '
             'hx-swap="outerHTML" hx-push-url="false">⋯ {} more messages (show the next {})</a>'
@@ -277,8 +279,8 @@ def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
         start = max(0, int(request.GET.get("start", "0")))
     except ValueError:
         raise Http404("Bad start") from None
-    inspection = services.inspect_entry(session, index, entry_id)
-    return HttpResponse(_middle_html(session, inspection, start))
+    middle = services.middle_messages(session, index, entry_id)
+    return HttpResponse(_middle_html(session, entry_id, middle, start))
 
 
 @login_required

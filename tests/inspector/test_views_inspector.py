@@ -329,3 +329,27 @@ def test_it_charts_the_same_estimate_the_inspector_shows(name, tmp_path):
     for point in growth["points"]:
         inspection = services.inspect_entry(session, index, point["leaf"])
         assert point["estimate"] == inspection.estimate_total, point["leaf"]
+
+
+def test_it_pages_through_the_collapsed_middle_of_a_long_projection(
+    owner_client, real_session_path
+):
+    session = import_session_file(path=real_session_path).session
+    leaf = session.leaf_entry_id
+    url = reverse("inspector:messages", args=[session.pk])
+    first = owner_client.get(reverse("inspector:session", args=[session.pk]), {"entry": leaf})
+    count = int(re.search(r'data-testid="message-count">(\d+)<', first.content.decode()).group(1))
+    positions: list[int] = []
+    start = 0
+    while True:
+        body = owner_client.get(url, {"entry": leaf, "start": start}).content.decode()
+        page = [int(n) for n in re.findall(r'<span class="msg-role">(\d+)\. ', body)]
+        assert page, start
+        positions += page
+        more = re.search(r'hx-get="[^"]*start=(\d+)"', body)
+        if more is None:
+            break
+        start = int(more.group(1))
+    # Every message between the leading one(s) and the last 25 shown in full, once, in order.
+    assert positions == list(range(positions[0], count - 25 + 1))
+    assert positions[0] <= 2
