@@ -373,6 +373,14 @@ def tree_index_refresh(*, session_id: int) -> None:
     store_index(session, build_index(session))
 
 
+def store_tree_indexes(results: list[Any]) -> None:
+    """tree_index_refresh for every session an import stored or changed (ImportResults), so
+    its first open, in any process, starts from a stored index."""
+    for result in results:
+        if result.session is not None and result.status not in ("unchanged", "failed"):
+            tree_index_refresh(session_id=result.session.pk)
+
+
 # --- the projection --------------------------------------------------------------------------
 
 

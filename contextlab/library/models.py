@@ -333,3 +333,8 @@ class ImportProblem(models.Model):
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
         return f"{where}: {self.reason}"
+
+    @property
+    def blob_file(self) -> Path | None:
+        """Where the bytes of a file that yielded no session were kept, if they were."""
+        return Path(settings.CONTEXTLAB_BLOB_DIR) / self.blob_path if self.blob_path else None

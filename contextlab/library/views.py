@@ -5,7 +5,6 @@ from __future__ import annotations
 from itertools import groupby
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch, TextField
@@ -183,10 +182,11 @@ def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
 def unusable_original(request: HttpRequest, pk: int) -> FileResponse:
     """The bytes of a file that yielded no session, as they were kept when it was imported."""
     problem = unusable_file_problem(request.user, pk)
-    if problem is None or not problem.blob_path:
+    blob = problem.blob_file if problem is not None else None
+    if problem is None or blob is None:
         raise Http404("No stored copy of this file.")
     try:
-        handle = (Path(settings.CONTEXTLAB_BLOB_DIR) / problem.blob_path).open("rb")
+        handle = blob.open("rb")
     except FileNotFoundError as exc:
         raise Http404("The stored copy of this file is missing from CONTEXTLAB_BLOB_DIR.") from exc
     name = Path(problem.path).name or "unusable.jsonl"

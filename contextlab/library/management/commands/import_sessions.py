@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from contextlab.inspector.services import tree_index_refresh
+from contextlab.inspector.services import store_tree_indexes, tree_index_refresh
 from contextlab.library.search import index_pending
 from contextlab.library.services import ImportResult, Status, import_session_file
 from contextlab.review.services import audit_imports, command_actor
@@ -380,14 +380,6 @@ def _reported_files(reported: set[str], paths: list[Path]) -> list[Path]:
             elif path.is_dir():
                 found.extend(find_session_files([path]))
     return list(dict.fromkeys(found))
-
-
-def store_tree_indexes(results: list[ImportResult]) -> None:
-    """The dashboard's tree index of each session that changed, built now rather than on its
-    first open (contextlab.inspector.services.tree_index_refresh)."""
-    for result in results:
-        if result.session is not None and result.status not in (Status.UNCHANGED, Status.FAILED):
-            tree_index_refresh(session_id=result.session.pk)
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
