@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from ninja import NinjaAPI, Query, Router, Swagger
+from ninja import NinjaAPI, Query, Router, Status, Swagger
 from ninja.errors import AuthenticationError, ValidationError
 from ninja.security import HttpBearer
 
@@ -444,7 +444,7 @@ def push_lines(
         result = session_push_lines(
             user=request.user, session_id=session_id, offset=offset, body=body, body_size=size
         )
-    return (409 if result.conflict else 200), result.as_json()
+    return Status(409 if result.conflict else 200, result.as_json())
 
 
 @sessions_router.get(
@@ -574,7 +574,7 @@ def create_job(request: HttpRequest, session_id: str, data: s.JobIn) -> Any:
     except jobs.JobError as exc:
         raise ApiError(400, str(exc)) from None
     review.audit_job(actor=request.user, verb="job.create", job=job)
-    return 201, _job_out(job)
+    return Status(201, _job_out(job))
 
 
 @sessions_router.get(
@@ -645,7 +645,7 @@ def create_comment(request: HttpRequest, session_id: str, data: s.CommentIn) -> 
         )
     except review.ReviewError as exc:
         raise ApiError(400, str(exc)) from None
-    return 201, _comment_out(comment)
+    return Status(201, _comment_out(comment))
 
 
 @review_router.delete(
@@ -665,7 +665,7 @@ def delete_comment(request: HttpRequest, comment_id: int) -> Any:
         review.comment_delete(comment=comment, actor=request.user)
     except review.ReviewForbidden as exc:
         raise ApiError(403, str(exc)) from None
-    return 204, None
+    return Status(204, None)
 
 
 @sessions_router.get(
