@@ -1,0 +1,47 @@
+"""GET /sessions/{id}/context answers `manage.py context --json`'s object, byte for byte."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.django_db
+
+NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "session.jsonl").exists())
+
+
+def command_json(path, leaf: str | None) -> bytes:  # type: ignore[no-untyped-def]
+    out, err = io.StringIO(), io.StringIO()
+    args = [str(path), "--json"] + (["--leaf", leaf] if leaf is not None else [])
+    call_command("context", *args, stdout=out, stderr=err)
+    return out.getvalue().rstrip("\n").encode("utf-8")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_context_endpoint_equals_the_context_command_on_every_entry(
+    name, owner_api, import_corpus, settings, tmp_path
+):
+    settings.PI_AGENT_DIR = str(tmp_path / "agent")  # the same agent dir for both
+    session, path = import_corpus(name)
+    lines = path.read_bytes().splitlines()
+    ids = [json.loads(line)["id"] for line in lines[1:]]
+    assert len(ids) == session.entry_count
+    url = f"/sessions/{session.session_id}/context"
+    for leaf in [None, *ids, "line:2", f"line:{len(lines)}"]:
+        response = owner_api.get(url, **({} if leaf is None else {"leaf": leaf}))
+        assert response.status_code == 200, (leaf, response.content)
+        assert response["Content-Type"] == "application/json"
+        assert response.content == command_json(path, leaf), leaf
+
+
+def test_an_unknown_leaf_is_404(owner_api, import_corpus):
+    session, _ = import_corpus("tools")
+    url = f"/sessions/{session.session_id}/context"
+    assert owner_api.get(url, leaf="nope").status_code == 404
+    assert owner_api.get(url, leaf="line:1").status_code == 404  # the header is no entry
+    assert owner_api.get(url, leaf="line:x").status_code == 404
