@@ -59,6 +59,7 @@ def links(request: HttpRequest) -> HttpResponse:
         "links": [(link, _url(request, link) if link.is_active else "") for link in own[:200]],
         "session": session,
         "entry": request.GET.get("entry", "")[:100],
+        "nav": "shares",
     }
     return render(request, "sharing/links.html", context)
 
