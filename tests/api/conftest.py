@@ -65,3 +65,9 @@ def team_session(import_corpus, owner, teammate):  # type: ignore[no-untyped-def
     )
     ProjectMembership.objects.create(project=session.project, user=teammate)
     return session
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):  # type: ignore[no-untyped-def]
+    """The personas' passwords are never checked here: hash them cheaply (PBKDF2 costs ~1 s)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
