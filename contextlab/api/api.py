@@ -281,9 +281,7 @@ def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> Any:
     return {"count": count, "items": [_session_out(x) for x in page]}
 
 
-@sessions_router.get(
-    "/{session_id}", response=responses(s.SessionDetailOut), summary="One session"
-)
+@sessions_router.get("/{session_id}", response=responses(s.SessionDetailOut), summary="One session")
 def get_session(request: HttpRequest, session_id: str) -> Any:
     session = _session_or_404(request, session_id)
     out = _session_out(session, session_labels(session))

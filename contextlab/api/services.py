@@ -66,7 +66,9 @@ def api_token_revoke(*, token: ApiToken, actor: Any) -> bool:
             revoked_at=timezone.now()
         )
         if changed:
-            audit_record(actor=actor, verb="api_token.revoke", target=f"{token.prefix}… {token.name}")
+            audit_record(
+                actor=actor, verb="api_token.revoke", target=f"{token.prefix}… {token.name}"
+            )
     token.refresh_from_db()
     return bool(changed)
 
@@ -261,9 +263,7 @@ def session_push_lines(
             created_project = False
         name = session.source_path if session is not None else f"{session_id}.jsonl"
         with fileobj:
-            outcome = import_session_file(
-                fileobj=fileobj, name=name, user=user, index_search=False
-            )
+            outcome = import_session_file(fileobj=fileobj, name=name, user=user, index_search=False)
         if outcome.session is not None and (
             created_project or outcome.status in ("new", "revised")
         ):

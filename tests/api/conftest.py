@@ -26,7 +26,11 @@ class Api:
 
     def post(self, path: str, data: Any = None, **kwargs: Any) -> Any:
         return self.client.post(
-            f"/api/v1{path}", data or {}, content_type="application/json", **self._headers(), **kwargs
+            f"/api/v1{path}",
+            data or {},
+            content_type="application/json",
+            **self._headers(),
+            **kwargs,
         )
 
     def push(self, session_id: str, offset: int, body: bytes) -> Any:
@@ -59,7 +63,7 @@ def outsider_api(client, outsider):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def team_session(import_corpus, owner, teammate):  # type: ignore[no-untyped-def]
     """corpus/branches imported, its project restricted to the owner and the teammate."""
-    session, path = import_corpus("branches")
+    session, _ = import_corpus("branches")
     ProjectMembership.objects.create(
         project=session.project, user=owner, role=ProjectMembership.Role.OWNER
     )

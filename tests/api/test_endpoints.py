@@ -131,7 +131,9 @@ def test_a_compaction_is_previewed_queued_read_and_cancelled(
     assert cancelled["cancelled"] is True and cancelled["job"]["status"] == "cancelled"
     assert owner_api.post(f"/jobs/{job['id']}/cancel").json()["cancelled"] is False
     verbs = list(
-        AuditEvent.objects.filter(verb__startswith="job.").order_by("id").values_list("verb", flat=True)
+        AuditEvent.objects.filter(verb__startswith="job.")
+        .order_by("id")
+        .values_list("verb", flat=True)
     )
     assert verbs == ["job.create", "job.cancel"]
     bad = owner_api.post(f"/sessions/{sid}/jobs", {"kind": "compaction", "leaf": "nope"})
@@ -152,13 +154,18 @@ def test_comments_and_labels_through_the_api(owner_api, teammate_api, team_sessi
     assert teammate_api.delete(f"/comments/{comment['id']}").status_code == 403
     assert owner_api.delete(f"/comments/{comment['id']}").status_code == 204
     assert not Comment.objects.exists()
-    assert owner_api.post(f"/sessions/{sid}/comments", {"entryId": "x", "body": "a"}).status_code == 404
+    assert (
+        owner_api.post(f"/sessions/{sid}/comments", {"entryId": "x", "body": "a"}).status_code
+        == 404
+    )
 
     assert owner_api.post(f"/sessions/{sid}/labels", {"name": "Needs Review"}).json() == {
         "name": "needs-review",
         "added": True,
     }
-    assert owner_api.post(f"/sessions/{sid}/labels", {"name": "needs-review"}).json()["added"] is False
+    assert (
+        owner_api.post(f"/sessions/{sid}/labels", {"name": "needs-review"}).json()["added"] is False
+    )
     assert owner_api.post(f"/sessions/{sid}/labels", {"name": "!!"}).status_code == 400
     assert teammate_api.get(f"/sessions/{sid}/labels").json() == ["needs-review"]
     removed = owner_api.delete(f"/sessions/{sid}/labels/needs-review").json()

@@ -22,7 +22,6 @@ from schemathesis.specs.openapi.checks import (
 from contextlab.api.services import api_token_create
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
-from contextlab.review.models import Comment
 from contextlab.review.services import comment_create
 
 CHECKS = [

@@ -22,9 +22,7 @@ def test_api_token_command_prints_a_new_token_once_and_stores_only_its_hash(owne
     assert Api(client, token).get("/projects").status_code == 200
 
 
-def test_it_answers_401_without_a_token_with_a_wrong_one_and_with_a_revoked_one(
-    client, owner_api
-):
+def test_it_answers_401_without_a_token_with_a_wrong_one_and_with_a_revoked_one(client, owner_api):
     assert client.get("/api/v1/projects").status_code == 401
     assert Api(client, "cl_not-a-token").get("/projects").status_code == 401
     assert client.get("/api/v1/projects", HTTP_AUTHORIZATION="Basic abc").status_code == 401
