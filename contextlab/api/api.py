@@ -19,6 +19,7 @@ from ninja.errors import AuthenticationError, ValidationError
 from ninja.security import HttpBearer
 
 from contextlab.api import schemas as s
+from contextlab.api.schemas import PAGE_MAX
 from contextlab.api.services import (
     ApiError,
     session_context,
@@ -44,9 +45,6 @@ from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOK
 from contextlab.review import services as review
 from contextlab.review.models import Comment, ProjectMembership, SessionLabel
 from contextlab.review.selectors import comments_for_entry, session_labels
-
-PAGE_MAX = 500
-SEARCH_MAX = 100
 
 
 class BearerToken(HttpBearer):
@@ -247,23 +245,10 @@ def get_project(request: HttpRequest, project_id: int) -> Any:
 sessions_router = Router(tags=["sessions"])
 
 
-class SessionFilters(s.Schema):
-    """The library's filters."""
-
-    q: str | None = s.Field(None, max_length=200, description="name or first message contains")
-    project: int | None = s.Field(None, ge=1, description="project id")
-    model: str | None = s.Field(None, max_length=200, description='"provider/model" contains')
-    flag: str | None = s.Field(None, pattern="^(problems|compacted|branched)$")
-    reviewLabel: str | None = s.Field(None, max_length=40)
-    sort: str | None = s.Field(None, pattern="^(" + "|".join(SORTS) + ")$")
-    limit: int = s.Field(100, ge=1, le=PAGE_MAX)
-    offset: int = s.Field(0, ge=0)
-
-
 @sessions_router.get(
     "", response=responses(s.SessionPage), summary="Sessions you see, with the library's filters"
 )
-def list_sessions(request: HttpRequest, filters: Query[SessionFilters]) -> Any:
+def list_sessions(request: HttpRequest, filters: Query[s.SessionFilters]) -> Any:
     sessions = filter_sessions(
         sessions_for_user(request.user),
         {
@@ -326,17 +311,12 @@ def session_history(request: HttpRequest, session_id: str) -> Any:
     ]
 
 
-class Paging(s.Schema):
-    limit: int = s.Field(100, ge=1, le=PAGE_MAX)
-    offset: int = s.Field(0, ge=0)
-
-
 @sessions_router.get(
     "/{session_id}/entries",
     response=responses(s.EntryPage),
     summary="The session's entries in file order (its current revision), a page at a time",
 )
-def list_entries(request: HttpRequest, session_id: str, paging: Query[Paging]) -> Any:
+def list_entries(request: HttpRequest, session_id: str, paging: Query[s.Paging]) -> Any:
     session = _session_or_404(request, session_id)
     entries = Entry.objects.for_session(session)
     page = entries[paging.offset : paging.offset + paging.limit]
@@ -462,15 +442,10 @@ def push_state(request: HttpRequest, session_id: str) -> Any:
 search_router = Router(tags=["search"])
 
 
-class SearchQuery(s.Schema):
-    q: str = s.Field(..., min_length=1, max_length=500, description='words, "phrases", or, -not')
-    limit: int = s.Field(50, ge=1, le=SEARCH_MAX)
-
-
 @search_router.get(
     "", response=responses(list[s.SearchHit]), summary="Full-text search of messages you see"
 )
-def search(request: HttpRequest, query: Query[SearchQuery]) -> Any:
+def search(request: HttpRequest, query: Query[s.SearchQuery]) -> Any:
     hits = search_entries(query.q, user=request.user)[: query.limit]
     return [
         {
@@ -581,7 +556,7 @@ def create_job(request: HttpRequest, session_id: str, data: s.JobIn) -> Any:
     tags=["jobs"],
     summary="The session's jobs, newest first",
 )
-def list_jobs(request: HttpRequest, session_id: str, paging: Query[Paging]) -> Any:
+def list_jobs(request: HttpRequest, session_id: str, paging: Query[s.Paging]) -> Any:
     session = _session_or_404(request, session_id)
     found = Job.objects.for_session(session.pk).select_related("session")
     return [_job_out(j) for j in found[paging.offset : paging.offset + paging.limit]]
@@ -608,17 +583,13 @@ def cancel_job(request: HttpRequest, job_id: int) -> Any:
 review_router = Router(tags=["review"])
 
 
-class CommentFilter(s.Schema):
-    entry: str | None = s.Field(None, max_length=100, description="only this entry's")
-
-
 @sessions_router.get(
     "/{session_id}/comments",
     response=responses(list[s.CommentOut]),
     tags=["review"],
     summary="Reviewers' comments on the session's entries",
 )
-def list_comments(request: HttpRequest, session_id: str, where: Query[CommentFilter]) -> Any:
+def list_comments(request: HttpRequest, session_id: str, where: Query[s.CommentFilter]) -> Any:
     session = _session_or_404(request, session_id)
     if where.entry:
         found = comments_for_entry(session, where.entry)

@@ -8,6 +8,11 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+from contextlab.library.forms import SORTS
+
+PAGE_MAX = 500
+SEARCH_MAX = 100
+
 
 class ErrorOut(Schema):
     detail: str
@@ -207,3 +212,33 @@ class LabelOut(Schema):
 class LabelRemovedOut(Schema):
     name: str
     removed: bool
+
+
+# --- Query parameters -------------------------------------------------------------------
+
+
+class SessionFilters(Schema):
+    """The library's filters."""
+
+    q: str | None = Field(None, max_length=200, description="name or first message contains")
+    project: int | None = Field(None, ge=1, description="project id")
+    model: str | None = Field(None, max_length=200, description='"provider/model" contains')
+    flag: str | None = Field(None, pattern="^(problems|compacted|branched)$")
+    reviewLabel: str | None = Field(None, max_length=40)
+    sort: str | None = Field(None, pattern="^(" + "|".join(SORTS) + ")$")
+    limit: int = Field(100, ge=1, le=PAGE_MAX)
+    offset: int = Field(0, ge=0)
+
+
+class Paging(Schema):
+    limit: int = Field(100, ge=1, le=PAGE_MAX)
+    offset: int = Field(0, ge=0)
+
+
+class SearchQuery(Schema):
+    q: str = Field(..., min_length=1, max_length=500, description='words, "phrases", or, -not')
+    limit: int = Field(50, ge=1, le=SEARCH_MAX)
+
+
+class CommentFilter(Schema):
+    entry: str | None = Field(None, max_length=100, description="only this entry's")
