@@ -150,7 +150,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_count() or 1))
 
 # The largest body one push to /api/v1/sessions/<id>/lines may carry (a client pushes a larger
-# file in parts), and how long a share link lasts unless its owner picks otherwise.
+# file in parts), and how many days a new share link lasts unless its owner picks otherwise.
 CONTEXTLAB_API_MAX_PUSH_BYTES = env_int("CONTEXTLAB_API_MAX_PUSH_BYTES", 64 * 1024 * 1024)
 CONTEXTLAB_SHARE_DAYS = env_int("CONTEXTLAB_SHARE_DAYS", 7)
 

@@ -3,6 +3,7 @@ anyone, signed in or not. A link opens its session (or its one entry) and nothin
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -35,7 +36,7 @@ def links(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             pk = int(request.POST.get("session", ""))
-            days = int(request.POST.get("days", "7"))
+            days = int(request.POST.get("days") or settings.CONTEXTLAB_SHARE_DAYS)
         except ValueError:
             raise Http404("No such session") from None
         session = session_for_user_or_404(request.user, pk)
@@ -60,6 +61,7 @@ def links(request: HttpRequest) -> HttpResponse:
         "session": session,
         "entry": request.GET.get("entry", "")[:100],
         "nav": "shares",
+        "default_days": settings.CONTEXTLAB_SHARE_DAYS,
     }
     return render(request, "sharing/links.html", context)
 
