@@ -179,3 +179,15 @@ def test_export_is_the_session_file_and_is_audited(owner_api, import_corpus, own
     assert response["Content-Type"] == "application/x-ndjson"
     assert b"".join(response.streaming_content) == path.read_bytes()
     assert AuditEvent.objects.filter(verb="session.export", actor=owner).count() == 1
+
+
+def test_the_session_list_costs_the_same_queries_for_one_session_or_many(
+    owner_api, import_corpus, django_assert_max_num_queries
+):
+    for name in ("tools", "branches", "compaction", "interactive"):
+        session, _ = import_corpus(name)
+        SessionLabel.objects.create(session=session, name="bug")
+    # Token lookup, count, page, labels (one prefetch) and the token's last-use stamp.
+    with django_assert_max_num_queries(5):
+        page = owner_api.get("/sessions").json()
+    assert page["count"] == 4 and all(s["reviewLabels"] == ["bug"] for s in page["items"])
