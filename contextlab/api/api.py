@@ -9,6 +9,7 @@ Operations call the apps' selectors and services; the few things with no page of
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -47,14 +48,41 @@ from contextlab.review.models import Comment, ProjectMembership, SessionLabel
 from contextlab.review.selectors import comments_for_entry, session_labels
 
 
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(v) for v in value)
+    return False
+
+
+def _nul_in_request(request: HttpRequest) -> bool:
+    """A NUL character in the path, the query or a JSON body: PostgreSQL text cannot hold one, so
+    such a request is refused before it reaches a query. (A pushed body is bytes of a file: the
+    import reports its NULs as it does for any file.)"""
+    if "\x00" in request.path_info or _holds_nul(dict(request.GET.lists())):
+        return True
+    if request.content_type == "application/json" and request.body:
+        try:
+            return _holds_nul(json.loads(request.body))
+        except ValueError:
+            return False  # ninja answers malformed JSON itself
+    return False
+
+
 class BearerToken(HttpBearer):
     """`Authorization: Bearer TOKEN`, a token made on the API tokens page or by
     `manage.py api_token`. The request then acts as the token's user."""
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         user = token_user(token)
-        if user is not None:
-            request.user = user
+        if user is None:
+            return None
+        if _nul_in_request(request):
+            raise ApiError(400, "NUL characters are not accepted in paths, queries or JSON")
+        request.user = user
         return user
 
 
@@ -74,7 +102,12 @@ api = NinjaAPI(
 )
 
 # Every operation may answer these besides its own success.
-COMMON: dict[int, Any] = {401: s.ErrorOut, 404: s.ErrorOut, 422: s.ValidationErrorOut}
+COMMON: dict[int, Any] = {
+    400: s.ErrorOut,
+    401: s.ErrorOut,
+    404: s.ErrorOut,
+    422: s.ValidationErrorOut,
+}
 
 
 def responses(ok: Any, **more: Any) -> dict[int, Any]:
@@ -399,7 +432,7 @@ an upload's membership rules (a push that creates a project makes you its owner)
 
 @sessions_router.post(
     "/{session_id}/lines",
-    response=responses(s.PushOut, _409=s.PushOut, _400=s.ErrorOut, _413=s.ErrorOut),
+    response=responses(s.PushOut, _409=s.PushOut, _413=s.ErrorOut),
     summary="Push the session file's bytes from `offset` on",
     description=PUSH_DESCRIPTION,
     openapi_extra={
@@ -498,7 +531,7 @@ def _job_or_404(request: HttpRequest, job_id: int) -> Job:
 
 @sessions_router.post(
     "/{session_id}/jobs/preview",
-    response=responses(s.PreviewOut, _400=s.ErrorOut),
+    response=responses(s.PreviewOut),
     tags=["jobs"],
     summary="What a compaction or branch summary would do (nothing is queued)",
 )
@@ -527,7 +560,7 @@ def preview_job(request: HttpRequest, session_id: str, data: s.JobIn) -> Any:
 
 @sessions_router.post(
     "/{session_id}/jobs",
-    response=responses({201: s.JobOut}, _400=s.ErrorOut, _409=s.ErrorOut),
+    response=responses({201: s.JobOut}, _409=s.ErrorOut),
     tags=["jobs"],
     summary="Queue a compaction or a branch summary",
 )
@@ -600,7 +633,7 @@ def list_comments(request: HttpRequest, session_id: str, where: Query[s.CommentF
 
 @sessions_router.post(
     "/{session_id}/comments",
-    response=responses({201: s.CommentOut}, _400=s.ErrorOut),
+    response=responses({201: s.CommentOut}),
     tags=["review"],
     summary="Comment on an entry",
 )
@@ -649,7 +682,7 @@ def list_labels(request: HttpRequest, session_id: str) -> Any:
 
 @sessions_router.post(
     "/{session_id}/labels",
-    response=responses(s.LabelOut, _400=s.ErrorOut),
+    response=responses(s.LabelOut),
     tags=["review"],
     summary="Add a review label (contextlab's own, never written to the file)",
 )

@@ -191,3 +191,24 @@ def test_the_session_list_costs_the_same_queries_for_one_session_or_many(
     with django_assert_max_num_queries(5):
         page = owner_api.get("/sessions").json()
     assert page["count"] == 4 and all(s["reviewLabels"] == ["bug"] for s in page["items"])
+
+
+def test_a_nul_character_anywhere_is_a_clear_400_not_a_server_error(owner_api, team_session):
+    sid = team_session.session_id
+    for path, params in (
+        ("/sessions", {"q": "a\x00b"}),
+        ("/sessions/a\x00b", {}),
+        ("/search", {"q": "a\x00"}),
+        (f"/sessions/{sid}/context", {"leaf": "a\x00"}),
+        (f"/sessions/{sid}/comments", {"entry": "a\x00"}),
+    ):
+        response = owner_api.get(path, **params)
+        assert response.status_code == 400, path
+        assert "NUL" in response.json()["detail"]
+    for path, body in (
+        (f"/sessions/{sid}/labels", {"name": "a\x00"}),
+        (f"/sessions/{sid}/comments", {"entryId": "x", "body": "a\x00"}),
+        (f"/sessions/{sid}/jobs", {"kind": "compaction", "leaf": "a\x00"}),
+    ):
+        assert owner_api.post(path, body).status_code == 400, path
+    assert owner_api.get(f"/sessions/{sid}").status_code == 200
