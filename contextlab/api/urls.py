@@ -7,4 +7,6 @@ app_name = "api"
 urlpatterns = [
     path("account/api-tokens/", views.tokens, name="tokens"),
     path("account/api-tokens/<int:pk>/revoke/", views.token_revoke, name="token_revoke"),
+    # After the API's own URLs (contextlab.urls includes them first).
+    path("api/<path:rest>", views.not_found, name="not_found"),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -37,3 +37,8 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     if api_token_revoke(token=token, actor=request.user):
         messages.success(request, f"Token {token.prefix}… revoked.")
     return redirect("api:tokens")
+
+
+def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Any other path under /api/: a JSON 404, as the API's own, for programs reading it."""
+    return JsonResponse({"detail": "Not Found"}, status=404)

@@ -66,3 +66,9 @@ def test_the_docs_page_loads_its_scripts_from_this_server(client):
     schema = client.get("/api/v1/openapi.json").json()
     assert schema["openapi"].startswith("3.")
     assert "/api/v1/sessions/{session_id}/lines" in schema["paths"]
+
+
+def test_an_unknown_api_path_is_a_json_404(client, owner_api):
+    for response in (client.get("/api/v2/nothing"), owner_api.get("/nothing/here")):
+        assert response.status_code == 404
+        assert response.json() == {"detail": "Not Found"}
