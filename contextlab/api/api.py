@@ -650,19 +650,40 @@ def create_comment(request: HttpRequest, session_id: str, data: s.CommentIn) -> 
     return Status(201, _comment_out(comment))
 
 
+def _comment_or_404(request: HttpRequest, comment_id: int) -> Comment:
+    comment = (
+        Comment.objects.select_related("session", "author")
+        .filter(session__in=Session.objects.visible_to(request.user), pk=comment_id)
+        .first()
+    )
+    if comment is None:
+        raise ApiError(404, "Not Found")
+    return comment
+
+
+@review_router.patch(
+    "/comments/{comment_id}",
+    response=responses(s.CommentOut, _403=s.ErrorOut),
+    summary="Edit your comment",
+)
+def edit_comment(request: HttpRequest, comment_id: int, data: s.CommentEdit) -> Any:
+    comment = _comment_or_404(request, comment_id)
+    try:
+        comment = review.comment_update(comment=comment, actor=request.user, body=data.body)
+    except review.ReviewForbidden as exc:
+        raise ApiError(403, str(exc)) from None
+    except review.ReviewError as exc:
+        raise ApiError(400, str(exc)) from None
+    return _comment_out(comment)
+
+
 @review_router.delete(
     "/comments/{comment_id}",
     response=responses({204: None}, _403=s.ErrorOut),
     summary="Delete your comment",
 )
 def delete_comment(request: HttpRequest, comment_id: int) -> Any:
-    comment = (
-        Comment.objects.select_related("session")
-        .filter(session__in=Session.objects.visible_to(request.user), pk=comment_id)
-        .first()
-    )
-    if comment is None:
-        raise ApiError(404, "Not Found")
+    comment = _comment_or_404(request, comment_id)
     try:
         review.comment_delete(comment=comment, actor=request.user)
     except review.ReviewForbidden as exc:

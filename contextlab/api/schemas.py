@@ -191,6 +191,10 @@ class CommentIn(Schema):
     body: str = Field(..., max_length=20_000)
 
 
+class CommentEdit(Schema):
+    body: str = Field(..., max_length=20_000)
+
+
 class CommentOut(Schema):
     id: int
     entryId: str

@@ -41,6 +41,11 @@ class Api:
             **self._headers(),
         )
 
+    def patch(self, path: str, data: Any) -> Any:
+        return self.client.patch(
+            f"/api/v1{path}", data, content_type="application/json", **self._headers()
+        )
+
     def delete(self, path: str) -> Any:
         return self.client.delete(f"/api/v1{path}", **self._headers())
 

@@ -6,6 +6,9 @@ import pytest
 
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
+from contextlab.library.search import index_revision
+from contextlab.library.selectors import engine_entries
+from contextlab.pi.session import SessionTree
 from contextlab.review.models import AuditEvent, Comment, SessionLabel
 
 pytestmark = pytest.mark.django_db
@@ -99,8 +102,6 @@ def test_history_lists_the_revisions(owner_api, team_session):
 
 
 def test_search_finds_only_what_the_user_sees(owner_api, outsider_api, team_session):
-    from contextlab.library.search import index_revision
-
     index_revision(team_session.current_revision_id)
     word = "branch"
     hits = owner_api.get("/search", q=word).json()
@@ -151,6 +152,11 @@ def test_comments_and_labels_through_the_api(owner_api, teammate_api, team_sessi
     assert comment["author"] == "owner"
     listed = teammate_api.get(f"/sessions/{sid}/comments", entry=entry.entry_id).json()
     assert [c["body"] for c in listed] == ["why?"]
+    edit = f"/comments/{comment['id']}"
+    assert teammate_api.patch(edit, {"body": "mine"}).status_code == 403
+    edited = owner_api.patch(edit, {"body": "why, really?"}).json()
+    assert edited["body"] == "why, really?" and edited["editedAt"] is not None
+    assert owner_api.patch(edit, {"body": "  "}).status_code == 400
     assert teammate_api.delete(f"/comments/{comment['id']}").status_code == 403
     assert owner_api.delete(f"/comments/{comment['id']}").status_code == 204
     assert not Comment.objects.exists()
@@ -212,3 +218,28 @@ def test_a_nul_character_anywhere_is_a_clear_400_not_a_server_error(owner_api, t
     ):
         assert owner_api.post(path, body).status_code == 400, path
     assert owner_api.get(f"/sessions/{sid}").status_code == 200
+
+
+def test_a_branch_summary_is_previewed_and_queued_for_an_entry_off_the_current_branch(
+    owner_api, team_session, offline_provider
+):
+    entries = engine_entries(team_session)
+    tree = SessionTree(entries)
+    on_path = {e["id"] for e in tree.path(team_session.leaf_entry_id)}
+    target = next(
+        e["id"]
+        for e in entries
+        if e["id"] not in on_path and (e.get("message") or {}).get("role") == "assistant"
+    )
+    sid = team_session.session_id
+    body = {"kind": "branch_summary", "target": target, "customInstructions": "Be short."}
+    preview = owner_api.post(f"/sessions/{sid}/jobs/preview", body)
+    assert preview.status_code == 200, preview.content
+    answer = preview.json()
+    assert answer["targetEntryId"] == target and answer["nothing"] is None
+    assert answer["calls"] == 1 and answer["plan"]
+    created = owner_api.post(f"/sessions/{sid}/jobs", body)
+    assert created.status_code == 201, created.content
+    job = created.json()
+    assert job["kind"] == "branch_summary" and job["targetEntryId"] == target
+    assert job["parameters"] == {"customInstructions": "Be short.", "replaceInstructions": False}
