@@ -186,9 +186,11 @@ def _visible_session(user: Any, session_id: str, *, lock: bool = False) -> Sessi
     """The stored session with this id (None if there is none); ApiError 404 if the user may
     not see it — the same answer as for a session of another team, revealing nothing."""
     qs = Session.objects.filter(session_id=session_id)
-    if lock:
-        qs = qs.select_for_update(of=("self",))
-    session = qs.select_related("current_revision").first()
+    # The lock is taken on the session row alone; its current revision is read by a query of
+    # its own, after the lock is granted. Joined into the locking query, it would come from the
+    # snapshot taken before waiting (PostgreSQL re-reads only the locked row): a push queued
+    # behind another would see the revision as it was before that push.
+    session = (qs.select_for_update() if lock else qs).first()
     if session is not None and not Session.objects.filter(pk=session.pk).visible_to(user).exists():
         raise ApiError(404, "Not Found")
     return session

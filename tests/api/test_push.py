@@ -187,3 +187,58 @@ def test_a_body_larger_than_the_limit_is_413(owner_api, blob_dir, settings):
     response = owner_api.push(session_id_of(data), 0, data)
     assert response.status_code == 413
     assert not Session.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_clients_pushing_the_same_session_at_once_store_each_line_once(
+    owner, blob_dir, django_db_blocker
+):
+    """Two threads (each its own connection) push the same file in different cuts, each always
+    resuming from the offset the server answered: the session row's lock orders them, and the
+    stored file is the file, each entry once."""
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    from contextlab.api.services import api_token_create
+    from tests.api.conftest import Api
+
+    data = corpus_bytes("interactive")
+    sid = session_id_of(data)
+    token = api_token_create(user=owner)[1]
+    errors: list[BaseException] = []
+    statuses: list[str] = []
+
+    def client_run(seed: int) -> None:
+        try:
+            api = Api(Client(), token)
+            rng = random.Random(seed)
+            offset = has = 0  # the server's offset; what this client's file holds (it grows)
+            for _ in range(500):
+                if offset >= len(data):
+                    break
+                has = min(len(data), max(has, offset) + rng.randint(50, 700))
+                answer = api.push(sid, offset, data[offset:has])
+                assert answer.status_code in (200, 409), answer.content
+                offset = answer.json()["offset"]
+                statuses.append(answer.json()["status"])
+            else:
+                raise AssertionError("no progress")
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client_run, args=(seed,)) for seed in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert "conflict" in statuses  # they did get in each other's way
+    session = Session.objects.get(session_id=sid)
+    with session.current_revision.open_blob() as blob:
+        assert blob.read() == data
+    ids = [json.loads(line)["id"] for line in data.splitlines()[1:]]
+    assert [row[2] for row in stored_rows(session)] == ids
