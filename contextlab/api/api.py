@@ -34,6 +34,7 @@ from contextlab.jobs import services as jobs
 from contextlab.jobs.models import Job
 from contextlab.library.forms import SORTS
 from contextlab.library.models import Entry, Project, Session
+from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     filter_sessions,
     search_entries,
@@ -487,7 +488,7 @@ def search(request: HttpRequest, query: Query[s.SearchQuery]) -> Any:
             "type": hit.type,
             "role": hit.role,
             "seq": hit.seq,
-            "snippetHtml": str(hit.snippet_html),
+            "snippetHtml": str(snippet_html(hit)),
         }
         for hit in hits
     ]
