@@ -25,6 +25,8 @@ from contextlab.sharing.services import (
     share_token,
 )
 
+TURNS_SHOWN = 500
+
 
 def _url(request: HttpRequest, link: ShareLink) -> str:
     return request.build_absolute_uri(reverse("sharing:shared", args=[share_token(link)]))
@@ -105,9 +107,15 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
             "user_agent": request.META.get("HTTP_USER_AGENT", "")[:200],
         },
     )
+    # A session link lists the session's user messages in tree order (Pi's /tree "user-only"),
+    # each opening what the model received with it; an entry link shows its one entry.
+    turns = [] if link.entry_id else [row.item for row in index.view("user-only", "", ()).rows]
     context = {
         "link": link,
         "session": session,
+        "turns": turns[:TURNS_SHOWN],
+        "turns_hidden": max(0, len(turns) - TURNS_SHOWN),
+        "path_ids": set(index.path_ids),
         "inspection": inspect_entry(session, index, entry_id, tab="context"),
         "entry_link": bool(link.entry_id),
         "page_url": request.path,

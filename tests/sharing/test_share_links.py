@@ -46,6 +46,12 @@ def test_a_session_link_opens_the_session_signed_out_and_each_use_is_audited(
     assert restricted.session_id in html
     assert page.context["inspection"].entry_id == restricted.leaf_entry_id
     assert page["X-Robots-Tag"].startswith("noindex")
+    # The session's user messages are listed, each a link within the share link.
+    users = Entry.objects.for_session(restricted).filter(type="message", role="user")
+    assert [t.id for t in page.context["turns"]] and set(
+        t.id for t in page.context["turns"]
+    ) == set(users.values_list("entry_id", flat=True))
+    assert f"{url(link)}?entry={users[0].entry_id}" in html
     # Any entry of the shared session.
     first = Entry.objects.for_session(restricted).filter(type="message").first()
     assert anonymous.get(url(link), {"entry": first.entry_id}).status_code == 200
@@ -64,6 +70,7 @@ def test_an_entry_link_opens_that_entry_only(owner_client, restricted):
     page = anonymous.get(url(link))
     assert page.status_code == 200
     assert page.context["inspection"].entry_id == entries[2].entry_id
+    assert page.context["turns"] == []
     assert anonymous.get(url(link), {"entry": entries[2].entry_id}).status_code == 200
     assert anonymous.get(url(link), {"entry": entries[3].entry_id}).status_code == 404
 
