@@ -685,7 +685,7 @@ def _preview(message: dict[str, Any]) -> str:
 
 def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
-    from contextlab.library.services import entry_as_message
+    from contextlab.library.storage.figures import entry_as_message
 
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = entry_as_message(entry) if entry else None

@@ -33,7 +33,8 @@ from contextlab.jobs.models import Job
 from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
-from contextlab.library.services import Figures, TreeState, entry_tokens
+from contextlab.library.storage.figures import Figures, entry_tokens
+from contextlab.library.storage.tree import TreeState
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 logger = logging.getLogger(__name__)

@@ -233,7 +233,7 @@ class Entry(models.Model):
     # Neither foreign key has a database constraint. Django's deferred FK constraints check every
     # row again at COMMIT (a lookup and a key-share lock on the parent per row): for one import of
     # the real 1,018-entry session that was 4 ms of its ~33 ms, run after the rows are stored,
-    # when nothing else overlaps it. Entries are only written by library.services (import, sync)
+    # when nothing else overlaps it. Entries are only written by library.importer (import, sync)
     # and jobs.services (appended entries), in the same transaction that creates or locks their
     # revision, and deleted by Django's CASCADE (done by the ORM, not the database, either way);
     # tests/library/test_models.py checks both paths leave no entry without its revision.

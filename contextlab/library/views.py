@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
+from contextlab.library.importer import import_session_file
 from contextlab.library.selectors import (
     projects_for_user,
     search_entries,
@@ -24,7 +25,6 @@ from contextlab.library.selectors import (
     unusable_file_problem,
     unusable_files_for,
 )
-from contextlab.library.services import import_session_file
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record

@@ -194,7 +194,8 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
     """Before a web upload: (why it is refused or None, whether it would create a project).
 
     Reads the header the way the import does (probe_header), then rewinds the file."""
-    from contextlab.library.services import clean_text, probe_header
+    from contextlab.library.importer import probe_header
+    from contextlab.library.storage.values import clean_text
 
     probe = probe_header(fileobj)
     fileobj.seek(0)

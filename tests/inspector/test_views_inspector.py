@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import clear_cache
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
 from contextlab.pi.session import parse_session_file
 from tests.inspector.sessions import CWD, NOTICE, write_session

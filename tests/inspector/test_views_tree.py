@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from tests.inspector.sessions import rich_session_lines, write_session
 
 pytestmark = pytest.mark.django_db

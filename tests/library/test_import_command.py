@@ -245,7 +245,7 @@ def test_it_runs_on_embedded_sqlite_with_a_working_search(tmp_path: Path) -> Non
 
 @pytest.mark.django_db(transaction=True)
 def test_it_imports_the_same_new_file_once_when_two_syncs_race(write_session) -> None:
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     path = write_session(header(), *chain(200))
     statuses: list[str] = []

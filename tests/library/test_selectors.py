@@ -7,9 +7,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Session
 from contextlab.library.selectors import engine_entries, search_entries, session_problems
-from contextlab.library.services import import_session_file
 from tests.library.conftest import chain, header, message
 from tests.waiting import wait_until
 

@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, ImportProblem, Session
-from contextlab.library.services import import_session_file
 from tests.inspector.sessions import (
     SESSION_ID,
     XSS,

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contextlab.library.services import Status, import_session_file
+from contextlab.library.importer import Status, import_session_file
 from contextlab.review.services import audit_imports, command_actor
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "sessions"

@@ -1,6 +1,6 @@
 """`manage.py import_sessions PATH... [--json] [--watch]`: import Pi session files or folders.
 
-A thin wrapper over contextlab.library.services.import_session_file (the upload view uses the same
+A thin wrapper over contextlab.library.importer.import_session_file (the upload view uses the same
 service). Folders are searched recursively for *.jsonl, so `~/.pi/agent/sessions` works as is.
 Exit status: 0, or 1 when a file failed (no session could be read from it).
 """
@@ -21,8 +21,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from contextlab.inspector.services import store_tree_indexes, tree_index_refresh
+from contextlab.library.importer import ImportResult, Status, import_session_file
 from contextlab.library.search import index_pending
-from contextlab.library.services import ImportResult, Status, import_session_file
 from contextlab.review.services import audit_imports, command_actor
 
 MB = 1024 * 1024

@@ -19,9 +19,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contextlab.inspector.services import store_tree_indexes
+from contextlab.library.importer import ImportResult, Status, import_session_file
 from contextlab.library.management.commands.import_sessions import results_json
 from contextlab.library.models import Session
-from contextlab.library.services import ImportResult, Status, import_session_file
 from contextlab.pi.session import Problem
 from contextlab.review.services import audit_imports, command_actor
 
