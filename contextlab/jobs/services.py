@@ -27,14 +27,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from contextlab.inspector.services import tree_index_refresh
 from contextlab.jobs import offline, providers
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry, Session, SessionRevision
-from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
-from contextlab.library.storage.figures import Figures, entry_tokens
-from contextlab.library.storage.tree import TreeState
+from contextlab.library.storage.append import append_entries
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 logger = logging.getLogger(__name__)
@@ -656,37 +653,8 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             )
         entry_id = new_entry_id(_TakenIds(entries))
         data = build_entry(plan, entry_id, iso_ms(moment), summary, details)
-        # Depth, branches and figures as the import keeps them for the lines it reads.
-        depth, leaves, _ = TreeState(revision).add(entry_id, plan.parent_id, 0)
-        tokens = entry_tokens(data)
-        figures = Figures.of(session)
-        figures.add(data, moment, tokens)
-        figures.branch_count += leaves
-        seq = revision.next_seq  # kept by every append, read under the revision's lock
-        Entry.objects.create(
-            session=session,
-            revision=revision,
-            seq=seq,
-            line_no=None,
-            entry_id=entry_id,
-            parent_id=plan.parent_id,
-            type=plan.kind,
-            role="",
-            timestamp=moment,
-            data=data,
-            tokens=tokens,
-            depth=depth,
-            origin=Entry.Origin.CONTEXTLAB,
-        )
-        # The library's indexer gives the summary its search text once this commits.
-        revision_id = revision.pk
-        transaction.on_commit(lambda: index_revision(revision_id))
-        # The dashboard's tree index of the grown session, so its next open need not build it.
-        session_id = session.pk
-        transaction.on_commit(lambda: tree_index_refresh(session_id=session_id), robust=True)
-        SessionRevision.objects.filter(pk=revision.pk).update(next_seq=seq + 1)
-        figures.apply_to(session)
-        session.save(update_fields=list(Figures.__dataclass_fields__))
+        # Sequence, depth, figures, search vectors and tree index: the library's one append.
+        append_entries(session=session, revision=revision, entries=[data])
         finished = timezone.now()
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.SUCCEEDED,

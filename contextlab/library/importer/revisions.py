@@ -8,7 +8,6 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import IO, Any
 
 from django.db import IntegrityError, connection, transaction
@@ -19,10 +18,11 @@ from contextlab.library.importer.decoding import Decoded, Probe, decode_line, pr
 from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import index_revision
+from contextlab.library.storage.append import EntryAppender
 from contextlab.library.storage.copy import EntryWriter
-from contextlab.library.storage.figures import Figures, entry_tokens
+from contextlab.library.storage.figures import Figures
 from contextlab.library.storage.tree import TreeState
-from contextlab.library.storage.values import clean_text, dump_data, entry_datetime, pi_iso_datetime
+from contextlab.library.storage.values import clean_text, entry_datetime
 from contextlab.pi.session import Migrator, Problem
 
 # Entry types Pi 0.80.2 writes, and those of newer Pi versions that we keep without complaint.
@@ -81,18 +81,15 @@ ProgressCallback = Callable[[int], None]
 
 @dataclass
 class _Run:
-    """One pass over a file's lines into one revision."""
+    """One pass over a file's lines into one revision, appended through `appender`."""
 
-    session: Session
     revision: SessionRevision
     migrator: Migrator | None
-    tree: TreeState
-    figures: Figures
-    writer: EntryWriter
+    appender: EntryAppender
     header_line: int
     problems: list[Problem] = field(default_factory=list)
     transient: list[Problem] = field(default_factory=list)
-    seq: int = 0
+    carried: int = 0  # entries contextlab added, brought over from the previous revision
 
     def feed(self, decoded: Decoded) -> None:
         line = decoded.line
@@ -114,8 +111,7 @@ class _Run:
             return
         if migrating:
             self.migrator.feed(value, line.line_no)  # type: ignore[union-attr]
-        entry_id = value.get("id")
-        if not isinstance(entry_id, str):
+        if not isinstance(value.get("id"), str):
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
             return
         kind = value["type"]
@@ -126,58 +122,32 @@ class _Run:
                     f"unknown entry type {kind!r} (kept whole; Pi 0.80.2 does not interpret it)",
                 )
             )
-        parent = value.get("parentId")
-        parent = parent if isinstance(parent, str) else None
-        depth, leaves, problems = self.tree.add(entry_id, parent, line.line_no)
-        self.problems.extend(problems)
-        stamp = value.get("timestamp")
-        when = pi_iso_datetime(stamp)
-        # For COPY: Pi's own text where it has that form (formatting the datetime again cost
-        # more than anything else in a row), else the datetime.
-        stored_time: datetime | str | None = stamp
-        if when is None:
-            stored_time = when = entry_datetime(stamp)
-        tokens = entry_tokens(value)
-        self.figures.add(value, when, tokens)
-        self.figures.branch_count += leaves
-        message = value.get("message")
-        role = message.get("role") if kind == "message" and isinstance(message, dict) else ""
-        if decoded.exact is not None and not migrating:
-            data = decoded.exact  # the line as written: its exact JSON text, nothing to redo
-        else:
-            data, problem = dump_data(value, line.line_no)
-            if problem is not None:
-                self.problems.append(problem)
-        # Everything needed from the parsed entry is taken: let it go before the row is built
-        # (for a line of 100 MB, its decoded text is another 100 MB held meanwhile).
-        decoded.value = value = message = None
-        row = (
-            self.session.pk,
-            self.revision.pk,
-            self.seq,
-            line.line_no,
-            clean_text(entry_id[:100]),
-            clean_text(parent[:100]) if parent is not None else None,
-            clean_text(kind[:64]),
-            clean_text(role[:64]) if isinstance(role, str) else "",
-            stored_time,
-            data,
-            tokens,
-            depth,
-            "file",
-            "",  # search text and vector: filled by search.index_revision after the import
-            False,
+        # The appender takes the only reference to the parsed entry (see EntryAppender.add).
+        box = [value]
+        decoded.value = value = None
+        self.appender.add(
+            box,
+            line_no=line.line_no,
+            origin="file",
+            problems=self.problems,
+            exact=decoded.exact if not migrating else None,
         )
-        self.writer.add(row, len(data))
-        self.seq += 1
 
     def finish(self) -> None:
-        self.writer.close()
-        changed, leaves, problems = self.tree.finish()
-        self.figures.branch_count += leaves
-        self.problems.extend(problems)
-        for entry_id, depth in changed.items():
-            Entry.objects.filter(revision=self.revision, entry_id=entry_id).update(depth=depth)
+        self.appender.finish(self.problems)
+
+    @property
+    def figures(self) -> Figures:
+        return self.appender.figures
+
+    @property
+    def seq(self) -> int:
+        return self.appender.seq
+
+    @property
+    def new_entries(self) -> int:
+        """Entries this pass stored from the file (not those carried over)."""
+        return self.appender.writer.written - self.carried
 
 
 def import_session_file(
@@ -448,13 +418,18 @@ def _read_revision(
     session.parent_session = parent_session if isinstance(parent_session, str) else ""
     session.file_version = migrator.version
     session.current_revision = revision
-    run = _Run(
-        session=session,
-        revision=revision,
-        migrator=migrator,
+    appender = EntryAppender(
+        session,
+        revision,
         tree=TreeState(None),
         figures=Figures(),
         writer=EntryWriter(session, revision, stream=True),
+        seq=0,
+    )
+    run = _Run(
+        revision=revision,
+        migrator=migrator,
+        appender=appender,
         header_line=probe.header_line,
         problems=list(probe.problems),
     )
@@ -464,14 +439,14 @@ def _read_revision(
     sink = BlobSink(revision.blob_file, 0, new=True)
     try:
         end = _stream(f, 0, 1, run, progress, sink)
+        if previous is not None:
+            _carry_added_entries(previous, run)
     except BaseException as exc:
-        run.writer.close(exc)
+        appender.writer.close(exc)
         sink.abort()
         raise
     revision.blob_sha256 = sink.finish(end)
     run.finish()
-    if previous is not None:
-        _carry_added_entries(previous, run)
     revision.bytes_read = end
     revision.lines_read = run.revision.lines_read
     revision.next_seq = run.seq
@@ -481,7 +456,7 @@ def _read_revision(
     # A new revision has exactly the problems just saved: no need to count or read them back.
     stored = len(run.problems) + len(run.transient)
     _save_session(session, run, display, end, problem_count=stored)
-    return _result(display, status, session, run.writer.written, end, has_problems=bool(stored))
+    return _result(display, status, session, run.new_entries, end, has_problems=bool(stored))
 
 
 def _carry_added_entries(previous: SessionRevision, run: _Run) -> None:
@@ -491,7 +466,7 @@ def _carry_added_entries(previous: SessionRevision, run: _Run) -> None:
     added = Entry.objects.filter(revision=previous, origin=Entry.Origin.CONTEXTLAB).order_by("seq")
     for entry in added:
         parent = entry.parent_id
-        if parent is not None and parent not in run.tree.depths:
+        if parent is not None and parent not in run.appender.tree.depths:
             run.problems.append(
                 Problem(
                     0,
@@ -500,25 +475,9 @@ def _carry_added_entries(previous: SessionRevision, run: _Run) -> None:
                 )
             )
             continue
-        depth, leaves, _ = run.tree.add(entry.entry_id, parent, 0)
-        run.figures.add(entry.data, entry.timestamp, entry.tokens)
-        run.figures.branch_count += leaves
-        Entry.objects.create(
-            session=run.session,
-            revision=run.revision,
-            seq=run.seq,
-            line_no=None,
-            entry_id=entry.entry_id,
-            parent_id=parent,
-            type=entry.type,
-            role=entry.role,
-            timestamp=entry.timestamp,
-            data=entry.data,
-            tokens=entry.tokens,
-            depth=depth,
-            origin=Entry.Origin.CONTEXTLAB,
-        )
-        run.seq += 1
+        # What the tree says of an entry contextlab wrote was said when it was first appended.
+        run.appender.add([entry.data], line_no=None, origin=Entry.Origin.CONTEXTLAB, problems=[])
+        run.carried += 1
 
 
 def _append(
@@ -531,16 +490,15 @@ def _append(
     progress: ProgressCallback | None,
 ) -> ImportResult:
     start = revision.bytes_read
-    run = _Run(
-        session=session,
-        revision=revision,
-        migrator=None,
+    appender = EntryAppender(
+        session,
+        revision,
         tree=TreeState(revision),
         figures=Figures.of(session),
         writer=EntryWriter(session, revision),
-        header_line=probe.header_line,
         seq=revision.next_seq,
     )
+    run = _Run(revision=revision, migrator=None, appender=appender, header_line=probe.header_line)
     # Appends are small: their bytes are copied to the blob once the lines are read.
     end = _stream(f, start, revision.lines_read + 1, run, progress, None)
     run.finish()
@@ -558,7 +516,7 @@ def _append(
     revision.save()
     _save_problems(session, revision, display, run)
     _save_session(session, run, display, end)
-    return _result(display, Status.APPENDED, session, run.writer.written, end - start)
+    return _result(display, Status.APPENDED, session, run.new_entries, end - start)
 
 
 def _stream(
