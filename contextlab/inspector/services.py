@@ -41,6 +41,7 @@ from contextlab.inspector.selectors import (
 )
 from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Project, Session
+from contextlab.library.storage.figures import entry_as_message
 from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
 from contextlab.pi import tokens as pi_tokens
@@ -685,8 +686,6 @@ def _preview(message: dict[str, Any]) -> str:
 
 def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
-    from contextlab.library.storage.figures import entry_as_message
-
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = entry_as_message(entry) if entry else None
     return _sent_blocks(message) if message else []

@@ -29,9 +29,19 @@ from django.utils import timezone
 
 from contextlab.jobs import offline, providers
 from contextlab.jobs.models import Job
+from contextlab.jobs.signals import job_committed
 from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.selectors import engine_entries
 from contextlab.library.storage.append import append_entries
+from contextlab.pi import branch_summary, compaction
+from contextlab.pi.branch_summary import join_branch_summary
+from contextlab.pi.compaction import (
+    auto_compaction_what_if,
+    format_file_operations,
+    join_split_turn,
+)
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.session import SessionTree, parse_session_bytes
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 logger = logging.getLogger(__name__)
@@ -114,19 +124,16 @@ def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
 
 
 def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, name: str) -> Plan:
-    from contextlab.pi import compaction as engine
-    from contextlab.pi.session import SessionTree
-
     path = SessionTree(entries).path(leaf_id)
     if not path:
         raise JobError(f"Entry {leaf_id} is not in session {name}")
-    options = engine.CompactionOptions(
+    options = compaction.CompactionOptions(
         reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         keep_recent_tokens=params.get("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
         model_max_tokens=params.get("modelMaxTokens", 0),
         custom_instructions=params.get("customInstructions") or None,
     )
-    preview = engine.compaction_preview(path, options)
+    preview = compaction.compaction_preview(path, options)
     if path[-1].get("type") == "compaction":
         return Plan("compaction", preview.to_json(), nothing="Already compacted")
     if preview.preparation is None:
@@ -186,22 +193,19 @@ def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Js
 def plan_branch_summary_entries(
     entries: list[Json], old_leaf: str, target: str, params: Json, name: str
 ) -> Plan:
-    from contextlab.pi import branch_summary as engine
-    from contextlab.pi.session import SessionTree
-
     tree = SessionTree(entries)
     by_id = {e.get("id"): e for e in entries}
     if target not in by_id:
         raise JobError(f"Entry {target} is not in session {name}")
     if old_leaf not in by_id:
         raise JobError(f"Entry {old_leaf} is not in session {name}")
-    options = engine.BranchSummaryOptions(
+    options = branch_summary.BranchSummaryOptions(
         reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         context_window=params.get("contextWindow", 0),
         custom_instructions=params.get("customInstructions") or None,
         replace_instructions=bool(params.get("replaceInstructions")),
     )
-    preview = engine.branch_summary_preview(tree, old_leaf, target, options)
+    preview = branch_summary.branch_summary_preview(tree, old_leaf, target, options)
     # Where the leaf lands (agent-session.js navigateTree): a user message or a custom message
     # sends its text back to the editor, so the leaf is its parent.
     target_entry = by_id[target]
@@ -233,9 +237,8 @@ def plan_branch_summary_entries(
 
 
 def _enqueue(job_id: int) -> None:
-    from contextlab.jobs import tasks
-
-    tasks.enqueue(job_id)
+    # The queue (contextlab.jobs.tasks) sits above these services: it hears of the committed job.
+    job_committed.send(sender=Job, job_id=job_id)
 
 
 def with_model_limits(parameters: Json | None, config: providers.ProviderConfig) -> Json:
@@ -525,9 +528,6 @@ def summarise_plan(
 
 def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
     """Join the model's texts as Pi does (compaction.js compact / generateBranchSummary)."""
-    from contextlab.pi.branch_summary import join_branch_summary
-    from contextlab.pi.compaction import format_file_operations, join_split_turn
-
     if plan.kind == "compaction":
         summary = (
             join_split_turn(texts.get("history"), texts["turn_prefix"])
@@ -713,8 +713,6 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
        library stored, so appended entries still point at the right parents).
     3. Then each entry contextlab appended, in order, keys as Pi writes them.
     """
-    from contextlab.pi.jsutil import json_stringify
-
     revision = session.current_revision
     if revision is None:
         raise JobError(f"Session {session.session_id} has no stored file")
@@ -728,8 +726,6 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
                 remaining -= len(chunk)
                 yield chunk
         else:
-            from contextlab.pi.session import parse_session_bytes
-
             parsed = parse_session_bytes(fh.read(revision.bytes_read), source=revision.source_path)
             lines = []
             if parsed.header is not None:
@@ -760,9 +756,6 @@ def what_if_auto_compaction(
     keep_recent_tokens: int,
 ) -> list[Json]:
     """Where along the active path Pi would have auto-compacted, and what each would cut."""
-    from contextlab.pi.compaction import auto_compaction_what_if
-    from contextlab.pi.session import SessionTree
-
     tree = SessionTree(engine_entries(session))
     leaf = leaf_id or session.leaf_entry_id
     path = tree.path(leaf)

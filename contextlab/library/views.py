@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import import_session_file
+from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     projects_for_user,
     search_entries,
@@ -95,6 +96,8 @@ def index(request: HttpRequest) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:500]
     hits = list(search_entries(query, user=request.user)[:SEARCH_LIMIT]) if query else []
+    for hit in hits:
+        hit.snippet_html = snippet_html(hit)
     context = {
         "nav": "library",
         "search_query": query,

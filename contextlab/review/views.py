@@ -17,10 +17,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from contextlab.library.models import Entry, Project, Session
+from contextlab.library.models import Entry, Project, ProjectMembership, Session
 from contextlab.library.selectors import project_for_user_or_404, session_for_user_or_404
 from contextlab.review import selectors, services
-from contextlab.review.models import AuditEvent, Comment, ProjectMembership
+from contextlab.review.models import AuditEvent, Comment
 
 AUDIT_LIMIT = 200
 

@@ -225,9 +225,10 @@ def test_it_runs_on_embedded_sqlite_with_a_working_search(tmp_path: Path) -> Non
         subprocess.run([*manage, *args], env=env, cwd=REPO, check=True, capture_output=True)
     script = (
         "from django.db import connection;"
+        "from contextlab.library.search import snippet_html;"
         "from contextlab.library.selectors import search_entries;"
         "hits = list(search_entries('licence'));"
-        "print(connection.vendor, len(hits), hits[0].snippet_html)"
+        "print(connection.vendor, len(hits), snippet_html(hits[0]))"
     )
     done = subprocess.run(
         [*manage, "shell", "-c", script],

@@ -11,7 +11,7 @@ import orjson
 from django.conf import settings
 
 from contextlab.library.importer.lines import PROBE_CHUNK_BYTES, RawLine, iter_lines
-from contextlab.pi.session import Problem, _pi_keeps, decode_entry, js_trim
+from contextlab.pi.session import Problem, decode_entry, js_trim, pi_keeps
 
 
 @dataclass(slots=True)
@@ -119,7 +119,7 @@ def decode_line(line: RawLine) -> Decoded | None:
     result = decode_entry(text, line.line_no)
     if isinstance(result, Problem):
         problems.append(result)
-        return Decoded(line, None, _pi_keeps(text), problems)
+        return Decoded(line, None, pi_keeps(text), problems)
     return Decoded(line, result, True, problems)
 
 

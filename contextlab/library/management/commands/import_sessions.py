@@ -312,7 +312,7 @@ _GREW = (Status.NEW, Status.APPENDED, Status.REVISED)
 
 
 def results_json(results: list[ImportResult], seconds: float) -> dict[str, Any]:
-    """The object `--json` prints (the contract of issue 3)."""
+    """The object `--json` prints (the contract in README.md, "Your own sessions")."""
     return {
         "files": [r.as_json() for r in results],
         "bytes": sum(r.bytes_read for r in results),
