@@ -43,6 +43,7 @@ from contextlab.pi.compaction import (
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import SessionTree, parse_session_bytes
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+from contextlab.review.services import audit_job, audit_record
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +263,9 @@ def job_create(
     enqueue: bool = True,
     retry_of: Job | None = None,
 ) -> Job:
-    """Queue a job; it is enqueued only once the transaction that created it commits."""
+    """Queue a job; it is enqueued only once the transaction that created it commits. A job a
+    user asked for (`requested_by`) is audited ("job.create", or "job.retry" for a retry) in the
+    same transaction."""
     if kind not in Job.Kind.values:
         raise JobError(f"Unknown job kind {kind!r}")
     # The stored leaf, not the caller's copy: a job that just finished may have moved it.
@@ -301,6 +304,11 @@ def job_create(
                 retry_of=retry_of,
                 progress_message="queued",
             )
+            if getattr(requested_by, "is_authenticated", False):
+                if retry_of is None:
+                    audit_job(actor=requested_by, verb="job.create", job=job)
+                else:
+                    audit_job(actor=requested_by, verb="job.retry", job=job, retry_of=retry_of.pk)
     except IntegrityError:
         # Lost the race with another request: the partial unique index saw both.
         active = Job.objects.active().filter(session=session).first()
@@ -319,12 +327,19 @@ def _conflict_message(active: Job | None) -> str:
     )
 
 
-def job_cancel(*, job: Job) -> bool:
-    """Cancel a queued or running job. A running one stops before appending anything."""
+def job_cancel(*, job: Job, actor: Any = None) -> bool:
+    """Cancel a queued or running job. A running one stops before appending anything. A cancel
+    by a user (`actor`) is audited in the same transaction."""
     now = timezone.now()
-    changed = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
-        status=Job.Status.CANCELLED, finished_at=now, progress_message="cancelled", updated_at=now
-    )
+    with transaction.atomic():
+        changed = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
+            status=Job.Status.CANCELLED,
+            finished_at=now,
+            progress_message="cancelled",
+            updated_at=now,
+        )
+        if changed and getattr(actor, "is_authenticated", False):
+            audit_job(actor=actor, verb="job.cancel", job=job)
     job.refresh_from_db()
     return changed == 1
 
@@ -346,7 +361,9 @@ def job_retry(*, job: Job, requested_by: Any = None) -> Job:
     )
 
 
-def session_continue_without_summary(*, session: Session, target_entry_id: str) -> str | None:
+def session_continue_without_summary(
+    *, session: Session, target_entry_id: str, actor: Any = None, old_leaf: str = ""
+) -> str | None:
     """Pi's navigateTree without a summary: the leaf moves, nothing is written to the file.
 
     Like Pi, this is not persisted in the session file (reopening puts the leaf back on the last
@@ -364,7 +381,16 @@ def session_continue_without_summary(*, session: Session, target_entry_id: str) 
         if is_user or target.get("type") == "custom_message"
         else target_entry_id
     )
-    Session.objects.filter(pk=session.pk).update(leaf_entry_id=new_leaf or "")
+    with transaction.atomic():
+        Session.objects.filter(pk=session.pk).update(leaf_entry_id=new_leaf or "")
+        if getattr(actor, "is_authenticated", False):
+            audit_record(
+                actor=actor,
+                verb="session.continue",
+                session=session,
+                target=f"leaf {old_leaf} -> {new_leaf or 'the root'}",
+                data={"from": old_leaf, "to": new_leaf},
+            )
     session.leaf_entry_id = new_leaf or ""
     return new_leaf
 

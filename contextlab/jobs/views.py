@@ -22,7 +22,7 @@ from contextlab.jobs.models import Job
 from contextlab.library.models import Session
 from contextlab.library.selectors import session_for_user_or_404
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-from contextlab.review.services import audit_job, audit_record
+from contextlab.review.services import audit_record
 
 HISTORY_LIMIT = 50
 
@@ -84,7 +84,6 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
             )
         except services.JobError as exc:
             return _form_error(request, "jobs/_compact_form.html", session, leaf, str(exc))
-        audit_job(actor=request.user, verb="job.create", job=job)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
@@ -142,14 +141,7 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
         try:
             if choice == "none":
                 new_leaf = services.session_continue_without_summary(
-                    session=session, target_entry_id=target
-                )
-                audit_record(
-                    actor=request.user,
-                    verb="session.continue",
-                    session=session,
-                    target=f"leaf {old_leaf} -> {new_leaf or 'the root'}",
-                    data={"from": old_leaf, "to": new_leaf},
+                    session=session, target_entry_id=target, actor=request.user, old_leaf=old_leaf
                 )
                 messages.success(request, f"Leaf moved to {new_leaf or 'the root'} (no summary).")
                 target_url = reverse("inspector:session", args=[session.pk])
@@ -178,7 +170,6 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
             }
             template = "jobs/_continue_form.html" if request.htmx else "jobs/continue.html"
             return render(request, template, context, status=200 if request.htmx else 409)
-        audit_job(actor=request.user, verb="job.create", job=job)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
@@ -199,10 +190,8 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
-    if not services.job_cancel(job=job):
+    if not services.job_cancel(job=job, actor=request.user):
         messages.info(request, f"Job #{job.pk} had already ended ({job.status}).")
-    else:
-        audit_job(actor=request.user, verb="job.cancel", job=job)
     if request.htmx:
         return _status_response(request, job)
     return redirect("jobs:detail", pk=job.pk)
@@ -217,7 +206,6 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
     except services.JobError as exc:
         messages.error(request, str(exc))
         return redirect("jobs:detail", pk=job.pk)
-    audit_job(actor=request.user, verb="job.retry", job=new_job, retry_of=job.pk)
     if request.htmx:
         return render(request, "jobs/_job_status.html", {"job": new_job})
     return redirect("jobs:detail", pk=new_job.pk)

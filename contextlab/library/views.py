@@ -121,18 +121,22 @@ def upload(request: HttpRequest) -> HttpResponse:
                 results.append({"name": upload_file.name, "error": refusal})
                 continue
             outcome = import_session_file(
-                fileobj=upload_file, name=upload_file.name, user=request.user
+                fileobj=upload_file,
+                name=upload_file.name,
+                user=request.user,
+                # The uploader's ownership of a project the upload created, and the audit
+                # event, commit with the entries.
+                within=lambda result, created=created_project: upload_record(
+                    user=request.user,
+                    session=result.session,
+                    status=result.status,
+                    created_project=created,
+                ),
             )
         except Exception as exc:  # one bad file must not hide the results of the others
             results.append({"name": upload_file.name, "error": str(exc)})
             continue
         if outcome.session is not None:
-            upload_record(
-                user=request.user,
-                session=outcome.session,
-                status=outcome.status,
-                created_project=created_project,
-            )
             # Build the session's tree index now, while the user waits for the upload anyway,
             # so that opening a large session right after is quick (in this process).
             session_index(outcome.session)

@@ -750,3 +750,20 @@ def test_it_migrates_a_v2_file_keeping_its_ids(write_session) -> None:
     assert [e["id"] for e in stored] == ["e0000000", "e0000001", "h0000001"]
     assert stored[-1]["message"]["role"] == "custom"
     assert stored == parse_session_file(path).entries
+
+
+def test_what_runs_within_an_import_commits_with_it_or_not_at_all(write_session) -> None:
+    path = write_session(header(), *chain(3))
+    seen: list[str] = []
+    result = import_session_file(path=path, within=lambda r: seen.append(r.status))
+    assert seen == [Status.NEW] and result.session is not None
+
+    def refuse(result):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the audit log is unavailable")
+
+    grown = write_session(header(), *chain(5))
+    with pytest.raises(RuntimeError):
+        import_session_file(path=grown, within=refuse)
+    # The append was rolled back with it: the stored session is as the first import left it.
+    assert Session.objects.get().entry_count == 3
+    assert Entry.objects.count() == 3

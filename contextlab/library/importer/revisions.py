@@ -159,8 +159,13 @@ def import_session_file(
     progress: ProgressCallback | None = None,
     index_search: bool = True,
     revise: str | None = None,
+    within: Callable[[ImportResult], None] | None = None,
 ) -> ImportResult:
     """Import or sync one session file (a path, or an uploaded file object).
+
+    `within(result)`, when given, runs inside the transaction that stores a session's entries,
+    once they are stored (the callers' audit event, an upload's owner): it commits with them or
+    not at all. A file that yields no session has no such transaction: it is not called.
 
     With `revise` (a reason), a session already stored is read again from the start into a new
     revision whatever the comparison in step 2 says: `reimport_sessions` uses it to redo an
@@ -194,7 +199,7 @@ def import_session_file(
         handle = fileobj  # type: ignore[assignment]
     started = time.perf_counter()
     try:
-        result = _import(handle, display, user, progress, revise)
+        result = _import(handle, display, user, progress, revise, within)
     finally:
         if path is not None:
             handle.close()
@@ -220,22 +225,30 @@ def _import(
     user: Any,
     progress: ProgressCallback | None,
     revise: str | None = None,
+    within: Callable[[ImportResult], None] | None = None,
 ) -> ImportResult:
     size = _file_size(f)
     probe = probe_header(f)
     if probe.session_id is None:
         return _import_without_session(f, display, size, user)
+
+    def attempt(relax: bool) -> ImportResult:
+        with transaction.atomic():
+            if relax:
+                _relax_commit()
+            result = _import_into_session(f, display, size, probe, user, progress, revise)
+            if within is not None:
+                within(result)
+            return result
+
     for _attempt in range(2):
         try:
-            with transaction.atomic():
-                _relax_commit()
-                return _import_into_session(f, display, size, probe, user, progress, revise)
+            return attempt(relax=True)
         except IntegrityError:
             # Another process created the same session (or revision) meanwhile: go again, now
             # as an update of what it stored.
             continue
-    with transaction.atomic():
-        return _import_into_session(f, display, size, probe, user, progress, revise)
+    return attempt(relax=False)
 
 
 def _relax_commit() -> None:

@@ -12,7 +12,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,18 @@ from contextlab.library.search import index_pending
 from contextlab.review.services import audit_imports, command_actor
 
 MB = 1024 * 1024
+
+
+def _audit(
+    command: str, statuses: tuple[str, ...] = (Status.NEW, Status.APPENDED, Status.REVISED)
+) -> Callable[[ImportResult], None]:
+    """The audit event of one imported file, recorded in the import's own transaction."""
+    actor = command_actor(command)
+
+    def record(result: ImportResult) -> None:
+        audit_imports(results=[result], actor_label=actor, statuses=statuses)
+
+    return record
 
 
 def find_session_files(paths: list[Path]) -> list[Path]:
@@ -119,7 +131,6 @@ class Command(BaseCommand):
         # from what --watch has seen, and is synced on its first scan instead of being missed.
         seen = {f: _stat(f) for f in files}
         results, seconds = self._import_all(files, as_json)
-        audit_imports(results=results, actor_label=command_actor("import_sessions"))
         store_tree_indexes(results)
         if as_json:
             self.stdout.write(json.dumps(results_json(results, seconds), ensure_ascii=False))
@@ -154,6 +165,7 @@ class Command(BaseCommand):
                 progress=(lambda done, b=base, name=label: progress.update(b + done, name))
                 if progress.enabled
                 else None,
+                within=_audit("import_sessions"),
             )
             results.append(result)
             with contextlib.suppress(OSError):
@@ -286,13 +298,9 @@ class Command(BaseCommand):
                     tree_index_refresh(session_id=pk)
             if not changed:
                 continue
-            results = [import_session_file(path=f) for f in changed]
             # Not the appends: they are Pi writing as it runs, one per sync, not a person.
-            audit_imports(
-                results=results,
-                actor_label=command_actor("import_sessions --watch"),
-                statuses=(Status.NEW, Status.REVISED),
-            )
+            audit = _audit("import_sessions --watch", (Status.NEW, Status.REVISED))
+            results = [import_session_file(path=f, within=audit) for f in changed]
             for result in results:
                 if result.session is not None and result.status in _GREW:
                     settling[result.session.pk] = time.monotonic()
