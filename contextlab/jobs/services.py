@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from contextlab.jobs import offline, providers
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
 from contextlab.jobs.signals import job_committed
 from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.selectors import engine_entries
@@ -258,7 +259,7 @@ def job_create(
     kind: str,
     leaf_entry_id: str | None = None,
     target_entry_id: str = "",
-    parameters: Json | None = None,
+    parameters: JobParameters | Json | None = None,
     requested_by: Any = None,
     enqueue: bool = True,
     retry_of: Job | None = None,
@@ -289,7 +290,9 @@ def job_create(
     config = providers.active_provider()
     # What the user chose only: the model's limits come from the job's provider when it runs
     # (a retry after the model was changed must not keep the old model's limits).
-    params = dict(parameters or {})
+    params = (
+        parameters.as_json() if isinstance(parameters, JobParameters) else dict(parameters or {})
+    )
     try:
         with transaction.atomic():
             job = Job.objects.create(
