@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from contextlab.inspector import services
+from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import message_rows_html, tree_rows_html
@@ -244,9 +245,7 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
 MIDDLE_PAGE = 100
 
 
-def _middle_html(
-    session: Session, entry_id: str, middle: list[services.MessageView], start: int
-) -> str:
+def _middle_html(session: Session, entry_id: str, middle: list[MessageView], start: int) -> str:
     """A page of the collapsed middle of a long projection, then a link for the next one."""
     page_url = reverse("inspector:session", args=[session.pk])
     rows = middle[start : start + MIDDLE_PAGE]

@@ -280,10 +280,10 @@ def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
     )
 
 
-def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
+def _anthropic_client(config: ProviderConfig) -> Any:
     import anthropic
 
-    client = anthropic.Anthropic(
+    return anthropic.Anthropic(
         api_key=config.api_key or None,
         base_url=config.base_url,
         timeout=config.timeout,
@@ -302,6 +302,12 @@ def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
             ),
         },
     )
+
+
+def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
+    import anthropic
+
+    client = _anthropic_client(config)
     blocks: dict[int, str] = {}
     kinds: dict[int, str] = {}
     stop_reason: str | None = None
