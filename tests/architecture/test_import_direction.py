@@ -192,3 +192,36 @@ def test_the_scan_catches_what_it_is_meant_to(
     monkeypatch.setattr(__import__(__name__, fromlist=["modules"]), "modules", lambda: [module])
     monkeypatch.setattr(Path, "relative_to", lambda self, other: self)
     assert bool(violations()) is expected
+
+
+# Where Entry rows may be written: the library's storage (rows, depths) and its search index
+# (search text and vectors of stored rows).
+ENTRY_WRITERS = ("contextlab/library/storage/", "contextlab/library/search.py")
+_ENTRY_WRITES = ("create", "bulk_create", "bulk_update", "update", "delete", "get_or_create")
+
+
+def _entry_writes(path: Path) -> list[int]:
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if node.func.attr not in _ENTRY_WRITES:
+            continue
+        # Entry.objects.<write>(...) or Entry.objects.filter(...)...<write>(...)
+        receiver = ast.unparse(node.func.value)
+        if receiver.startswith("Entry.objects"):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_library_storage_writes_entry_rows() -> None:
+    writers = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        if "migrations" not in path.parts
+        for line in _entry_writes(path)
+        if not str(path.relative_to(ROOT)).startswith(ENTRY_WRITERS)
+    }
+    assert writers == set()
+    # The scan sees a write where there is one.
+    assert _entry_writes(ROOT / "contextlab/library/storage/append.py")
