@@ -41,7 +41,12 @@
 
   function scrollRowIntoView(li, block) {
     var link = li && li.querySelector("a.trow");
-    if (link) link.scrollIntoView({ block: block || "nearest" });
+    if (!link) return;
+    // The tree's search bar is sticky: a row scrolled to the top must land below it.
+    var pane = document.querySelector(".tree-pane");
+    var tools = document.querySelector("#tree .tree-tools");
+    if (pane && tools) pane.style.scrollPaddingTop = (tools.offsetHeight + 4) + "px";
+    link.scrollIntoView({ block: block || "nearest" });
   }
 
   function markSelected(li) {
