@@ -236,17 +236,48 @@
     navigate(new URL(location.href), "none");
   });
 
-  // The row the keys move to: the next/previous row; a run of rows not loaded yet is entered
-  // at its first (or last) entry, which the server then sends with the rows around it.
-  function step(current, down) {
-    var li = current;
-    while (li) {
-      li = down ? li.nextElementSibling : li.previousElementSibling;
-      if (!li) return null;
-      if (li.hasAttribute("data-entry-id") && li.querySelector("a.trow")) return li.getAttribute("data-entry-id");
-      if (li.classList.contains("run-fold")) return li.getAttribute(down ? "data-first" : "data-last");
+  // The keys move the selection row by row. A run of rows not loaded yet (a placeholder) is
+  // loaded first; the steps asked for meanwhile are kept and taken once its rows are in.
+  var pendingSteps = 0;
+
+  function neighbour(li, down) {
+    var next = li;
+    while (next) {
+      next = down ? next.nextElementSibling : next.previousElementSibling;
+      if (!next) return null;
+      if (next.classList.contains("run-fold")) return next;
+      if (next.hasAttribute("data-entry-id") && next.querySelector("a.trow")) return next;
     }
     return null;
+  }
+
+  function loadGap(li) {
+    if (li.getAttribute("data-loading")) return;
+    li.setAttribute("data-loading", "1");
+    var link = li.querySelector("a[hx-get]");
+    if (link) link.click();
+  }
+
+  function move(delta, how) {
+    var current = document.querySelector("#tree li[aria-selected=true]");
+    if (!current) {
+      var rows = treeRows();
+      if (!rows.length) return;
+      current = rows[delta > 0 ? 0 : rows.length - 1].closest("li");
+      delta -= delta > 0 ? 1 : -1;
+    }
+    var li = current;
+    var left = delta;
+    while (left !== 0) {
+      var next = neighbour(li, left > 0);
+      if (!next) break;
+      if (next.classList.contains("run-fold")) { pendingSteps += left; loadGap(next); break; }
+      li = next;
+      left += left > 0 ? -1 : 1;
+    }
+    if (li !== current || li.getAttribute("aria-selected") !== "true") {
+      select(li.getAttribute("data-entry-id"), how);
+    }
   }
 
   function select(entryId, how) {
@@ -264,11 +295,10 @@
     // Repeats of a held key replace the history entry: Back leaves the whole run at once.
     var how = event.repeat ? "replace" : "push";
     var key = event.key;
-    var li;
     if (key === "ArrowDown" || key === "j") {
-      select(current ? step(current, true) : rows[0].closest("li").getAttribute("data-entry-id"), how);
+      move(1, how);
     } else if (key === "ArrowUp" || key === "k") {
-      select(current ? step(current, false) : rows[rows.length - 1].closest("li").getAttribute("data-entry-id"), how);
+      move(-1, how);
     } else if (key === "Home" || key === "g") {
       select(rows[0].closest("li").getAttribute("data-entry-id"), how);
     } else if (key === "End" || key === "G") {
@@ -282,7 +312,7 @@
       // Pi: unfold the selected entry if it is folded, else go down.
       var unfold = current && current.querySelector("a.fold-toggle[data-action=unfold]");
       if (unfold) { unfold.click(); }
-      else if (current) { select(step(current, true), how); }
+      else { move(1, how); }
     } else if (key === "/") {
       var search = document.getElementById("tree-search");
       if (search) search.focus();
@@ -296,7 +326,13 @@
   // Lazily loaded rows (htmx) carry the selection they were rendered with: mark the URL's.
   document.addEventListener("htmx:afterSwap", function (event) {
     var swapped = event.detail && event.detail.target;
-    if (swapped && tree() && (!swapped.isConnected || swapped.closest("#tree"))) syncTree(null);
+    if (!swapped || !tree() || (swapped.isConnected && !swapped.closest("#tree"))) return;
+    syncTree(null);
+    if (pendingSteps) {
+      var steps = pendingSteps;
+      pendingSteps = 0;
+      move(steps, "replace");
+    }
   });
 
   // --- Live: the page follows its session ----------------------------------------------------

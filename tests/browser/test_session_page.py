@@ -370,3 +370,26 @@ def test_the_url_entry_is_what_the_server_renders(live_server, long_session, own
     body = client.get(response["Location"]).content.decode()
     assert re.search(r'<li data-id="b0000001" data-entry-id="b0000001"[^>]*aria-selected="true"', body)
     assert '<div id="inspector" data-entry-id="b0000001"' in body
+
+
+def test_held_j_walks_into_rows_not_loaded_yet(page, live_server, tmp_path, blob_dir, owner):
+    """A tree longer than the first response (rows load lazily): the held key loads the run it
+    walks into and still ends 50 rows down, in agreement."""
+    clear_cache()
+    lines = long_session_lines(pairs=800)  # 1,602 rows: more than the first response sends
+    path = tmp_path / f"2025-11-20T11-00-00-000Z_{LONG_ID}.jsonl"
+    write_lines(path, lines)
+    session = import_session_file(path=path).session
+    login(page, live_server.url, owner.username)
+    open_session(page, live_server, session, "?entry=u0000000")
+    assert page.locator("#tree li.run-fold").count() > 0
+    assert page.locator("#tree li[data-entry-id='u0000025']").count() == 0
+    page.evaluate(
+        """() => { for (let i = 0; i < 50; i++) {
+             document.body.dispatchEvent(new KeyboardEvent('keydown',
+               {key: 'j', repeat: i > 0, bubbles: true, cancelable: true}));
+           } }"""
+    )
+    # u0, a0, u1, a1, ...: 50 rows below u0000000 is u0000025.
+    state = settled(page, "u0000025")
+    assert state["inView"], state
