@@ -25,7 +25,8 @@ def _fold(row: Row, page_url: str, query: str, text: str, title: str) -> str:
     action = "unfold" if row.folded else "fold"
     url = escape(f"{page_url}?{query}")
     return (
-        f'<a class="fold-toggle fold" data-action="{action}" title="{title}" href="{url}">{text}</a>'
+        f'<a class="fold-toggle fold" data-action="{action}" title="{title}" href="{url}">'
+        f"{text}</a>"
     )
 
 

@@ -613,9 +613,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
 
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
     diff = (
-        _diff(session, index, entries, list(result.messages), sent, info)
-        if tab == "diff"
-        else None
+        _diff(session, index, entries, list(result.messages), sent, info) if tab == "diff" else None
     )
     copy = {
         "session": session.session_id,

@@ -170,8 +170,7 @@ def _tree_context(
         "segments": _segments(view, ranges, 0, len(view.rows) - 1, links),
         "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
         "mode_links": [
-            (m, state.query_string(mode=m, fold="", entry=selected_id or ""))
-            for m in FILTER_MODES
+            (m, state.query_string(mode=m, fold="", entry=selected_id or "")) for m in FILTER_MODES
         ],
         "tree_state": state.query_string(entry="", tab="context"),
     }

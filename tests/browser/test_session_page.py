@@ -106,7 +106,8 @@ STATE = """() => {
     inView = r.top >= top - 1 && r.bottom <= bottom + 1;
   }
   return {
-    tree: row ? row.getAttribute('data-entry-id') : (selected ? selected.length + ' selected' : null),
+    tree: row ? row.getAttribute('data-entry-id')
+              : (selected ? selected.length + ' selected' : null),
     url: new URL(location.href).searchParams.get('entry'),
     inspector: inspector && inspector.getAttribute('data-entry-id'),
     inView: inView,
@@ -368,7 +369,9 @@ def test_the_url_entry_is_what_the_server_renders(live_server, long_session, own
     assert response.status_code == 302
     assert parse_qs(urlparse(response["Location"]).query)["entry"] == ["b0000001"]
     body = client.get(response["Location"]).content.decode()
-    assert re.search(r'<li data-id="b0000001" data-entry-id="b0000001"[^>]*aria-selected="true"', body)
+    assert re.search(
+        r'<li data-id="b0000001" data-entry-id="b0000001"[^>]*aria-selected="true"', body
+    )
     assert '<div id="inspector" data-entry-id="b0000001"' in body
 
 

@@ -154,7 +154,9 @@ def test_it_keeps_the_job_page_light_and_loads_each_payload_on_demand(owner_clie
     assert owner_client.get(second).json()["role"] == "turnPrefix"
     fragment = owner_client.get(second, **PARTIAL).content.decode()
     assert fragment.startswith('<pre class="block payload">')
-    assert owner_client.get(reverse("jobs:payload", args=[job.pk, "requests", 2])).status_code == 404
+    assert (
+        owner_client.get(reverse("jobs:payload", args=[job.pk, "requests", 2])).status_code == 404
+    )
     assert owner_client.get(reverse("jobs:payload", args=[job.pk, "secret"])).status_code == 404
 
 
