@@ -28,6 +28,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from contextlab.inspector import services
 from contextlab.inspector.forms import ResourceProfileForm
@@ -272,6 +273,7 @@ PARTIALS = ("inspector", "tree", "panes", "live")
 
 
 @login_required
+@vary_on_headers("HX-Request", "HX-Target")  # one URL, a whole page or one of its parts
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
