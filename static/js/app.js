@@ -148,6 +148,22 @@
     return fresh;
   }
 
+  // Replace the tree; the search box being typed in stays (its focus, caret and the letters
+  // typed since the request left), so filtering as one types never eats keystrokes.
+  function swapTree(fresh) {
+    var old = tree();
+    var typing = document.activeElement && document.activeElement.id === "tree-search" ? document.activeElement : null;
+    var swapped = swapIn(old, fresh);
+    if (swapped && typing) {
+      var input = swapped.querySelector("#tree-search");
+      if (input) {
+        input.replaceWith(typing);
+        typing.focus();
+      }
+    }
+    return swapped;
+  }
+
   // A tree fetched for a selection carries no live version: the page's stays what it was.
   function keepVersion(old, fresh) {
     if (old && fresh && !fresh.getAttribute("data-version")) {
@@ -171,7 +187,7 @@
     }
     swapIn(document.getElementById("facts"), doc.getElementById("facts"));
     var old = tree();
-    var fresh = swapIn(old, keepVersion(old, doc.getElementById("tree")));
+    var fresh = swapTree(keepVersion(old, doc.getElementById("tree")));
     swapIn(document.getElementById("inspector"), doc.getElementById("inspector"));
     // The server decides which entry a fold or a search leaves selected (the nearest visible
     // one, as Pi's /tree); the URL follows it.
@@ -378,7 +394,7 @@
       var pane = document.querySelector(".tree-pane");
       var top = pane ? pane.scrollTop : 0;
       swapIn(document.getElementById("facts"), doc.getElementById("facts"));
-      var fresh = swapIn(tree(), doc.getElementById("tree"));
+      var fresh = swapTree(doc.getElementById("tree"));
       if (pane) pane.scrollTop = top;
       if (fresh) {
         fresh.setAttribute("data-version", change.etag);

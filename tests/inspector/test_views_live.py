@@ -145,8 +145,10 @@ def test_it_keeps_the_job_page_light_and_loads_each_payload_on_demand(owner_clie
         responses=[{"role": "summarize", "text": "y" * 200_000}],
         preview={"plan": {"request": big}},
     )
-    page = owner_client.get(reverse("jobs:detail", args=[job.pk]))
+    with CaptureQueriesContext(connection) as queries:
+        page = owner_client.get(reverse("jobs:detail", args=[job.pk]))
     assert page.status_code == 200
+    assert len(queries) <= 5, [q["sql"] for q in queries]
     assert len(page.content) < 30_000, len(page.content)
     body = page.content.decode()
     second = reverse("jobs:payload", args=[job.pk, "requests", 1])
