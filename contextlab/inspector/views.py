@@ -135,6 +135,16 @@ def _tree_view(index: SessionIndex, state: TreeState, selected: str | None) -> T
     return kept
 
 
+def _tree_ids(index: SessionIndex) -> frozenset[str]:
+    """Entries in Pi's tree. An entry of a parentId cycle is stored but in no tree: the
+    inspector can show it, no row can be selected for it."""
+    ids = index.memo.get(("tree-ids",))
+    if not isinstance(ids, frozenset):
+        ids = frozenset(index.order)
+        index.remember(("tree-ids",), ids)
+    return ids
+
+
 def _folded_away(index: SessionIndex, state: TreeState, entry_id: str) -> bool:
     if not state.folded:
         return False
@@ -153,7 +163,9 @@ def _tree_context(
     session: Session, index: SessionIndex, state: TreeState, selected: str | None
 ) -> dict[str, object]:
     view = _tree_view(index, state, selected)
-    selected_index = view.nearest_visible(selected, index.parent_of.get) if selected else -1
+    selected_index = -1
+    if selected is not None and selected in _tree_ids(index):
+        selected_index = view.nearest_visible(selected, index.parent_of.get)
     selected_id = view.rows[selected_index].item.id if selected_index >= 0 else None
     leaf_index = view.index_of.get(index.leaf_id or "", -1)
     ranges = select_rows(view, [selected_index, leaf_index])
