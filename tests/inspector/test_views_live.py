@@ -238,3 +238,16 @@ def test_the_audit_tells_projects_of_the_same_name_apart(client, django_user_mod
     body = client.get(reverse("review:audit")).content.decode()
     shown = re.findall(r'data-testid="on-project"[^>]*>([^<]+)<', body)
     assert {"/home/a/work", "/srv/b/work"} <= set(shown), shown
+
+
+def test_the_session_page_has_no_inline_script_style_or_handler(owner_client, tmp_path):
+    """What a Content-Security-Policy without 'unsafe-inline' allows: scripts from files only,
+    no style attributes, no on* handlers (the session's own HTML is escaped, never markup)."""
+    session = import_session_file(path=write_session(tmp_path)).session
+    url = reverse("inspector:session", args=[session.pk])
+    for params in ({}, {"entry": "u0000004", "tab": "prompt"}, {"entry": "u0000004"}):
+        body = owner_client.get(url, params).content.decode()
+        assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", body) == []
+        assert " style=" not in body
+        assert re.search(r"<[^>]+\son[a-z]+=", body) is None
+        assert 'class="meter"' in body or params.get("tab") == "prompt"
