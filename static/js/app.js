@@ -106,6 +106,7 @@
       var tab = url.searchParams.get("tab") || "context";
       if (shown && shown.getAttribute("data-entry-id") === entry && shown.getAttribute("data-tab") === tab) {
         if (inflight) { inflight.abort(); inflight = null; }
+        document.documentElement.classList.remove("loading");
         return;
       }
       fetchParts(url, "inspector");
