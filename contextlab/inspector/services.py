@@ -497,7 +497,9 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
 
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = _diff(session, index, entries, sent, info) if tab == "diff" else None
+    diff = (
+        _diff(session, index, entries, list(result.messages), sent, info) if tab == "diff" else None
+    )
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
@@ -608,9 +610,13 @@ def _diff(
     session: Session,
     index: SessionIndex,
     entries: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
     sent: list[dict[str, Any]],
     info: dict[str, Any],
 ) -> dict[str, Any] | None:
+    """What changed since the previous request on this path. Messages are compared as Pi
+    holds them (before convertToLlm), so each one's tokens are the Messages tab's estimate (a
+    summary counts the same in both tabs, not with the wrapper text it is sent in)."""
     path = [str(e.get("id")) for e in entries]
     previous = _previous_request(index, path)
     if previous is None:
@@ -619,15 +625,21 @@ def _diff(
     # them), while the previous request may still have sent them.
     prev_entries = path_entries(session, index, previous)
     prev_result, _ = _project(prev_entries, previous)
-    prev_sent = _sent_for(list(prev_result.messages), info)
-    before = [_key(m) for m in prev_sent]
-    after = [_key(m) for m in sent]
+    prev_messages = list(prev_result.messages)
+    prev_sent = _sent_for(prev_messages, info)
+    sent_before = [_key(m) for m in prev_sent]
+    sent_after = [_key(m) for m in sent]
     common = 0
-    while common < min(len(before), len(after)) and before[common] == after[common]:
+    while (
+        common < min(len(sent_before), len(sent_after))
+        and sent_before[common] == sent_after[common]
+    ):
         common += 1
+    before = [_key(m) for m in prev_messages]
+    after = [_key(m) for m in messages]
     after_set, before_set = set(after), set(before)
-    removed = [prev_sent[i] for i in range(len(before)) if before[i] not in after_set]
-    added = [sent[i] for i in range(len(after)) if after[i] not in before_set]
+    removed = [prev_messages[i] for i in range(len(before)) if before[i] not in after_set]
+    added = [messages[i] for i in range(len(after)) if after[i] not in before_set]
     return {
         "previous": previous,
         "previous_item": index.items[previous],
@@ -643,7 +655,7 @@ def _diff(
 
 def _summary_line(message: dict[str, Any]) -> dict[str, Any]:
     role = str(message.get("role"))
-    text = _first_text(message)
+    text = _first_text(message) or str(message.get("summary") or "")
     if not text and isinstance(message.get("content"), list):
         kinds = [str(b.get("type")) for b in message["content"] if isinstance(b, dict)]
         text = ", ".join(kinds)
@@ -723,6 +735,18 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
             pending = None
         if item.type in EMITTING_TYPES:
             current += item.tokens
+    if pending is not None:
+        # A compaction with no request after it yet (the end of the path): the point is the
+        # request Pi would send next, so the chart still marks the compaction.
+        points.append(
+            {
+                "leaf": path[-1],
+                "reply": None,
+                "estimate": current,
+                "reported": None,
+                "compaction": pending,
+            }
+        )
     model = None
     for entry_id in reversed(path):
         item = index.items[entry_id]

@@ -7,6 +7,7 @@ the forms swap their partials in place and the status partial polls until the jo
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -161,6 +162,27 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         return _status_response(request, job)
     return render(request, "jobs/detail.html", {"job": job, "session": job.session})
+
+
+JOB_PARTS = ("preview", "requests", "responses")
+
+
+@login_required
+def payload(request: HttpRequest, pk: int, part: str, n: int = 0) -> HttpResponse:
+    """One request, response or the preparation of a job, as JSON (the job page lists them and
+    loads each on demand: whole summarisation requests made that page weigh megabytes)."""
+    if part not in JOB_PARTS:
+        raise Http404("No such part of a job")
+    job = _get_job_for_user(request, pk)
+    value = getattr(job, part)
+    if part != "preview":
+        if not 0 <= n < len(value):
+            raise Http404("No such request or response")
+        value = value[n]
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    if request.htmx:
+        return render(request, "jobs/_payload.html", {"text": text})
+    return HttpResponse(text, content_type="application/json")
 
 
 @login_required
