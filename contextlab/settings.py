@@ -253,7 +253,9 @@ LOGGING = {
     "filters": {"forbidden": {"()": "contextlab.logfilters.ForbiddenWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     # A 403 logs its warning line without the exception's traceback (it is an answer, not a fault).
-    "loggers": {"django.request": {"filters": ["forbidden"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.request": {"filters": ["forbidden"]},
+    },
 }

@@ -14,8 +14,8 @@ import pytest
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
-from contextlab.library.services import import_session_file
 from tests.conftest import login
 from tests.inspector.sessions import _assistant, _user
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.inspector.services import context_growth
 from contextlab.jobs.models import Job
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from tests.inspector.sessions import _assistant, _user, linear_session_lines, write_session
 
 pytestmark = pytest.mark.django_db
