@@ -64,11 +64,20 @@ export default function contextlab(pi: PiLike): void {
 		let pusher = pushers.get(file);
 		if (!pusher || pusher.sessionId !== sessionId) {
 			pusher?.close();
+			const stored = state.get(file, config!.url);
+			if (!stored || stored.sessionId !== sessionId) {
+				// Remembered before anything is acknowledged, so that a Pi killed while contextlab
+				// is unreachable still has this file resumed by its next start.
+				state.set(file, config!.url, { sessionId, offset: null, prefixHash: "" });
+			}
 			pusher = new SessionPusher({
 				file,
 				sessionId,
 				settings,
-				checkpoint: state.get(file, config!.url),
+				checkpoint:
+					stored && stored.sessionId === sessionId && stored.offset !== null
+						? { sessionId, offset: stored.offset, prefixHash: stored.prefixHash }
+						: null,
 				log: warn,
 				onCheckpoint: (checkpoint) => state.set(file, config!.url, checkpoint),
 			});
@@ -99,6 +108,7 @@ export default function contextlab(pi: PiLike): void {
 	function resumeEarlier(currentFile: string | undefined): void {
 		const pending = Object.entries(state.all())
 			.filter(([file, checkpoint]) => file !== currentFile && checkpoint.url === config!.url)
+			.sort(([, a], [, b]) => b.updatedAt.localeCompare(a.updatedAt))
 			.slice(0, MAX_RESUMED);
 		for (const [file, checkpoint] of pending) {
 			pusherFor(file, checkpoint.sessionId).kick(0);

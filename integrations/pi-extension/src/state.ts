@@ -9,7 +9,9 @@ import { dirname } from "node:path";
 
 import type { PushCheckpoint } from "./pusher.ts";
 
-export interface StoredCheckpoint extends PushCheckpoint {
+export interface StoredCheckpoint extends Omit<PushCheckpoint, "offset"> {
+	/** Bytes the server acknowledged; null while unknown (the file is probed at the next start). */
+	offset: number | null;
 	/** Server the checkpoint belongs to: a different URL starts over. */
 	url: string;
 	updatedAt: string;
@@ -28,7 +30,7 @@ export class PushState {
 	private writing: Promise<void> = Promise.resolve();
 	private delayMs: number;
 
-	constructor(path: string, delayMs = 500) {
+	constructor(path: string, delayMs = 50) {
 		this.path = path;
 		this.delayMs = delayMs;
 	}
@@ -56,7 +58,7 @@ export class PushState {
 		return { ...this.entries };
 	}
 
-	set(file: string, url: string, checkpoint: PushCheckpoint): void {
+	set(file: string, url: string, checkpoint: Omit<StoredCheckpoint, "url" | "updatedAt">): void {
 		this.entries[file] = { ...checkpoint, url, updatedAt: new Date().toISOString() };
 		this.schedule();
 	}
