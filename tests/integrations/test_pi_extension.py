@@ -165,7 +165,9 @@ class Pi:
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise AssertionError(f"Pi exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
+            raise AssertionError(
+                f"Pi exited: {self.proc.stderr.read() if self.proc.stderr else ''}"
+            )
         answer = json.loads(line)
         assert answer.pop("ok"), answer.get("error")
         return answer
