@@ -132,19 +132,11 @@ def proxy(live_server):  # type: ignore[no-untyped-def]
 class Pi:
     def __init__(self, version: str, root: Path, port: int, env: dict[str, str]) -> None:
         dist = PI_DISTS[version]
-        if not dist.exists():
-            pytest.skip(f"Pi {version} is not installed (make install-dev)")
         self.proc = subprocess.Popen(
             [node_binary(), str(DRIVER)],
             cwd=DRIVER.parent,
             env={
-                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOME": str(root / "home"),
-                "TZ": "UTC",
-                "LANG": "C.UTF-8",
-                "PI_CODING_AGENT_DIR": str(root / "agent"),
-                "PI_OFFLINE": "1",
-                "PI_SKIP_VERSION_CHECK": "1",
+                **_pi_env(root),
                 "PI_DIST": str(dist),
                 "FAKE_PORT": str(port),
                 "SCENARIO_CWD": str(root / "work"),
@@ -186,14 +178,43 @@ def _agent_root(tmp_path: Path, model_port: int, version: str, settings: dict[st
     prepare_root(root, model_port)
     settings_file = root / "agent" / "settings.json"
     data = json.loads(settings_file.read_text())
-    # The documented install: the extension's folder in the global settings' "extensions".
-    data["extensions"] = [str(EXTENSION)]
     if version.startswith("1."):
         data["cacheWarming"] = "off"
     data.update(settings)
     settings_file.write_text(json.dumps(data, indent=2))
+    # The documented install step, with the CLI of the Pi under test.
+    installed = subprocess.run(
+        [node_binary(), str(PI_DISTS[version] / "cli.js"), "install", str(EXTENSION)],
+        cwd=root,
+        env=_pi_env(root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert installed.returncode == 0, installed.stderr
+    data = json.loads(settings_file.read_text())
+    assert len(data["packages"]) == 1 and data.get("contextlab") == settings.get("contextlab")
     (root / "work" / "notes.txt").write_text("alpha\nbeta\n")
     return root
+
+
+def _pi_env(root: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(root / "home"),
+        "TZ": "UTC",
+        "LANG": "C.UTF-8",
+        "PI_CODING_AGENT_DIR": str(root / "agent"),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+    }
+
+
+@pytest.fixture(autouse=True)
+def _pis_installed() -> None:
+    for version, dist in PI_DISTS.items():
+        if not dist.exists():
+            pytest.skip(f"Pi {version} is not installed (make install-dev)")
 
 
 @pytest.fixture
