@@ -128,6 +128,14 @@ export default function contextlab(pi: PiLike): void {
 		pi.on(event, kick);
 	}
 
+	// The inputs of the prompt: the event of before_agent_start carries them in every version; the
+	// context's getSystemPromptOptions() exists only where Pi offers it to event handlers.
+	let promptOptions: unknown = null;
+	pi.on("before_agent_start", (event) => {
+		promptOptions = event?.systemPromptOptions ?? null;
+		return undefined;
+	});
+
 	pi.on("before_provider_request", (event, ctx) => {
 		if (!config.capturePrompts) return undefined;
 		try {
@@ -136,7 +144,7 @@ export default function contextlab(pi: PiLike): void {
 			const capture = buildCapture({
 				payload: event?.payload,
 				model: ctx.model,
-				options: ctx.getSystemPromptOptions?.(),
+				options: ctx.getSystemPromptOptions?.() ?? promptOptions,
 			});
 			if (capture && capture.digest !== lastCaptureDigest(branch)) {
 				pi.appendEntry(CAPTURE_TYPE, capture);
