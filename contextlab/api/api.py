@@ -580,7 +580,6 @@ def create_job(request: HttpRequest, session_id: str, data: s.JobIn) -> Any:
         raise ApiError(409, str(exc)) from None
     except jobs.JobError as exc:
         raise ApiError(400, str(exc)) from None
-    review.audit_job(actor=request.user, verb="job.create", job=job)
     return Status(201, _job_out(job))
 
 
@@ -606,9 +605,7 @@ def get_job(request: HttpRequest, job_id: int) -> Any:
 )
 def cancel_job(request: HttpRequest, job_id: int) -> Any:
     job = _job_or_404(request, job_id)
-    cancelled = jobs.job_cancel(job=job)
-    if cancelled:
-        review.audit_job(actor=request.user, verb="job.cancel", job=job)
+    cancelled = jobs.job_cancel(job=job, actor=request.user)
     return {"cancelled": cancelled, "job": _job_out(job)}
 
 

@@ -22,10 +22,10 @@ from django.utils import timezone
 
 from contextlab.api.models import ApiToken
 from contextlab.inspector.management.commands.context import build_context, resolve_leaf
+from contextlab.library.importer import import_session_file, probe_header
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import session_problems
-from contextlab.library.services import import_session_file, probe_header
 from contextlab.pi.dialects import DEFAULT_DIALECT
 from contextlab.pi.session import SessionTree, parse_session_bytes
 from contextlab.review.services import audit_record, upload_check, upload_record

@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Project, Session
-from contextlab.library.services import import_session_file
 from contextlab.review.models import AuditEvent, ProjectMembership
 from tests.conftest import CORPUS
 
