@@ -5,7 +5,8 @@ from contextlab.library.models import Entry, ImportProblem, Project, Session, Se
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ("cwd", "created_at")
+    list_display = ("cwd", "restricted", "created_at")
+    list_filter = ("restricted",)
     search_fields = ("cwd",)
 
 

@@ -49,14 +49,16 @@ class OrderedJSONField(models.JSONField):
 
 def _visible_projects_q(user, project_field: str) -> Q:  # type: ignore[no-untyped-def]
     """The visibility rule (contextlab.review.models explains it): superusers see everything,
-    a project without members is open to every signed-in user, a project with members only to
-    them. EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
+    a project that never had members is open to every signed-in user, a project with members
+    only to them, and a restricted project whose members are all gone to nobody else (it stays
+    closed). EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
     from django.apps import apps
     from django.db.models import Exists, OuterRef
 
     membership = apps.get_model("review", "ProjectMembership")
     members = membership.objects.filter(project_id=OuterRef(project_field))
-    return ~Exists(members) | Exists(members.filter(user_id=user.pk))
+    restricted = Project.objects.filter(pk=OuterRef(project_field), restricted=True)
+    return (~Exists(members) & ~Exists(restricted)) | Exists(members.filter(user_id=user.pk))
 
 
 class _VisibleToMixin:
@@ -82,6 +84,10 @@ class Project(models.Model):
 
     cwd = models.TextField(unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the project gets its first member and never cleared by removing members: a
+    # project whose last member is deleted (in the admin, or with their account) stays closed
+    # to everyone but superusers instead of falling open. Only an administrator reopens it.
+    restricted = models.BooleanField(default=False)
 
     objects = ProjectQuerySet.as_manager()
 

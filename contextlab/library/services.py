@@ -1082,8 +1082,13 @@ def import_session_file(
     progress: ProgressCallback | None = None,
     index_search: bool = True,
     revise: str | None = None,
+    owner: Any = None,
 ) -> ImportResult:
     """Import or sync one session file (a path, or an uploaded file object).
+
+    `owner` (a web upload's user): when this import creates the session's project, that user
+    becomes its owner in the same transaction as the session, so no later step (search
+    indexing, the tree index, the response) is ever the only place the permission is written.
 
     With `revise` (a reason), a session already stored is read again from the start into a new
     revision whatever the comparison in step 2 says: `reimport_sessions` uses it to redo an
@@ -1117,7 +1122,7 @@ def import_session_file(
         handle = fileobj  # type: ignore[assignment]
     started = time.perf_counter()
     try:
-        result = _import(handle, display, user, progress, revise)
+        result = _import(handle, display, user, progress, revise, owner)
     finally:
         if path is not None:
             handle.close()
@@ -1143,6 +1148,7 @@ def _import(
     user: Any,
     progress: ProgressCallback | None,
     revise: str | None = None,
+    owner: Any = None,
 ) -> ImportResult:
     size = _file_size(f)
     probe = probe_header(f)
@@ -1152,13 +1158,15 @@ def _import(
         try:
             with transaction.atomic():
                 _relax_commit()
-                return _import_into_session(f, display, size, probe, user, progress, revise)
+                return _import_into_session(
+                    f, display, size, probe, user, progress, revise, owner
+                )
         except IntegrityError:
             # Another process created the same session (or revision) meanwhile: go again, now
             # as an update of what it stored.
             continue
     with transaction.atomic():
-        return _import_into_session(f, display, size, probe, user, progress, revise)
+        return _import_into_session(f, display, size, probe, user, progress, revise, owner)
 
 
 def _relax_commit() -> None:
@@ -1232,6 +1240,7 @@ def _import_into_session(
     user: Any,
     progress: ProgressCallback | None,
     revise: str | None = None,
+    owner: Any = None,
 ) -> ImportResult:
     assert probe.session_id is not None
     session_id = clean_text(probe.session_id[:255])
@@ -1240,7 +1249,9 @@ def _import_into_session(
     if session is None:
         header = probe.header or {}
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-        project, _ = Project.objects.get_or_create(cwd=clean_text(cwd))
+        project, created = Project.objects.get_or_create(cwd=clean_text(cwd))
+        if created and owner is not None and owner.is_authenticated:
+            _project_owned_by(project, owner)
         session = Session.objects.create(
             project=project,
             session_id=session_id,
@@ -1269,6 +1280,17 @@ def _import_into_session(
     else:
         reason = "file was replaced or rewritten in place"
     return _read_revision(f, display, size, probe, session, reason, Status.REVISED, progress)
+
+
+def _project_owned_by(project: Project, owner: Any) -> None:
+    """The uploader owns the project their upload creates (restricted from the start)."""
+    from contextlab.review.models import ProjectMembership
+
+    ProjectMembership.objects.create(
+        project=project, user=owner, role=ProjectMembership.Role.OWNER, added_by=owner
+    )
+    Project.objects.filter(pk=project.pk).update(restricted=True)
+    project.restricted = True
 
 
 def _result(

@@ -118,7 +118,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 results.append({"name": upload_file.name, "error": refusal})
                 continue
             outcome = import_session_file(
-                fileobj=upload_file, name=upload_file.name, user=request.user
+                fileobj=upload_file, name=upload_file.name, user=request.user, owner=request.user
             )
         except Exception as exc:  # one bad file must not hide the results of the others
             results.append({"name": upload_file.name, "error": str(exc)})

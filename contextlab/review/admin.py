@@ -9,6 +9,12 @@ class ProjectMembershipAdmin(admin.ModelAdmin):
     list_filter = ("role",)
     raw_id_fields = ("project", "user", "added_by")
 
+    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+        from contextlab.review.services import project_restrict
+
+        super().save_model(request, obj, form, change)
+        project_restrict(project_id=obj.project_id)
+
 
 @admin.register(Comment)
 class CommentAdmin(admin.ModelAdmin):

@@ -138,6 +138,7 @@ def membership_add(*, project: Project, username: str, role: str, actor: Any) ->
             defaults={"role": role},
             create_defaults={"role": role, "added_by": actor if actor.is_authenticated else None},
         )
+        project_restrict(project_id=project.pk)
         audit_record(
             actor=actor,
             verb="membership.add" if created else "membership.role",
@@ -146,6 +147,12 @@ def membership_add(*, project: Project, username: str, role: str, actor: Any) ->
             data={"user": user.get_username(), "role": role},
         )
     return membership
+
+
+def project_restrict(*, project_id: int) -> None:
+    """A project with a member is restricted for good: removing its members later (the last
+    one deleted in the admin, or with their account) leaves it closed, never open."""
+    Project.objects.filter(pk=project_id, restricted=False).update(restricted=True)
 
 
 def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
@@ -216,7 +223,8 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
 
 
 def upload_record(*, user: Any, session: Session, status: str, created_project: bool) -> None:
-    """After a web upload: the uploader owns a project that the upload created; audit it.
+    """After a web upload: audit it. The import already made the uploader the owner of a
+    project it created (in its own transaction); this also covers a race it lost.
 
     Two people uploading into the same new project at once both saw it absent, so both become
     owners: each of them brought a session into it, and neither may lose sight of their own."""
@@ -227,6 +235,7 @@ def upload_record(*, user: Any, session: Session, status: str, created_project: 
                 user=user,
                 defaults={"role": ProjectMembership.Role.OWNER, "added_by": user},
             )
+            project_restrict(project_id=session.project_id)
         audit_record(
             actor=user,
             verb="session.upload",

@@ -12,6 +12,7 @@ from django.urls import reverse
 from contextlab.library.models import Session
 from contextlab.library.services import import_session_file
 from contextlab.review.models import ProjectMembership
+from contextlab.review.services import project_restrict
 from tests.inspector.sessions import linear_session_lines
 
 
@@ -40,6 +41,7 @@ def team_session(tmp_path: Path, owner, teammate=None, **kwargs: str) -> Session
     )
     if teammate is not None:
         ProjectMembership.objects.create(project=session.project, user=teammate)
+    project_restrict(project_id=session.project_id)
     return session
 
 

@@ -167,9 +167,9 @@ def test_it_keeps_a_project_that_holds_no_session_visible_by_the_membership_rule
     client.force_login(owner)
     assert client.get(members_url).status_code == 200
     assert client.post(profile_url, {"next": "/"}).status_code == 302
-    ProjectMembership.objects.filter(project=project).delete()  # open again: everyone's
+    ProjectMembership.objects.filter(project=project).delete()  # closed, not open
     client.force_login(outsider)
-    assert client.get(members_url).status_code == 200
+    assert client.get(members_url).status_code == 404
 
 
 def test_it_answers_404_to_outsiders_on_every_jobs_and_review_url(
