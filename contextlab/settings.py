@@ -179,6 +179,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("CONTEXTLAB_LOGIN_COOLOFF_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# No start-up banner on every manage.py command (it would mix into commands' output).
+AXES_VERBOSE = False
 # The address is REMOTE_ADDR (no ipware): behind a proxy that is the proxy's, so the lockout
 # then applies to the username from everywhere, which errs on the safe side.
 
