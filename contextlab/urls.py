@@ -8,9 +8,7 @@ from django.urls import include, path
 accounts = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path(
-        "password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"
-    ),
+    path("password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path(
         "password_change/done/",
         auth_views.PasswordChangeDoneView.as_view(),

@@ -11,4 +11,4 @@ os.environ.setdefault("SESSION_COOKIE_SECURE", "false")
 os.environ.setdefault("CSRF_COOKIE_SECURE", "false")
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 
-from contextlab.settings import *  # noqa: E402, F403
+from contextlab.settings import *  # noqa: F403

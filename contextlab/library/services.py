@@ -1158,9 +1158,7 @@ def _import(
         try:
             with transaction.atomic():
                 _relax_commit()
-                return _import_into_session(
-                    f, display, size, probe, user, progress, revise, owner
-                )
+                return _import_into_session(f, display, size, probe, user, progress, revise, owner)
         except IntegrityError:
             # Another process created the same session (or revision) meanwhile: go again, now
             # as an update of what it stored.
