@@ -15,7 +15,7 @@ import hashlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +45,12 @@ from contextlab.pi.session import (
 from contextlab.pi.tokens import estimate_tokens
 
 CHUNK_BYTES = 1 << 20
+# The id columns' lengths (Session.session_id, Entry.entry_id / parent_id, Comment.entry_id):
+# a longer id is refused with a problem for its line rather than cut (two cut ids would be one
+# entry to comments), and so is an id holding NUL (PostgreSQL text cannot hold it). A session
+# id also names the export file, so it may hold no control character at all (CR, LF ...).
+SESSION_ID_MAX = 255
+ENTRY_ID_MAX = 100
 PROBE_CHUNK_BYTES = 16 << 10
 FINGERPRINT_WINDOW = 64 * 1024
 BATCH_ROWS = 1000
@@ -385,6 +391,18 @@ class Probe:
     problems: list[Problem]
 
 
+def id_problem(value: str, what: str, limit: int, *, controls: bool = False) -> str | None:
+    """Why an id from a file cannot be stored as it is (None when it can); `controls`: no
+    control character at all, not only NUL."""
+    if len(value) > limit:
+        return f"{what} is {len(value)} characters long; contextlab keeps ids of at most {limit}"
+    if controls and any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return f"{what} holds control characters (such as NUL, CR or LF)"
+    if "\x00" in value:
+        return f"{what} holds a NUL character"
+    return None
+
+
 def probe_header(f: IO[bytes]) -> Probe:
     """Find the first line Pi keeps: the header, or proof that there is none."""
     # Small reads: the header is usually the first few hundred bytes of a file read whole later.
@@ -397,6 +415,11 @@ def probe_header(f: IO[bytes]) -> Probe:
         value = decoded.value
         if value is not None and value.get("type") == "session":
             if isinstance(value.get("id"), str):
+                what = 'the session header\'s "id"'
+                bad = id_problem(value["id"], what, SESSION_ID_MAX, controls=True)
+                if bad is not None:
+                    problem = Problem(line.line_no, f"{bad}: the file is not imported")
+                    return Probe(None, 0, None, False, [problem])
                 return Probe(value, line.line_no, value["id"], False, [])
             problem = Problem(
                 line.line_no, 'session header has no string "id" (Pi would reject the file)'
@@ -1011,6 +1034,14 @@ class _Run:
         if not isinstance(entry_id, str):
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
             return
+        parent = value.get("parentId")
+        parent = parent if isinstance(parent, str) else None
+        bad = id_problem(entry_id, 'its "id"', ENTRY_ID_MAX) or (
+            id_problem(parent, 'its "parentId"', ENTRY_ID_MAX) if parent is not None else None
+        )
+        if bad is not None:
+            self.problems.append(Problem(line.line_no, f"{bad}: the entry is not imported"))
+            return
         kind = value["type"]
         if kind not in PI_ENTRY_TYPES and kind not in NEWER_PI_ENTRY_TYPES:
             self.problems.append(
@@ -1019,8 +1050,6 @@ class _Run:
                     f"unknown entry type {kind!r} (kept whole; Pi 0.80.2 does not interpret it)",
                 )
             )
-        parent = value.get("parentId")
-        parent = parent if isinstance(parent, str) else None
         depth, leaves, problems = self.tree.add(entry_id, parent, line.line_no)
         self.problems.extend(problems)
         stamp = value.get("timestamp")
@@ -1049,8 +1078,8 @@ class _Run:
             self.revision.pk,
             self.seq,
             line.line_no,
-            clean_text(entry_id[:100]),
-            clean_text(parent[:100]) if parent is not None else None,
+            clean_text(entry_id),
+            clean_text(parent) if parent is not None else None,
             clean_text(kind[:64]),
             clean_text(role[:64]) if isinstance(role, str) else "",
             stored_time,
@@ -1153,7 +1182,7 @@ def _import(
     size = _file_size(f)
     probe = probe_header(f)
     if probe.session_id is None:
-        return _import_without_session(f, display, size, user)
+        return _import_without_session(f, display, size, user, probe.problems)
     for _attempt in range(2):
         try:
             with transaction.atomic():
@@ -1175,11 +1204,14 @@ def _relax_commit() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) -> ImportResult:
-    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line)."""
-    problems: list[Problem] = []
+def _import_without_session(
+    f: IO[bytes], display: str, size: int, user: Any, refused: Sequence[Problem] = ()
+) -> ImportResult:
+    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line),
+    or (`refused`) whose header id cannot be stored."""
+    problems: list[Problem] = list(refused)
     torn = False
-    for line in iter_lines(f, 0, 1):
+    for line in iter_lines(f, 0, 1) if not refused else ():
         decoded = decode_line(line)
         if decoded is None:
             continue
@@ -1194,6 +1226,8 @@ def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) ->
         return ImportResult(display, Status.FAILED, problems=[problem])
     if size == 0:
         problems.insert(0, Problem(0, "empty file: no session header"))
+    elif refused:
+        pass
     elif not problems:
         problems.append(Problem(0, "no session header and no entries (only blank lines)"))
     else:

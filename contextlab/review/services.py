@@ -177,12 +177,20 @@ def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
         )
 
 
+UPLOAD_REFUSED = (
+    "refused: its session id or working directory (cwd) cannot be used by you;"
+    " nothing was stored. Ask the owners of the project it belongs to, if any, to add you."
+)
+
+
 def upload_refusal(
     *, user: Any, session_id: str | None, cwd: str, session_exists: bool, project_exists: bool
 ) -> str | None:
     """Why `user` may not upload this file (None when they may): a session, or a project, that
     exists but that they cannot see. Without this check an upload could append to, or add a
-    session to, another team's project, and its answer would confirm that the session exists.
+    session to, another team's project. The one answer for both cases names neither, so it does
+    not tell which of the file's ids another team uses (that something is in the way cannot be
+    hidden without storing the file).
 
     `session_exists`: a session with this id is stored; `project_exists` (read only when it is
     not): a project with this cwd is. The caller asks once (upload_check needs them too)."""
@@ -190,10 +198,10 @@ def upload_refusal(
         return None
     if session_exists:
         if not Session.objects.filter(session_id=session_id).visible_to(user).exists():
-            return "this session belongs to a project you are not a member of"
+            return UPLOAD_REFUSED
         return None  # syncing a session the user sees: its project is not changed
     if project_exists and not Project.objects.filter(cwd=cwd).visible_to(user).exists():
-        return "its project belongs to a team you are not a member of"
+        return UPLOAD_REFUSED
     return None
 
 
