@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from contextlab import jsonsafe
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.roots import RootedFileSystem, inside_server_roots
 from contextlab.inspector.selectors import (
@@ -62,7 +62,7 @@ _IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
 
 
 def _dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    return jsonsafe.pretty(value)  # any depth (orjson alone stops at 254 levels)
 
 
 def _emits(entry: dict[str, Any]) -> bool:
@@ -768,7 +768,7 @@ def _previous_request(index: SessionIndex, path: list[str]) -> str | None:
 
 
 def _key(message: dict[str, Any]) -> bytes:
-    return orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    return jsonsafe.sorted_bytes(message)
 
 
 def _diff(
