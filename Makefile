@@ -53,8 +53,9 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy contextlab/pi
 
+# On the test settings (DEBUG off, a test-only key, plain-HTTP cookies), like the tests.
 bench: install-dev
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
+	DJANGO_SETTINGS_MODULE=tests.settings DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
 
 # Regenerate contextlab/pi/dialects/pi_0_80_data.py from the installed Pi.
 dialect-data: oracle $(VENV)/.dev
