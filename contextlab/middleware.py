@@ -17,7 +17,9 @@ class RejectNulMiddleware:
     """Answer 400, with a clear message, to a request whose path, query or form fields hold a
     NUL character. PostgreSQL text cannot hold NUL, so otherwise every view that stores or
     looks up a field (search, comments, labels, members, job forms) would fail with a 500.
-    Uploaded files are not fields: the import handles NUL inside them line by line."""
+    Uploaded files are not fields: the import handles NUL inside them line by line. Multipart
+    bodies are checked too (any client may post one to any form); reading request.POST here
+    parses them no earlier than CsrfViewMiddleware would."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
