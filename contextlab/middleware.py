@@ -19,7 +19,8 @@ class RejectNulMiddleware:
     looks up a field (search, comments, labels, members, job forms) would fail with a 500.
     Uploaded files are not fields: the import handles NUL inside them line by line. Multipart
     bodies are checked too (any client may post one to any form); reading request.POST here
-    parses them no earlier than CsrfViewMiddleware would."""
+    parses nothing a view could still choose upload handlers for: the CSRF check reads
+    request.POST before any view as well."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
