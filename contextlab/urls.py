@@ -1,7 +1,20 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import FileResponse, HttpRequest
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_safe
+
+
+@require_safe
+@cache_control(max_age=86400, public=True)
+def favicon(request: HttpRequest) -> FileResponse:
+    """Browsers ask for /favicon.ico whatever the page's <link rel=icon> says."""
+    return FileResponse(
+        (settings.BASE_DIR / "static" / "favicon.ico").open("rb"), content_type="image/x-icon"
+    )
+
 
 # Django's auth views, except password reset unless mail can be sent (EMAIL_HOST): a reset
 # form that can never deliver its link only tells visitors which addresses have accounts.
@@ -36,6 +49,7 @@ if settings.CONTEXTLAB_PASSWORD_RESET:
     ]
 
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("accounts/", include(accounts)),
     path("", include("contextlab.jobs.urls")),

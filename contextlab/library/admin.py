@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.models import (
+    Entry,
+    ImportProblem,
+    Project,
+    ProjectMembership,
+    Session,
+    SessionRevision,
+)
 
 
 @admin.register(Project)
@@ -42,3 +49,16 @@ class EntryAdmin(admin.ModelAdmin):
 class ImportProblemAdmin(admin.ModelAdmin):
     list_display = ("path", "line", "reason", "session", "created_at")
     raw_id_fields = ("session", "revision")
+
+
+@admin.register(ProjectMembership)
+class ProjectMembershipAdmin(admin.ModelAdmin):
+    list_display = ("project", "user", "role", "created_at")
+    list_filter = ("role",)
+    raw_id_fields = ("project", "user", "added_by")
+
+    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+        super().save_model(request, obj, form, change)
+        # As review's project_restrict: a project with a member stays closed when it loses
+        # them all later (here in the admin, or with a deleted account).
+        Project.objects.filter(pk=obj.project_id, restricted=False).update(restricted=True)

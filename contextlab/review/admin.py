@@ -1,19 +1,6 @@
 from django.contrib import admin
 
-from contextlab.review.models import AuditEvent, Comment, ProjectMembership, SessionLabel
-
-
-@admin.register(ProjectMembership)
-class ProjectMembershipAdmin(admin.ModelAdmin):
-    list_display = ("project", "user", "role", "created_at")
-    list_filter = ("role",)
-    raw_id_fields = ("project", "user", "added_by")
-
-    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
-        from contextlab.review.services import project_restrict
-
-        super().save_model(request, obj, form, change)
-        project_restrict(project_id=obj.project_id)
+from contextlab.review.models import AuditEvent, Comment, SessionLabel
 
 
 @admin.register(Comment)

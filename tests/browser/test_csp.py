@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
-from contextlab.library.services import import_session_file
 from contextlab.review.models import ProjectMembership
 from tests.conftest import PASSWORD, login
 from tests.inspector.sessions import linear_session_lines

@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry
-from contextlab.library.services import import_session_file
 from contextlab.pi.jsutil import js_len, json_stringify
 from contextlab.pi.tokens import estimate_tokens
 from tests.inspector.sessions import linear_session_lines

@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from contextlab.library import views as library_views
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, ImportProblem, Session
-from contextlab.library.services import import_session_file
 from contextlab.review.models import Comment, ProjectMembership, SessionLabel
 from tests.inspector.sessions import linear_session_lines
 

@@ -8,9 +8,9 @@ from django.contrib.admin.sites import site
 from django.test import RequestFactory
 from django.urls import reverse
 
-from contextlab.library import services as library_services
+from contextlab.library.admin import ProjectMembershipAdmin
+from contextlab.library.importer import revisions as library_services
 from contextlab.library.models import Project, Session
-from contextlab.review.admin import ProjectMembershipAdmin
 from contextlab.review.models import ProjectMembership
 from tests.review.helpers import session_lines, team_session, upload
 

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 def restrict_projects_with_members(apps, schema_editor):
     Project = apps.get_model("library", "Project")
-    Membership = apps.get_model("review", "ProjectMembership")
+    Membership = apps.get_model("library", "ProjectMembership")
     Project.objects.filter(
         pk__in=Membership.objects.values("project_id")
     ).update(restricted=True)
@@ -11,8 +11,7 @@ def restrict_projects_with_members(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("library", "0010_importproblem_reported_to"),
-        ("review", "0001_initial"),
+        ("library", "0011_projectmembership"),
     ]
 
     operations = [
