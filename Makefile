@@ -32,10 +32,13 @@ system-deps:
 	tools/install-system-deps
 
 # Dashboard with a demo session on embedded defaults (SQLite, in-process jobs; no PostgreSQL/Redis).
+# Single-user: DEBUG on, and the dashboard may read the user's own Pi agent dir (prompt layers).
+AGENT_DIR := $(or $(PI_CODING_AGENT_DIR),$(HOME)/.pi/agent)
+RUN_ENV := DEBUG=true CONTEXTLAB_SERVER_ROOTS=$(or $(CONTEXTLAB_SERVER_ROOTS),$(AGENT_DIR))
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(RUN_ENV) $(PY) manage.py migrate --noinput
+	$(RUN_ENV) $(PY) manage.py demo
+	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install
 	$(VENV)/bin/celery -A contextlab worker --loglevel=INFO --concurrency=2
@@ -50,8 +53,9 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy contextlab/pi
 
+# On the test settings (DEBUG off, a test-only key, plain-HTTP cookies), like the tests.
 bench: install-dev
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
+	DJANGO_SETTINGS_MODULE=tests.settings DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
 
 # Regenerate contextlab/pi/dialects/pi_0_80_data.py from the installed Pi.
 dialect-data: oracle $(VENV)/.dev

@@ -8,6 +8,7 @@ raise ImproperlyConfigured at start-up rather than misbehaving later.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -48,8 +49,43 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY", PLACEHOLDER_SECRET_KEY)
+def env_paths(name: str) -> list[str]:
+    """Absolute folders, separated by os.pathsep (":") as in PATH."""
+    raw = os.environ.get(name, "")
+    paths = [item.strip() for item in raw.split(os.pathsep) if item.strip()]
+    for path in paths:
+        if not os.path.isabs(os.path.expanduser(path)):
+            raise ImproperlyConfigured(f"{name} takes absolute folders, got {path!r}")
+    return [os.path.expanduser(path) for path in paths]
+
+
+def _local_secret_key(var_dir: Path) -> str:
+    """A random key kept in var/ for the single-user embedded setup (SQLite, no DATABASE_URL),
+    so that `manage.py import_sessions` works on a fresh checkout with DEBUG off."""
+    import secrets
+
+    path = var_dir / "secret_key"
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        key = ""
+    if len(key) < 32:
+        var_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(50)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key)
+    return key
+
+
+# Off unless set: `make run` sets DEBUG=true for the single-user demo.
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if DEBUG:
+        SECRET_KEY = PLACEHOLDER_SECRET_KEY
+    elif not os.environ.get("DATABASE_URL"):
+        SECRET_KEY = _local_secret_key(VAR_DIR)
 if not DEBUG and (SECRET_KEY == PLACEHOLDER_SECRET_KEY or len(SECRET_KEY) < 32):
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 32 characters when DEBUG is off"
@@ -66,6 +102,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "csp",
+    "axes",
     "ninja",  # the API docs page from its bundled static files, not a CDN
     "contextlab.library",
     "contextlab.inspector",
@@ -77,13 +115,20 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the app itself, so a plain `gunicorn contextlab.wsgi` serves CSS.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # After auth and messages, so that its 400 page renders like any other page.
+    "contextlab.middleware.RejectNulMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "contextlab.urls"
@@ -123,9 +168,44 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login throttling (django-axes): after CONTEXTLAB_LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is locked out for CONTEXTLAB_LOGIN_COOLOFF_MINUTES.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("CONTEXTLAB_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("CONTEXTLAB_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# No start-up banner on every manage.py command (it would mix into commands' output).
+AXES_VERBOSE = False
+# The address is REMOTE_ADDR (no ipware): behind a proxy that is the proxy's, so the lockout
+# then applies to the username from everywhere, which errs on the safe side.
+
+# Password reset mails a link, so it exists only when mail can be sent (EMAIL_HOST set).
+_email_host = os.environ.get("EMAIL_HOST", "")
+if _email_host:
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": _email_host,
+                "port": env_int("EMAIL_PORT", 587),
+                "username": os.environ.get("EMAIL_HOST_USER", ""),
+                "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+                "use_tls": env_bool("EMAIL_USE_TLS", True),
+            },
+        }
+    }
+    DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "contextlab@localhost")
+CONTEXTLAB_PASSWORD_RESET = bool(_email_host)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -138,6 +218,14 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "static_root"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Compressed copies made by collectstatic; no manifest, so pages render without it too.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve straight from the source folders as well: a deploy that skipped collectstatic still
+# has its CSS (collectstatic adds the compressed copies).
+WHITENOISE_USE_FINDERS = True
 
 # Uploaded and synced session files are kept byte for byte (nothing imported is ever lost).
 CONTEXTLAB_BLOB_DIR = Path(os.environ.get("CONTEXTLAB_BLOB_DIR", VAR_DIR / "blobs"))
@@ -160,6 +248,10 @@ PI_AGENT_DIR = os.path.expanduser(
     os.environ.get("PI_CODING_AGENT_DIR") or str(Path.home() / ".pi" / "agent")
 )
 PI_PACKAGE_DIR = os.environ.get("PI_PACKAGE_DIR", "")
+# The only folders of this server the dashboard reads (a session's cwd, an agent dir, a home):
+# symlinks and ".." are resolved before the check. Empty (the default for a team): nothing is
+# read from this server's disk; `make run` sets the user's own agent dir.
+CONTEXTLAB_SERVER_ROOTS = env_paths("CONTEXTLAB_SERVER_ROOTS")
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 # Without Redis, jobs run in a thread of the web process (embedded mode); with it, on Celery
@@ -250,6 +342,33 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Off by default (the TLS proxy may do both); turn on once the site is HTTPS only.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Content-Security-Policy (django-csp): scripts, styles and everything else from this site
+# only, no inline script, no style attribute, no eval; images may be data: URIs (thumbnails).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Error reports (DEBUG pages, mails) hide settings and environment variables whose names say
+# they hold credentials: Django's list plus URLs (DATABASE_URL, REDIS_URL, the broker).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "contextlab.debug.SafeReporterFilter"
 
 # One console handler, on the root logger. Django's own logging config gives the "django" logger a
 # console handler of its own (shown with DEBUG) that would print every Django line a second time

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.http import FileResponse, HttpRequest
 from django.urls import include, path
 from django.views.decorators.cache import cache_control
@@ -17,10 +18,42 @@ def favicon(request: HttpRequest) -> FileResponse:
     )
 
 
+# Django's auth views, except password reset unless mail can be sent (EMAIL_HOST): a reset
+# form that can never deliver its link only tells visitors which addresses have accounts.
+accounts = [
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+]
+if settings.CONTEXTLAB_PASSWORD_RESET:
+    accounts += [
+        path("password_reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+        path(
+            "password_reset/done/",
+            auth_views.PasswordResetDoneView.as_view(),
+            name="password_reset_done",
+        ),
+        path(
+            "reset/<uidb64>/<token>/",
+            auth_views.PasswordResetConfirmView.as_view(),
+            name="password_reset_confirm",
+        ),
+        path(
+            "reset/done/",
+            auth_views.PasswordResetCompleteView.as_view(),
+            name="password_reset_complete",
+        ),
+    ]
+
 urlpatterns = [
     path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
+    path("accounts/", include(accounts)),
     path("api/v1/", api.urls),
     path("", include("contextlab.api.urls")),
     path("", include("contextlab.sharing.urls")),

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils.http import content_disposition_header
 from ninja import NinjaAPI, Query, Router, Status, Swagger
 from ninja.errors import AuthenticationError, ValidationError
 from ninja.security import HttpBearer
@@ -415,7 +416,8 @@ def export_session(request: HttpRequest, session_id: str) -> Any:
     filename = jobs.session_export_filename(session)
     review.audit_record(actor=request.user, verb="session.export", session=session, target=filename)
     response = StreamingHttpResponse(stream(), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    # Django's builder quotes, escapes or percent-encodes the id (which comes from the file).
+    response["Content-Disposition"] = content_disposition_header(True, filename)
     return response
 
 

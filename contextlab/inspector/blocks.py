@@ -10,8 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from contextlab import jsonsafe
 from contextlab.pi import context as pi_context
 from contextlab.pi.truncate import locate_notice
 
@@ -20,7 +19,7 @@ _IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
 
 
 def dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    return jsonsafe.pretty(value)  # any depth (orjson alone stops at 254 levels)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from typing import ClassVar
 from django import forms
 
 from contextlab.inspector.models import ResourceProfile
+from contextlab.inspector.roots import inside_server_roots
 
 KNOWN_TOOLS_HELP = (
     "Comma-separated, in order (e.g. read, bash, edit, write). Empty: Pi's default set."
@@ -73,7 +74,14 @@ class ResourceProfileForm(forms.ModelForm):
             self.fields["trust"].initial = "" if trusted is None else ("yes" if trusted else "no")
 
     def clean_agent_dir(self) -> str:
-        return _absolute(self.cleaned_data["agent_dir"], "The agent dir")
+        value = _absolute(self.cleaned_data["agent_dir"], "The agent dir")
+        # Refused the same way whether the folder exists or not (that is not for users to learn).
+        if value and not inside_server_roots(value):
+            raise forms.ValidationError(
+                "The agent dir must be under a folder this server reads (CONTEXTLAB_SERVER_ROOTS,"
+                " set by an administrator); otherwise upload copies of its files instead."
+            )
+        return value
 
     def clean_pi_root(self) -> str:
         return _absolute(self.cleaned_data["pi_root"], "The Pi root")

@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
 from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from contextlab import jsonsafe
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.models import ResourceFile, ResourceProfile
+from contextlab.inspector.roots import RootedFileSystem, inside_server_roots
 from contextlab.inspector.selectors import (
     SessionIndex,
     build_index,
@@ -46,6 +47,7 @@ from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.captured import CapturedPrompt, captured_prompt_at, prompt_differences
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
+from contextlab.review.services import audit_record
 
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
 # are not in the session file.
@@ -181,7 +183,9 @@ def system_prompt_for(
     unknown: list[str] = []
     fs: Any = None
     uploads = list(profile.files.all()) if profile else []
-    ran_here = Path(cwd).is_dir()
+    # Only folders under CONTEXTLAB_SERVER_ROOTS are read; the answer is the same whether a
+    # folder outside them exists or not, so it tells nobody which server paths exist.
+    ran_here = inside_server_roots(cwd) and Path(cwd).is_dir()
     if uploads:
         fs = {f.original_path: f.content for f in uploads}
         agent_dir = (profile.agent_dir if profile else "") or settings.PI_AGENT_DIR
@@ -192,10 +196,10 @@ def system_prompt_for(
     else:
         agent_dir = settings.PI_AGENT_DIR
         unknown.append(
-            f"This session ran in {cwd}, which is not a directory on this server: its AGENTS.md /"
-            " CLAUDE.md files, skills, SYSTEM.md and APPEND_SYSTEM.md are unknown here. The"
-            " prompt below has only what needs no files. Give the project's resource profile"
-            " to complete it."
+            f"This session ran in {cwd}, which is not under a folder this server reads"
+            " (CONTEXTLAB_SERVER_ROOTS): its AGENTS.md / CLAUDE.md files, skills, SYSTEM.md and"
+            " APPEND_SYSTEM.md are unknown here. The prompt below has only what needs no files."
+            " Give the project's resource profile to complete it."
         )
     pi_root = (profile.pi_root if profile else "") or settings.PI_PACKAGE_DIR or None
     home = (profile.home if profile else "") or None
@@ -207,7 +211,7 @@ def system_prompt_for(
             agent_dir=agent_dir,
             home=home,
             project_trusted=trusted,
-            fs=fs if fs is not None else (None if ran_here or profile else {}),
+            fs=fs if fs is not None else (RootedFileSystem() if ran_here or profile else {}),
         )
     except ResourceError as exc:
         return None, None, [*unknown, str(exc)], []
@@ -240,10 +244,26 @@ def save_resource_profile(*, project: Project, form: Any, user: Any) -> Resource
     profile.project_trusted = None if not trust else trust == "yes"
     profile.updated_by = user if getattr(user, "is_authenticated", False) else None
     profile.save()
-    for path, content in form.cleaned_data.get("uploads", []):
+    uploads = form.cleaned_data.get("uploads", [])
+    for path, content in uploads:
         ResourceFile.objects.update_or_create(
             profile=profile, original_path=path, defaults={"content": content}
         )
+    audit_record(
+        actor=user,
+        verb="profile.update",
+        project=project,
+        target=project.cwd[:200],
+        data={
+            "changed": sorted(form.changed_data),
+            "agent_dir": profile.agent_dir,
+            "pi_root": profile.pi_root,
+            "home": profile.home,
+            "tools": profile.tools,
+            "project_trusted": profile.project_trusted,
+            "uploaded": [path for path, _ in uploads],
+        },
+    )
     return profile
 
 
@@ -280,8 +300,11 @@ def _model_info(
     """The pi-ai model of a context ({provider, modelId}): from the project's models.json when
     the resource profile gives an agent dir, else pi-ai's catalog, else assumed (flagged)."""
 
+    # models.json is read only from an agent dir under the server roots.
+    readable = agent_dir if inside_server_roots(agent_dir and f"{agent_dir}/models.json") else None
+
     def lookup(provider: Any, model_id: Any) -> Any:
-        return pi_models.find_model(provider, model_id, agent_dir)
+        return pi_models.find_model(provider, model_id, readable)
 
     found = pi_context.model_for_transform(model, messages=messages, catalog_lookup=lookup)
     return {
@@ -630,7 +653,7 @@ def _previous_request(index: SessionIndex, path: list[str]) -> str | None:
 
 
 def _key(message: dict[str, Any]) -> bytes:
-    return orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    return jsonsafe.sorted_bytes(message)
 
 
 def _diff(

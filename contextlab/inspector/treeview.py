@@ -20,7 +20,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from contextlab.pi.jsutil import js_len, js_slice, json_stringify
+from contextlab.jsonsafe import stringify
+from contextlab.pi.jsutil import js_len, js_slice
 from contextlab.pi.session import js_trim, js_truthy
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -422,7 +423,7 @@ def _arg(args: dict[str, object], *names: str, default: str = "") -> str:
     for name in names:
         value = args.get(name)
         if value:
-            return value if isinstance(value, str) else json_stringify(value)
+            return value if isinstance(value, str) else stringify(value)
     return default
 
 
@@ -450,7 +451,7 @@ def format_tool_call(name: str, args: object) -> str:
         return f"[find: {_arg(args, 'pattern')} in {_arg(args, 'path', default='.')}]"
     if name == "ls":
         return f"[ls: {_arg(args, 'path', default='.')}]"
-    text = json_stringify(args)
+    text = stringify(args)  # JSON.stringify at any depth
     return f"[{name}: {js_slice(text, 0, 40)}{'...' if js_len(text) > 40 else ''}]"
 
 

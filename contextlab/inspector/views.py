@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Max
 from django.http import (
     Http404,
@@ -50,6 +51,7 @@ from contextlab.library.selectors import (
     session_problems,
 )
 from contextlab.review.selectors import comment_counts, review_panel, session_labels
+from contextlab.review.services import can_manage_members
 
 TABS = ("context", "prompt", "diff", "json", "entry")
 
@@ -324,6 +326,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
             services.inspect_entry(session, index, selected, tab=state.tab) if selected else None
         )
         context.update(review_panel(session, selected))
+        context["can_edit_profile"] = can_manage_members(request.user, session.project)
     inspection = context.get("inspection")
     if isinstance(inspection, services.Inspection) and inspection.middle:
         context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
@@ -457,8 +460,12 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
-    """Save the resource profile of a project (what Pi read on the machine it ran on)."""
+    """Save the resource profile of a project (what Pi read on the machine it ran on). Its
+    paths make this server read files, so only the project's owners (and superusers) edit it;
+    every save is audited."""
     project = project_for_user_or_404(request.user, pk)
+    if not can_manage_members(request.user, project):
+        raise PermissionDenied("Only the project's owners edit its resource profile.")
     profile = ResourceProfile.objects.filter(project=project).first()
     form = ResourceProfileForm(request.POST, request.FILES, instance=profile)
     back = request.POST.get("next", "")

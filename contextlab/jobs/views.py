@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -242,7 +243,8 @@ def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
     response = StreamingHttpResponse(stream(), content_type="application/x-ndjson")
     filename = services.session_export_filename(session)
     audit_record(actor=request.user, verb="session.export", session=session, target=filename)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    # Django's builder quotes, escapes or percent-encodes the id (which comes from the file).
+    response["Content-Disposition"] = content_disposition_header(True, filename)
     return response
 
 

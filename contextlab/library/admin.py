@@ -12,7 +12,8 @@ from contextlab.library.models import (
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ("cwd", "created_at")
+    list_display = ("cwd", "restricted", "created_at")
+    list_filter = ("restricted",)
     search_fields = ("cwd",)
 
 
@@ -55,3 +56,9 @@ class ProjectMembershipAdmin(admin.ModelAdmin):
     list_display = ("project", "user", "role", "created_at")
     list_filter = ("role",)
     raw_id_fields = ("project", "user", "added_by")
+
+    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+        super().save_model(request, obj, form, change)
+        # As review's project_restrict: a project with a member stays closed when it loses
+        # them all later (here in the admin, or with a deleted account).
+        Project.objects.filter(pk=obj.project_id, restricted=False).update(restricted=True)

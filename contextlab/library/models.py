@@ -49,10 +49,14 @@ class OrderedJSONField(models.JSONField):
 
 def _visible_projects_q(user, project_field: str) -> Q:  # type: ignore[no-untyped-def]
     """The visibility rule (ProjectMembership explains it): superusers see everything, a project
-    without members is open to every signed-in user, a project with members only to them.
-    EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
+    that never had members is open to every signed-in user, a project with members only to
+    them, and a restricted project whose members are all gone to nobody else (it stays
+    closed). EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
     members = ProjectMembership.objects.filter(project_id=models.OuterRef(project_field))
-    return ~models.Exists(members) | models.Exists(members.filter(user_id=user.pk))
+    restricted = Project.objects.filter(pk=models.OuterRef(project_field), restricted=True)
+    return (~models.Exists(members) & ~models.Exists(restricted)) | models.Exists(
+        members.filter(user_id=user.pk)
+    )
 
 
 class _VisibleToMixin:
@@ -78,6 +82,10 @@ class Project(models.Model):
 
     cwd = models.TextField(unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the project gets its first member and never cleared by removing members: a
+    # project whose last member is deleted (in the admin, or with their account) stays closed
+    # to everyone but superusers instead of falling open. Only an administrator reopens it.
+    restricted = models.BooleanField(default=False)
 
     objects = ProjectQuerySet.as_manager()
 
@@ -109,6 +117,9 @@ class ProjectMembership(models.Model):
        which suits a single team sharing one machine.
     3. A project with at least one member is *restricted*: only its members see it, and everyone
        else gets 404 on every URL that names it or one of its sessions.
+    4. It stays restricted (`Project.restricted`) when its last member goes (deleted in the
+       admin, or with their account): closed to all but superusers, never open again unless an
+       administrator clears the flag.
 
     A web upload that creates a project makes the uploader its owner (so it starts restricted);
     an owner adds teammates by username on the project's members page (contextlab.review manages

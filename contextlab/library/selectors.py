@@ -89,10 +89,11 @@ class UnusableFile:
 
 
 def unusable_files_for(user: Any, limit: int = 20) -> list[UnusableFile]:
-    """The newest files that produced no session: those the user uploaded, and for staff also
-    those the commands met (they belong to no project, so to no one else)."""
+    """The newest files that produced no session: those the user uploaded; for superusers and
+    staff given the permission to view import problems, also everyone else's and those the
+    commands met (they belong to no project). Being staff alone gives no such permission."""
     problems = ImportProblem.objects.filter(session=None)
-    if not (user.is_staff or user.is_superuser):
+    if not _sees_all_unusable_files(user):
         problems = problems.filter(reported_to=user)
     files: dict[tuple[str, Any], UnusableFile] = {}
     for problem in problems.order_by("-created_at", "id")[: limit * 10]:
@@ -110,9 +111,17 @@ def unusable_files_for(user: Any, limit: int = 20) -> list[UnusableFile]:
 def unusable_file_problem(user: Any, pk: int) -> ImportProblem | None:
     """One problem row of an unusable file, if the user may see that file."""
     problems = ImportProblem.objects.filter(session=None, pk=pk)
-    if not (user.is_staff or user.is_superuser):
+    if not _sees_all_unusable_files(user):
         problems = problems.filter(reported_to=user)
     return problems.first()
+
+
+def _sees_all_unusable_files(user: Any) -> bool:
+    # Permissions are given to staff in the admin; asking only for staff spares everyone else
+    # the two permission queries on every library page.
+    if user.is_superuser:
+        return bool(user.is_active)
+    return bool(user.is_staff and user.has_perm("library.view_importproblem"))
 
 
 def projects_for_user(user: Any) -> QuerySet[Project]:

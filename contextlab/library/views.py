@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from itertools import groupby
 from pathlib import Path
 
@@ -29,6 +30,12 @@ from contextlab.library.selectors import (
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record
+
+logger = logging.getLogger(__name__)
+UPLOAD_FAILED = (
+    "could not be imported because of an error on the server (it is logged for the"
+    " administrator); nothing from it is shown"
+)
 
 # The library is one page; past this many sessions, filters narrow it down.
 LIBRARY_LIMIT = 500
@@ -110,8 +117,10 @@ def upload(request: HttpRequest) -> HttpResponse:
                     created_project=created,
                 ),
             )
-        except Exception as exc:  # one bad file must not hide the results of the others
-            results.append({"name": upload_file.name, "error": str(exc)})
+        except Exception:  # one bad file must not hide the results of the others
+            # The details (database errors, paths) are for the log, not for the page.
+            logger.exception("upload of %r by %s failed", upload_file.name, request.user)
+            results.append({"name": upload_file.name, "error": UPLOAD_FAILED})
             continue
         if outcome.session is not None:
             # Build the session's tree index now, while the user waits for the upload anyway,

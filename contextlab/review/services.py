@@ -140,6 +140,7 @@ def membership_add(*, project: Project, username: str, role: str, actor: Any) ->
             defaults={"role": role},
             create_defaults={"role": role, "added_by": actor if actor.is_authenticated else None},
         )
+        project_restrict(project_id=project.pk)
         audit_record(
             actor=actor,
             verb="membership.add" if created else "membership.role",
@@ -148,6 +149,12 @@ def membership_add(*, project: Project, username: str, role: str, actor: Any) ->
             data={"user": user.get_username(), "role": role},
         )
     return membership
+
+
+def project_restrict(*, project_id: int) -> None:
+    """A project with a member is restricted for good: removing its members later (the last
+    one deleted in the admin, or with their account) leaves it closed, never open."""
+    Project.objects.filter(pk=project_id, restricted=False).update(restricted=True)
 
 
 def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
@@ -172,12 +179,20 @@ def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
         )
 
 
+UPLOAD_REFUSED = (
+    "refused: its session id or working directory (cwd) cannot be used by you;"
+    " nothing was stored. Ask the owners of the project it belongs to, if any, to add you."
+)
+
+
 def upload_refusal(
     *, user: Any, session_id: str | None, cwd: str, session_exists: bool, project_exists: bool
 ) -> str | None:
     """Why `user` may not upload this file (None when they may): a session, or a project, that
     exists but that they cannot see. Without this check an upload could append to, or add a
-    session to, another team's project, and its answer would confirm that the session exists.
+    session to, another team's project. The one answer for both cases names neither, so it does
+    not tell which of the file's ids another team uses (that something is in the way cannot be
+    hidden without storing the file).
 
     `session_exists`: a session with this id is stored; `project_exists` (read only when it is
     not): a project with this cwd is. The caller asks once (upload_check needs them too)."""
@@ -185,10 +200,10 @@ def upload_refusal(
         return None
     if session_exists:
         if not Session.objects.filter(session_id=session_id).visible_to(user).exists():
-            return "this session belongs to a project you are not a member of"
+            return UPLOAD_REFUSED
         return None  # syncing a session the user sees: its project is not changed
     if project_exists and not Project.objects.filter(cwd=cwd).visible_to(user).exists():
-        return "its project belongs to a team you are not a member of"
+        return UPLOAD_REFUSED
     return None
 
 
@@ -216,7 +231,8 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
 
 
 def upload_record(*, user: Any, session: Session, status: str, created_project: bool) -> None:
-    """After a web upload: the uploader owns a project that the upload created; audit it.
+    """After a web upload: audit it. The import already made the uploader the owner of a
+    project it created (in its own transaction); this also covers a race it lost.
 
     Two people uploading into the same new project at once both saw it absent, so both become
     owners: each of them brought a session into it, and neither may lose sight of their own."""
@@ -227,6 +243,7 @@ def upload_record(*, user: Any, session: Session, status: str, created_project: 
                 user=user,
                 defaults={"role": ProjectMembership.Role.OWNER, "added_by": user},
             )
+            project_restrict(project_id=session.project_id)
         audit_record(
             actor=user,
             verb="session.upload",

@@ -44,6 +44,12 @@ def _get(client, session, entry, tab="context", **extra):
     return response.content.decode()
 
 
+def _own(project, user):
+    from contextlab.review.models import ProjectMembership
+
+    ProjectMembership.objects.create(project=project, user=user, role="owner")
+
+
 def _engine_messages(path, leaf):
     entries = parse_session_file(path).entries
     return build_session_context(entries, leaf).messages
@@ -166,16 +172,17 @@ def test_it_counts_a_summary_the_same_in_the_messages_and_diff_tabs(owner_client
 def test_it_says_plainly_what_is_unknown_and_learns_it_from_the_resource_profile(
     owner_client, rich, owner
 ):
+    _own(rich.project, owner)
     body = _get(owner_client, rich, "u0000004", "prompt")
     assert "Unknown on this server" in body
-    assert "not a directory on this server" in body
+    assert "not under a folder this server reads" in body
     assert 'name="csrfmiddlewaretoken"' in body
     agents = io.BytesIO(b"# Rules\nAlways answer in haiku <script>no()</script>.\n")
     agents.name = "AGENTS.md"
     response = owner_client.post(
         reverse("inspector:profile", args=[rich.project.pk]),
         {
-            "agent_dir": "/home/ann/.pi/agent",
+            "agent_dir": "",
             "pi_root": "",
             "home": "/home/ann",
             "tools_text": "read, bash",
@@ -191,10 +198,11 @@ def test_it_says_plainly_what_is_unknown_and_learns_it_from_the_resource_profile
     assert ResourceFile.objects.get(profile=profile).original_path == f"{CWD}/AGENTS.md"
     body = owner_client.get(response["Location"]).content.decode()
     assert "Always answer in haiku &lt;script&gt;no()&lt;/script&gt;." in body
-    assert "not a directory on this server" not in body
+    assert "not under a folder this server reads" not in body
 
 
-def test_it_rejects_a_profile_with_relative_paths(owner_client, rich):
+def test_it_rejects_a_profile_with_relative_paths(owner_client, rich, owner):
+    _own(rich.project, owner)
     response = owner_client.post(
         reverse("inspector:profile", args=[rich.project.pk]),
         {"agent_dir": "relative/dir", "next": "/"},
@@ -204,7 +212,10 @@ def test_it_rejects_a_profile_with_relative_paths(owner_client, rich):
     assert not ResourceProfile.objects.exists()
 
 
-def test_it_sends_back_after_saving_a_profile_only_to_a_page_of_this_site(owner_client, rich):
+def test_it_sends_back_after_saving_a_profile_only_to_a_page_of_this_site(
+    owner_client, rich, owner
+):
+    _own(rich.project, owner)
     url = reverse("inspector:profile", args=[rich.project.pk])
     here = reverse("inspector:session", args=[rich.pk])
     for given, expected in (

@@ -215,10 +215,13 @@ def test_it_refuses_the_demo_login_with_debug_off(settings) -> None:
 
 
 def test_it_runs_on_embedded_sqlite_with_a_working_search(tmp_path: Path) -> None:
-    """The README's first command: no DATABASE_URL, no REDIS_URL; the LIKE search fallback."""
+    """The README's first command: no DATABASE_URL, no REDIS_URL, DEBUG on as `make run` sets
+    it; the LIKE search fallback."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(
-        CONTEXTLAB_VAR_DIR=str(tmp_path / "var"), DJANGO_SETTINGS_MODULE="contextlab.settings"
+        CONTEXTLAB_VAR_DIR=str(tmp_path / "var"),
+        DJANGO_SETTINGS_MODULE="contextlab.settings",
+        DEBUG="true",
     )
     manage = [sys.executable, str(REPO / "manage.py")]
     for args in (["migrate", "-v0"], ["demo"]):

@@ -285,7 +285,17 @@ def test_it_lists_files_that_yielded_no_session_to_who_uploaded_them(
     assert "could not be imported" not in client.get(reverse("library:index")).content.decode()
     assert client.get(link).status_code == 404
 
+    # Staff without permissions see no one else's failed uploads (issue 12, finding 10).
     staff = django_user_model.objects.create_user("ops", password="x", is_staff=True)
+    client.force_login(staff)
+    assert "could not be imported" not in client.get(reverse("library:index")).content.decode()
+    assert client.get(link).status_code == 404
+    # Given the permission to view import problems, they see them all.
+    from django.contrib.auth.models import Permission
+
+    staff.user_permissions.add(Permission.objects.get(codename="view_importproblem"))
+    staff = django_user_model.objects.get(pk=staff.pk)  # a fresh permission cache
     client.force_login(staff)
     page = client.get(reverse("library:index")).content.decode()
     assert "2 files could not be imported" in page and str(empty) in page
+    assert client.get(link).status_code == 200

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import ProjectMembership, Session
+from contextlab.review.services import project_restrict
 from tests.inspector.sessions import linear_session_lines
 
 
@@ -39,6 +40,7 @@ def team_session(tmp_path: Path, owner, teammate=None, **kwargs: str) -> Session
     )
     if teammate is not None:
         ProjectMembership.objects.create(project=session.project, user=teammate)
+    project_restrict(project_id=session.project_id)
     return session
 
 

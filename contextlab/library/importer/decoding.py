@@ -132,6 +132,26 @@ class Probe:
     problems: list[Problem]
 
 
+# The id columns' lengths (Session.session_id, Entry.entry_id / parent_id, Comment.entry_id):
+# a longer id is refused with a problem for its line rather than cut (two cut ids would be one
+# entry to comments), and so is an id holding NUL (PostgreSQL text cannot hold it). A session
+# id also names the export file, so it may hold no control character at all (CR, LF ...).
+SESSION_ID_MAX = 255
+ENTRY_ID_MAX = 100
+
+
+def id_problem(value: str, what: str, limit: int, *, controls: bool = False) -> str | None:
+    """Why an id from a file cannot be stored as it is (None when it can); `controls`: no
+    control character at all, not only NUL."""
+    if len(value) > limit:
+        return f"{what} is {len(value)} characters long; contextlab keeps ids of at most {limit}"
+    if controls and any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return f"{what} holds control characters (such as NUL, CR or LF)"
+    if "\x00" in value:
+        return f"{what} holds a NUL character"
+    return None
+
+
 def probe_header(f: IO[bytes]) -> Probe:
     """Find the first line Pi keeps: the header, or proof that there is none."""
     # Small reads: the header is usually the first few hundred bytes of a file read whole later.
@@ -144,6 +164,11 @@ def probe_header(f: IO[bytes]) -> Probe:
         value = decoded.value
         if value is not None and value.get("type") == "session":
             if isinstance(value.get("id"), str):
+                what = 'the session header\'s "id"'
+                bad = id_problem(value["id"], what, SESSION_ID_MAX, controls=True)
+                if bad is not None:
+                    problem = Problem(line.line_no, f"{bad}: the file is not imported")
+                    return Probe(None, 0, None, False, [problem])
                 return Probe(value, line.line_no, value["id"], False, [])
             problem = Problem(
                 line.line_no, 'session header has no string "id" (Pi would reject the file)'

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -14,7 +14,14 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from contextlab.library.importer.blobs import BlobSink, blob_dir, copy_to_blob, session_blob_path
-from contextlab.library.importer.decoding import Decoded, Probe, decode_line, probe_header
+from contextlab.library.importer.decoding import (
+    ENTRY_ID_MAX,
+    Decoded,
+    Probe,
+    decode_line,
+    id_problem,
+    probe_header,
+)
 from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import index_revision
@@ -111,8 +118,16 @@ class _Run:
             return
         if migrating:
             self.migrator.feed(value, line.line_no)  # type: ignore[union-attr]
-        if not isinstance(value.get("id"), str):
+        entry_id = value.get("id")
+        if not isinstance(entry_id, str):
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
+            return
+        parent = value.get("parentId")
+        bad = id_problem(entry_id, 'its "id"', ENTRY_ID_MAX) or (
+            id_problem(parent, 'its "parentId"', ENTRY_ID_MAX) if isinstance(parent, str) else None
+        )
+        if bad is not None:
+            self.problems.append(Problem(line.line_no, f"{bad}: the entry is not imported"))
             return
         kind = value["type"]
         if kind not in PI_ENTRY_TYPES and kind not in NEWER_PI_ENTRY_TYPES:
@@ -230,7 +245,7 @@ def _import(
     size = _file_size(f)
     probe = probe_header(f)
     if probe.session_id is None:
-        return _import_without_session(f, display, size, user)
+        return _import_without_session(f, display, size, user, probe.problems)
 
     def attempt(relax: bool) -> ImportResult:
         with transaction.atomic():
@@ -259,11 +274,14 @@ def _relax_commit() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) -> ImportResult:
-    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line)."""
-    problems: list[Problem] = []
+def _import_without_session(
+    f: IO[bytes], display: str, size: int, user: Any, refused: Sequence[Problem] = ()
+) -> ImportResult:
+    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line),
+    or (`refused`) whose header id cannot be stored."""
+    problems: list[Problem] = list(refused)
     torn = False
-    for line in iter_lines(f, 0, 1):
+    for line in iter_lines(f, 0, 1) if not refused else ():
         decoded = decode_line(line)
         if decoded is None:
             continue
@@ -278,6 +296,8 @@ def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) ->
         return ImportResult(display, Status.FAILED, problems=[problem])
     if size == 0:
         problems.insert(0, Problem(0, "empty file: no session header"))
+    elif refused:
+        pass
     elif not problems:
         problems.append(Problem(0, "no session header and no entries (only blank lines)"))
     else:
