@@ -135,7 +135,7 @@ def test_a_job_cancelled_while_the_model_answers_appends_nothing(import_corpus, 
     before = _count(session)
     job = _job(session)
 
-    def answer_after_the_user_cancelled(config, request, reasoning=None):
+    def answer_after_the_user_cancelled(config, request, reasoning=None, **_):
         services.job_cancel(job=Job.objects.get(pk=job.pk))
         return providers.Completion("## Goal\nlate", "stop", {}, {}, {})
 
@@ -232,7 +232,7 @@ def test_a_job_that_runs_out_of_time_fails_as_timed_out_and_appends_nothing(
     session, _ = import_corpus("tools")
     before = _count(session)
 
-    def slow(config, request, reasoning=None):
+    def slow(config, request, reasoning=None, **_):
         raise SoftTimeLimitExceeded()  # what Celery raises in the task when time is up
 
     done = services.job_execute(job_id=_job(session).pk, complete=slow)
@@ -256,7 +256,7 @@ def test_a_retry_plans_with_the_limits_of_the_model_configured_now(
     }
     seen = []
 
-    def answer(config, request, reasoning=None):
+    def answer(config, request, reasoning=None, **_):
         seen.append(request["maxTokens"])
         return providers.Completion("## Goal\nok", "stop", {}, {}, {})
 
