@@ -182,10 +182,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A job's claim on a worker lasts CONTEXTLAB_JOB_LEASE_SECONDS and is renewed by the running job
 # every third of it: a worker that dies (child or main process, SIGKILL included) stops renewing,
 # and the sweep below hands the job to another worker within a lease plus a sweep.
-CONTEXTLAB_JOB_LEASE_SECONDS = env_int("CONTEXTLAB_JOB_LEASE_SECONDS", 60)
+CONTEXTLAB_JOB_LEASE_SECONDS = env_int("CONTEXTLAB_JOB_LEASE_SECONDS", 30)
 # How often each worker's own timer says "alive" and re-queues jobs whose lease expired, whose
 # message was lost, and entries left unindexed.
-CONTEXTLAB_JOB_SWEEP_SECONDS = env_float("CONTEXTLAB_JOB_SWEEP_SECONDS", 15.0)
+CONTEXTLAB_JOB_SWEEP_SECONDS = env_float("CONTEXTLAB_JOB_SWEEP_SECONDS", 10.0)
 # The job page says "no worker has taken this job" once a queued job waited this long.
 CONTEXTLAB_JOB_UNCLAIMED_WARNING_SECONDS = env_float("CONTEXTLAB_JOB_UNCLAIMED_WARNING_SECONDS", 5)
 # Redis redelivers a message not acknowledged within a lease (acks_late: a worker whose main

@@ -97,7 +97,7 @@ def _database_url() -> str:
 
 
 @contextmanager
-def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
+def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threads", **extra):
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -110,6 +110,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
         "OPENAI_MODEL": "fake-gpt",
         "CONTEXTLAB_JOB_LEASE_SECONDS": str(lease),
         "CONTEXTLAB_JOB_RETRY_BASE_SECONDS": "0.2",
+        **extra,
     }
     proc = subprocess.Popen(
         [
@@ -119,7 +120,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
             "-A",
             "contextlab",
             "worker",
-            "--pool=threads",
+            f"--pool={pool}",
             f"--concurrency={concurrency}",
             "--without-gossip",
             "--without-mingle",
@@ -141,7 +142,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
 
 
 def send(broker_url, job_id):
-    app = Celery("contextlab-test", broker=broker_url)
+    app = Celery("contextlab-test", broker=broker_url, set_as_current=False)
     app.send_task("jobs.run_job", args=[job_id])
 
 
