@@ -466,7 +466,7 @@ def job_run(
         )
         return True
 
-    last_report = [0.0]
+    last_report: dict[int, float] = {}  # per call: when "receiving" was last written
 
     def on_stream(index: int, call: PlannedCall, event: str, amount: int) -> None:
         # What the provider does, as it happens; the row is written at most twice a second.
@@ -475,12 +475,12 @@ def job_run(
         if event == "sent":
             message = f"request {step} sent ({amount / 1000:,.0f} kB); waiting for the model"
         else:
-            if time.monotonic() - last_report[0] < 0.5:
+            if time.monotonic() - last_report.get(index, 0.0) < 0.5:
                 return
+            last_report[index] = time.monotonic()
             # Pi's estimate: 4 characters a token.
             message = f"receiving the summary ({step}): ~{amount // 4:,} tokens so far"
             base += min(50, 5 + amount // 400) * 60 // 100 // max(1, len(plan.calls))
-        last_report[0] = time.monotonic()
         _progress(job, base, message)
 
     try:
