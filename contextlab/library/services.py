@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
+from contextlab.library import blobs
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import index_revision
 from contextlab.pi.context import (
@@ -221,12 +222,20 @@ class BlobSink:
     """
 
     def __init__(self, target: Path, start: int, *, new: bool) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        self.path = target
-        self.out = target.open("wb" if new else "r+b" if target.exists() else "wb")
-        # An earlier failed sync may have left bytes past the recorded offset: write over them.
-        self.out.seek(0 if new else start)
-        self.out.truncate()
+        # A new blob is written under a temporary name and moved into place by finish(); an
+        # append goes to the blob itself, cut back to `start` if the import fails (blobs.py).
+        self.target = target
+        if new or not target.exists():
+            self.path = blobs.temp_path()
+            self.out = self.path.open("wb")
+            self.out.seek(start if not new else 0)
+        else:
+            self.path = target
+            self.out = target.open("r+b")
+            blobs.truncate_on_failure(target, start)
+            # An earlier failed sync may have left bytes past the recorded offset: overwrite.
+            self.out.seek(start)
+            self.out.truncate()
         self.digest = hashlib.sha256() if new else None
         self._before_last: Any = None
         self._last: tuple[int, bytes] | None = None
@@ -240,8 +249,15 @@ class BlobSink:
 
     def finish(self, end: int) -> str:
         """Keep exactly f[start:end]; return the sha256 of a new blob ("" for appends)."""
-        self.out.truncate(end)  # blob offsets are file offsets
-        self.out.close()
+        try:
+            self.out.truncate(end)  # blob offsets are file offsets
+            self.out.close()
+            if self.path != self.target:
+                blobs.place(self.path, self.target)
+                self.path = self.target
+        except BaseException:
+            self.abort()
+            raise
         if self.digest is None:
             return ""
         if self._last is None or self._last[0] + len(self._last[1]) <= end:
@@ -260,6 +276,8 @@ class BlobSink:
 
     def abort(self) -> None:
         self.out.close()
+        if self.path != self.target:
+            self.path.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1097,8 +1115,9 @@ def import_session_file(
        since their migration numbers entries from the top.
     3. Stream the lines (a torn last line is left for the next sync), write entries in batches,
        record problems, copy the bytes read to the revision's blob, update the session's figures.
-    4. Unless index_search=False, fill the new entries' search vectors (after the rows are
-       committed, so readers see the entries even while a large file is still being indexed).
+    4. Unless index_search=False, fill the search vectors of the revision's entries not yet
+       indexed (after the rows are committed, so readers see the entries even while a large
+       file is still being indexed; and those a killed import left behind).
     """
     if (path is None) == (fileobj is None):
         raise ValueError("give exactly one of path or fileobj")
@@ -1118,11 +1137,23 @@ def import_session_file(
     started = time.perf_counter()
     try:
         result = _import(handle, display, user, progress, revise)
+    except OSError as exc:
+        if not blobs.is_disk_full(exc):
+            raise
+        # Nothing was stored (the transaction rolled back, the partial blob was removed).
+        problem = Problem(
+            0,
+            "the blob store (CONTEXTLAB_BLOB_DIR) is full: nothing was stored; "
+            "free some space and import the file again",
+        )
+        return ImportResult(display, Status.FAILED, problems=[problem])
     finally:
         if path is not None:
             handle.close()
     result.seconds = time.perf_counter() - started
-    if index_search and result.session is not None and result.new_entries:
+    # Also when nothing new was read: entries a killed process left unindexed are picked up by
+    # the next import of their file, even one that finds it unchanged (a cheap query otherwise).
+    if index_search and result.session is not None:
         started = time.perf_counter()
         index_revision(result.session.current_revision_id)
         result.index_seconds = time.perf_counter() - started
@@ -1150,14 +1181,14 @@ def _import(
         return _import_without_session(f, display, size, user)
     for _attempt in range(2):
         try:
-            with transaction.atomic():
+            with blobs.undone_on_failure(), transaction.atomic():
                 _relax_commit()
                 return _import_into_session(f, display, size, probe, user, progress, revise)
         except IntegrityError:
             # Another process created the same session (or revision) meanwhile: go again, now
             # as an update of what it stored.
             continue
-    with transaction.atomic():
+    with blobs.undone_on_failure(), transaction.atomic():
         return _import_into_session(f, display, size, probe, user, progress, revise)
 
 
@@ -1492,14 +1523,18 @@ def _copy_to_blob(f: IO[bytes], start: int, end: int, target: Path, *, new: bool
     """Copy f[start:end] to the blob `target` (a new one, from 0; or an existing one, from
     `start`); returns the sha256 of a new blob ("" for an append)."""
     sink = BlobSink(target, start, new=new)
-    f.seek(start)
-    pos = start
-    while pos < end:
-        chunk = f.read(min(CHUNK_BYTES, end - pos))
-        if not chunk:
-            break
-        sink.write(pos, chunk)
-        pos += len(chunk)
+    try:
+        f.seek(start)
+        pos = start
+        while pos < end:
+            chunk = f.read(min(CHUNK_BYTES, end - pos))
+            if not chunk:
+                break
+            sink.write(pos, chunk)
+            pos += len(chunk)
+    except BaseException:
+        sink.abort()
+        raise
     return sink.finish(end)
 
 
