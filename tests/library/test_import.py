@@ -265,9 +265,7 @@ def test_it_reports_a_parent_id_cycle(write_session) -> None:
     ]
 
 
-def test_it_imports_a_line_of_100_mb_when_the_line_limit_allows_it(
-    write_session, settings
-) -> None:
+def test_it_imports_a_line_of_100_mb_when_the_line_limit_allows_it(write_session, settings) -> None:
     settings.CONTEXTLAB_MAX_LINE_BYTES = 256 * 1024 * 1024
     big = message("big00001", "e0000001", "toolResult", "x" * (100 * 1024 * 1024))
     path = write_session(header(), *chain(2), big, *chain(1, start=3, parent="big00001"))
