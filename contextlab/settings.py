@@ -151,6 +151,12 @@ CONTEXTLAB_BLOB_DIR = Path(os.environ.get("CONTEXTLAB_BLOB_DIR", VAR_DIR / "blob
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 # A session line longer than this is not decoded (it stays in the blob, reported as a problem).
 CONTEXTLAB_MAX_LINE_BYTES = env_int("CONTEXTLAB_MAX_LINE_BYTES", 16 * 1024 * 1024)
+# What one page renders at most: collapsed messages of a long context per "show more" page, and
+# characters of one message (the rest behind "show all", or the raw entry).
+CONTEXTLAB_ENTRIES_PER_PAGE = env_int("CONTEXTLAB_ENTRIES_PER_PAGE", 100)
+CONTEXTLAB_MESSAGE_RENDER_CHARS = env_int("CONTEXTLAB_MESSAGE_RENDER_CHARS", 100_000)
+# The tree indexes (and their whole-entry caches) a web process keeps, in bytes (estimated).
+CONTEXTLAB_INDEX_CACHE_BYTES = env_int("CONTEXTLAB_INDEX_CACHE_BYTES", 128 * 1024 * 1024)
 # The largest session file one browser upload takes (the command line has no limit).
 CONTEXTLAB_MAX_UPLOAD_BYTES = env_int("CONTEXTLAB_MAX_UPLOAD_BYTES", 1024 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

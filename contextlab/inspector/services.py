@@ -80,6 +80,7 @@ class Block:
     image_src: str = ""
     name: str = ""
     redacted: bool = False
+    hidden: int = 0  # characters not rendered (CONTEXTLAB_MESSAGE_RENDER_CHARS)
 
     @property
     def before_notice(self) -> str:
@@ -236,14 +237,34 @@ def _blocks(message: dict[str, Any]) -> list[Block]:
     return out
 
 
-def _sent_blocks(message: dict[str, Any]) -> list[Block]:
+def _sent_blocks(message: dict[str, Any], *, full: bool = False) -> list[Block]:
     """The blocks as the provider receives them: summaries with Pi's wrapper text, custom and
-    `!` bash messages as the user text convertToLlm makes of them."""
+    `!` bash messages as the user text convertToLlm makes of them. Unless `full`, at most
+    CONTEXTLAB_MESSAGE_RENDER_CHARS characters of the message are kept for the page (a 200 MB
+    tool result must not become a 200 MB page): the rest is behind "show all"."""
     if message.get("role") in ("compactionSummary", "branchSummary", "custom", "bashExecution"):
         converted = pi_context.convert_message(message)
         if converted is not None:
-            return _blocks(converted)
-    return _blocks(message)
+            blocks = _blocks(converted)
+            return blocks if full else _capped(blocks)
+    blocks = _blocks(message)
+    return blocks if full else _capped(blocks)
+
+
+def _capped(blocks: list[Block]) -> list[Block]:
+    budget = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
+    for block in blocks:
+        before = block.before_notice
+        if len(before) <= budget:
+            budget -= len(before)
+            continue
+        notice = block.text[len(before) :]  # Pi's truncation notice and what follows it
+        block.hidden = len(before) - budget
+        block.text = before[:budget] + notice
+        if block.notice is not None:
+            block.notice = (budget, budget + block.notice[1] - block.notice[0])
+        budget = 0
+    return blocks
 
 
 _ROLE_CSS = {
@@ -683,13 +704,15 @@ def _preview(message: dict[str, Any]) -> str:
     return " ".join(text[:300].split())[:160]
 
 
-def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
+def message_blocks(
+    session: Session, index: SessionIndex, entry_id: str, *, full: bool = False
+) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
     from contextlab.library.services import entry_as_message
 
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = entry_as_message(entry) if entry else None
-    return _sent_blocks(message) if message else []
+    return _sent_blocks(message, full=full) if message else []
 
 
 def _attr(obj: Any, *names: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -240,8 +241,9 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-# Collapsed middle messages sent per request; the rest come with "show more".
-MIDDLE_PAGE = 100
+# Collapsed middle messages sent per request; the rest come with "show more"
+# (CONTEXTLAB_ENTRIES_PER_PAGE).
+MIDDLE_PAGE = settings.CONTEXTLAB_ENTRIES_PER_PAGE
 
 
 def _middle_html(
@@ -287,8 +289,10 @@ def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
 def message(request: HttpRequest, pk: int) -> HttpResponse:
     """The body of one message of a projection (collapsed rows load it when opened)."""
     session, index, entry_id = _session_entry(request, pk)
-    blocks = services.message_blocks(session, index, entry_id)
-    return render(request, "inspector/_blocks.html", {"blocks": blocks})
+    full = request.GET.get("all") == "1"
+    blocks = services.message_blocks(session, index, entry_id, full=full)
+    context = {"blocks": blocks, "session": session, "entry_id": entry_id}
+    return render(request, "inspector/_blocks.html", context)
 
 
 @login_required

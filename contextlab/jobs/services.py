@@ -449,7 +449,10 @@ def job_run(
         )
     except JobError as exc:
         return _fail(job, str(exc))
-    _progress(job, 10, "prepared", preview=plan.preview)
+    # The preparation without the request bodies (those are stored once sent, within
+    # CONTEXTLAB_MAX_REQUEST_BYTES): a huge session's plan must not bloat the job row.
+    stored = {k: v for k, v in plan.preview.items() if k not in ("request", "turnPrefixRequest")}
+    _progress(job, 10, "prepared", preview=stored)
     if plan.nothing and plan.kind == Job.Kind.BRANCH_SUMMARY:
         # Pi navigates without a summary when the abandoned branch is empty.
         return _finish_without_entry(job, plan)

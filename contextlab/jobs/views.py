@@ -7,8 +7,10 @@ the forms swap their partials in place and the status partial polls until the jo
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -93,7 +95,12 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     try:
         limits = services.with_model_limits(chosen, providers.active_provider())
         plan = services.plan_compaction(session, leaf, limits)
-        preview = {"plan": plan.preview, "nothing": plan.nothing, "calls": len(plan.calls)}
+        preview = {
+            "plan": plan.preview,
+            "nothing": plan.nothing,
+            "calls": len(plan.calls),
+            "texts": [{"role": c.role, **_request_text(c.request)} for c in plan.calls],
+        }
     except services.JobError as exc:
         error = str(exc)
     context = {
@@ -108,6 +115,31 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     }
     template = "jobs/_compact_form.html" if request.htmx else "jobs/compact.html"
     return render(request, template, context)
+
+
+def _request_text(request: dict) -> dict:
+    """What the preview shows of one summarisation request: its text up to
+    CONTEXTLAB_MESSAGE_RENDER_CHARS (a GET must never render a whole context: the request of
+    a 500 MB session is hundreds of MB)."""
+    limit = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
+    parts: list[str] = []
+    size = 0
+    for message in request.get("messages") or []:
+        content = message.get("content")
+        blocks = [{"text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            text = block.get("text") if isinstance(block, dict) else None
+            if not isinstance(text, str):
+                continue
+            if size < limit:
+                parts.append(text[: limit - size])
+            size += len(text)
+    return {
+        "maxTokens": request.get("maxTokens"),
+        "text": "".join(parts),
+        "hidden": max(0, size - limit),
+        "chars": size,
+    }
 
 
 # htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so
@@ -192,7 +224,22 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
     if request.htmx:
         return _status_response(request, job)
-    return render(request, "jobs/detail.html", {"job": job, "session": job.session})
+    context = {
+        "job": job,
+        "session": job.session,
+        "preparation": _bounded_json(job.preview),
+        "requests": [(r.get("role"), r.get("offline"), _bounded_json(r)) for r in job.requests],
+        "responses": [(r.get("role"), _bounded_json(r)) for r in job.responses],
+    }
+    return render(request, "jobs/detail.html", context)
+
+
+def _bounded_json(value: object) -> dict:
+    """Pretty JSON of what a job stored, cut at CONTEXTLAB_MESSAGE_RENDER_CHARS (a request body
+    may be megabytes: the job page stays small)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    limit = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
+    return {"text": text[:limit], "hidden": max(0, len(text) - limit)}
 
 
 @login_required

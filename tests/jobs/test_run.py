@@ -62,9 +62,11 @@ def test_an_offline_compaction_appends_pis_entry_with_an_offline_summary(
     assert "offline summary" in entry.data["summary"]
     assert entry.data["firstKeptEntryId"] == job.preview["firstKeptEntryId"]
     assert entry.data["tokensBefore"] == job.preview["tokensBefore"]
-    assert (
-        job.requests[0]["offline"] is True and job.requests[0]["request"] == job.preview["request"]
-    )
+    plan = services.plan_compaction(session, job.leaf_entry_id, {"keepRecentTokens": 10})
+    assert job.requests[0]["offline"] is True
+    assert job.requests[0]["request"] == plan.preview["request"]
+    # The row keeps the preparation, not a second copy of the request bodies.
+    assert "request" not in job.preview and "turnPrefixRequest" not in job.preview
     assert _count(session) == before + 1
 
 
