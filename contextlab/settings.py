@@ -160,6 +160,11 @@ CONTEXTLAB_INDEX_CACHE_BYTES = env_int("CONTEXTLAB_INDEX_CACHE_BYTES", 128 * 102
 # The largest session file one browser upload takes (the command line has no limit).
 CONTEXTLAB_MAX_UPLOAD_BYTES = env_int("CONTEXTLAB_MAX_UPLOAD_BYTES", 1024 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "contextlab.library.uploads.SizeLimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Connections that fill search vectors at once after a large import (PostgreSQL's text parser is
 # the limit there: one connection keeps one core busy).
 CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_count() or 1))

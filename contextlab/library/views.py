@@ -25,6 +25,7 @@ from contextlab.library.selectors import (
     unusable_files_for,
 )
 from contextlab.library.services import import_session_file
+from contextlab.library.uploads import too_large_message
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record
@@ -110,7 +111,10 @@ def search(request: HttpRequest) -> HttpResponse:
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     files = request.FILES.getlist("files")
-    results = []
+    results = [
+        {"name": name, "error": too_large_message()}
+        for name in getattr(request, "too_large_uploads", [])
+    ]
     for upload_file in files:
         try:
             refusal, created_project = upload_check(user=request.user, fileobj=upload_file)
@@ -136,7 +140,7 @@ def upload(request: HttpRequest) -> HttpResponse:
         results.append({"name": upload_file.name, "outcome": outcome})
     if request.htmx:
         return render(request, "library/index.html#upload-results", {"results": results})
-    if not files:
+    if not files and not results:
         messages.error(request, "Choose one or more session files (.jsonl) to upload.")
     for result in results:
         if "error" in result:

@@ -267,3 +267,34 @@ def test_a_retry_plans_with_the_limits_of_the_model_configured_now(
     assert done.status == "succeeded"
     # Pi caps the summary at 0.8 x reserveTokens, and at the model's own maxTokens.
     assert seen and max(seen) <= 1000
+
+
+def test_a_request_over_the_size_limit_is_not_sent_and_the_job_fails_saying_why(
+    import_corpus, anthropic_provider, server, settings
+):
+    settings.CONTEXTLAB_MAX_REQUEST_BYTES = 2_000
+    session, _ = import_corpus("tools")
+    before = _count(session)
+    done = services.job_execute(job_id=_job(session).pk)
+    assert done.status == "failed"
+    assert "over the limit of" in done.error and "CONTEXTLAB_MAX_REQUEST_BYTES" in done.error
+    assert "nothing was sent" in done.error
+    assert server.requests == []
+    assert done.requests == [] and _count(session) == before
+
+
+def test_model_jobs_per_user_per_hour_are_limited_with_a_clear_message(
+    import_corpus, anthropic_provider, settings, owner
+):
+    settings.CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR = 2
+    session, _ = import_corpus("tools")
+    for _ in range(2):
+        job = services.job_create(
+            session=session, kind="compaction", requested_by=owner, enqueue=False
+        )
+        services.job_cancel(job=job)
+    with pytest.raises(services.JobError, match="limit per user"):
+        services.job_create(session=session, kind="compaction", requested_by=owner, enqueue=False)
+    # The offline summariser calls no model: not counted, not limited.
+    settings.CONTEXTLAB_LLM = {**settings.CONTEXTLAB_LLM, "provider": "offline"}
+    services.job_create(session=session, kind="compaction", requested_by=owner, enqueue=False)
