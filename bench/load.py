@@ -5,8 +5,8 @@ simulated users browsing for minutes. Not part of `make test` or `make bench`; r
                                #        [--big 500M] [--users 50] [--minutes 5] [--workers 4]
 
 It needs DATABASE_URL (a PostgreSQL server: a database `contextlab_load`, or $LOAD_DATABASE, is
-created there and dropped at the end) and the locust virtualenv (`.venv-load`, made by `make bench-load` from
-bench/requirements-load.txt, kept apart from the app's dependencies).
+created there and dropped at the end) and the locust virtualenv (`.venv-load`, made by
+`make bench-load` from bench/requirements-load.txt, kept apart from the app's dependencies).
 
 1. Generate the sessions (tools/gen_large_session.py), import them with `import_sessions`.
 2. Start gunicorn with DEBUG off, sign-in by a user made for the run.
@@ -94,9 +94,10 @@ def _generate(folder: Path, args: argparse.Namespace) -> list[Path]:
     files = []
     for i in range(args.sessions):
         path = folder / f"s{i:03d}.jsonl"
+        shape = ["--entries", str(per_session), "--bytes", str(per_session * 600)]
+        shape += ["--seed", str(i + 1), "--branches", "5", "--compactions", "2"]
         subprocess.run(
-            [*gen, str(path), "--entries", str(per_session), "--bytes", str(per_session * 600)]
-            + ["--seed", str(i + 1), "--branches", "5", "--compactions", "2"],
+            [*gen, str(path), *shape],
             check=True,
         )
         files.append(path)
@@ -224,9 +225,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         big_file = next((f for f in files if f.name == "big.jsonl"), None)
         _targets(env, big_file, targets)
         port = _free_port()
+        serve = ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--timeout", "120"]
         gunicorn = subprocess.Popen(
-            [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi"]
-            + ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--timeout", "120"],
+            [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi", *serve],
             cwd=REPO,
             env=env,
             start_new_session=True,
@@ -242,11 +243,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "LOAD_USER": "load",
             "LOAD_PASSWORD": password,
         }
+        run = ["-u", str(args.users), "-r", str(max(1, args.users // 10))]
+        run += ["-t", f"{int(args.minutes * 60)}s", "--host", f"http://127.0.0.1:{port}"]
+        run += ["--csv", str(work / "locust"), "--only-summary"]
         subprocess.run(
-            [str(LOCUST), "-f", str(REPO / "bench" / "locustfile.py"), "--headless"]
-            + ["-u", str(args.users), "-r", str(max(1, args.users // 10))]
-            + ["-t", f"{int(args.minutes * 60)}s", "--host", f"http://127.0.0.1:{port}"]
-            + ["--csv", str(work / "locust"), "--only-summary"],
+            [str(LOCUST), "-f", str(REPO / "bench" / "locustfile.py"), "--headless", *run],
             cwd=REPO,
             env=load_env,
             check=False,

@@ -15,7 +15,7 @@ import random
 
 from locust import HttpUser, between, task
 
-TARGETS = json.loads(open(os.environ["LOAD_TARGETS"]).read())  # noqa: SIM115, PTH123
+TARGETS = json.loads(open(os.environ["LOAD_TARGETS"]).read())  # noqa: SIM115
 SMALL = [s for s in TARGETS["sessions"] if not s["big"]]
 BIG = [s for s in TARGETS["sessions"] if s["big"]]
 WORDS = TARGETS["words"]
