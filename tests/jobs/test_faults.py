@@ -187,3 +187,19 @@ def test_a_running_job_shows_the_request_sent_and_the_tokens_streaming_in(import
     )
     assert seen[-1] == "summary received; writing the entry"
     assert connection.vendor  # the run left this test's connection usable
+
+
+def test_a_queued_job_whose_message_was_lost_is_sent_again_by_a_worker_s_sweep(
+    broker,  # noqa: F811
+    fake_model,  # noqa: F811
+    import_corpus,
+    blob_dir,
+):
+    session, _ = import_corpus("tools")
+    job = _compaction(session)  # queued, but no message was ever sent
+    lease = 3
+    Job.objects.filter(pk=job.pk).update(updated_at=job.updated_at.replace(year=2000))
+    with worker(broker, fake_model, blob_dir, lease=lease, CONTEXTLAB_JOB_SWEEP_SECONDS="1"):
+        job = wait_until(lambda: job_done(job.pk), timeout=30, what="the swept job to end")
+    assert job.status == "succeeded", job.error
+    assert job.attempts == 1
