@@ -96,25 +96,38 @@ def test_a_killed_worker_main_process_s_job_is_recovered_by_another_worker_withi
 
 
 @pytest.fixture
-def unreachable_broker(settings):
-    """Celery pointed at a port where no Redis listens (what a Redis outage looks like)."""
+def redis_outage(settings):
+    """Celery pointed at a port where no Redis listens (what a Redis outage looks like); call
+    the returned function with a broker URL to end the outage."""
     app = tasks.run_job.app
     settings.CONTEXTLAB_JOBS_EMBEDDED = False
     saved = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:9/0"
-    app._pool = None
-    yield
-    app.conf.broker_url = saved
-    app._pool = None
+
+    def point_at(url: str) -> None:
+        app.conf.broker_url = url
+        app._pool = None
+        app.amqp._producer_pool = None  # it holds on to the old connection pool
+
+    point_at("redis://127.0.0.1:9/0")
+    yield point_at
+    point_at(saved)
 
 
-def test_a_compaction_queued_while_redis_is_down_is_not_sent_blocks_nothing_and_can_be_retried(
-    client, owner, import_corpus, unreachable_broker, offline_provider
+def test_a_compaction_queued_while_redis_is_down_is_not_sent_blocks_nothing_and_runs_on_retry(
+    client,
+    owner,
+    import_corpus,
+    redis_outage,
+    offline_provider,
+    broker,  # noqa: F811
+    fake_model,  # noqa: F811
+    blob_dir,
 ):
     session, _ = import_corpus("tools")
     client.force_login(owner)
+    form = {"leaf": session.leaf_entry_id, "keepRecentTokens": "10"}
     started = time.monotonic()
-    response = client.post(f"/sessions/{session.pk}/compact/", {"leaf": session.leaf_entry_id})
+    response = client.post(f"/sessions/{session.pk}/compact/", form)
     assert time.monotonic() - started < 10  # no hanging request either
     assert response.status_code == 302
     job = Job.objects.get(session=session)
@@ -123,10 +136,18 @@ def test_a_compaction_queued_while_redis_is_down_is_not_sent_blocks_nothing_and_
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "not sent" in page and "Retry" in page
     # Nothing blocks the session: a second try is not "already queued".
-    response = client.post(f"/sessions/{session.pk}/compact/", {"leaf": session.leaf_entry_id})
+    response = client.post(f"/sessions/{session.pk}/compact/", form)
     assert response.status_code == 302
     assert Job.objects.filter(session=session, status="not_sent").count() == 2
     assert not Job.objects.active().filter(session=session).exists()
+    # Redis is back: Retry sends the job, a worker runs it.
+    redis_outage(broker)
+    client.post(f"/jobs/{job.pk}/retry/")
+    retried = Job.objects.get(retry_of=job)
+    assert retried.status == "queued"
+    with worker(broker, fake_model, blob_dir):
+        retried = wait_until(lambda: job_done(retried.pk), timeout=60, what="the retried job")
+    assert retried.status == "succeeded", retried.error
 
 
 def test_the_job_page_says_when_no_worker_is_alive_and_when_none_took_the_job(
