@@ -183,6 +183,7 @@ def _print(figures: dict[str, Any]) -> None:
             f"| {r['p95_ms']:.0f} | {r['max_ms']:.0f} |"
         )
     print(f"peak RSS per gunicorn worker (MB): {figures['peak_rss_mb_per_worker']}")
+    print(f"load average {figures['load_average_1_5_15']} on {figures['cpus']} CPUs")
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -282,6 +283,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stop.set()
         sampler.join()
         figures = _report(work / "locust_stats.csv", peaks, args)
+        # The machine's load during the run: on a shared machine the figures are queueing too.
+        figures["load_average_1_5_15"] = [round(x, 1) for x in os.getloadavg()]
+        figures["cpus"] = os.cpu_count()
         _print(figures)
         results = REPO / "bench" / "results"
         results.mkdir(exist_ok=True)
