@@ -112,6 +112,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threa
         "CONTEXTLAB_JOB_RETRY_BASE_SECONDS": "0.2",
         **extra,
     }
+    log = (Path(blob_dir).parent / f"worker-{time.monotonic_ns()}.log").open("wb")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -129,7 +130,8 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threa
         ],
         cwd=REPO,
         env=env,
-        stdout=subprocess.PIPE,
+        # A file, not a pipe nobody reads: a chatty worker would block once the pipe is full.
+        stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -139,6 +141,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threa
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+        log.close()
 
 
 def send(broker_url, job_id):
