@@ -12,9 +12,11 @@ import socket
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 
 class JobQuerySet(models.QuerySet["Job"]):
@@ -69,6 +71,20 @@ class JobQuerySet(models.QuerySet["Job"]):
 
 def stale_lease(now: datetime) -> Q:
     return Q(status=Job.Status.RUNNING, lease_expires_at__lt=now)
+
+
+# Each worker's timer (contextlab.jobs.tasks) sets this key every sweep, with a time to live of
+# three sweeps: no key means no worker has been alive lately.
+WORKER_ALIVE_KEY = "contextlab:worker-alive"
+
+
+def worker_seen_at() -> float | None:
+    """When a worker last said it is alive (epoch seconds), None if none did lately."""
+    try:
+        value = cache.get(WORKER_ALIVE_KEY)
+    except Exception:  # Redis down: no worker can take jobs either
+        return None
+    return float(value) if value is not None else None
 
 
 def owner_is_dead(owner: str) -> bool:
@@ -184,8 +200,6 @@ class Job(models.Model):
     @property
     def waiting_note(self) -> str:
         """Why an active job is not moving, once that lasted a few seconds ("" otherwise)."""
-        from django.utils import timezone
-
         if self.is_done or settings.CONTEXTLAB_JOBS_EMBEDDED:
             return ""
         now = timezone.now()
@@ -200,8 +214,6 @@ class Job(models.Model):
         waited = (now - self.updated_at).total_seconds()
         if waited < settings.CONTEXTLAB_JOB_UNCLAIMED_WARNING_SECONDS:
             return ""
-        from contextlab.jobs.tasks import worker_seen_at
-
         if worker_seen_at() is None:
             return (
                 f"No worker is running: nothing has taken this job in {waited:.0f} s, and "

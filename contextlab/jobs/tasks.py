@@ -28,12 +28,17 @@ from datetime import timedelta
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutting_down
 from django.conf import settings
+from django.core.cache import cache
 from django.db import close_old_connections, connection
 from django.db.models import Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from contextlab.jobs import services
-from contextlab.jobs.models import Job, owner_is_dead, stale_lease
+from contextlab.jobs.models import WORKER_ALIVE_KEY, Job, owner_is_dead, stale_lease
+from contextlab.jobs.signals import job_committed
+from contextlab.library.models import Entry
+from contextlab.library.search import index_pending
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +79,6 @@ def requeue_stale_jobs() -> int:
 @shared_task(name="jobs.index_pending")
 def index_pending_entries(limit: int = 50) -> int:
     """Search text for entries left unindexed (a process died while indexing them)."""
-    from contextlab.library.search import index_pending
-
     return index_pending(limit=limit)
 
 
@@ -83,26 +86,9 @@ def index_pending_entries(limit: int = 50) -> int:
 # The worker's own timer: "alive" for the job pages, and the sweep
 # --------------------------------------------------------------------------------------------
 
-WORKER_ALIVE_KEY = "contextlab:worker-alive"
-
-
-def worker_seen_at() -> float | None:
-    """When a worker last said it is alive (epoch seconds), None if none did lately."""
-    from django.core.cache import cache
-
-    try:
-        value = cache.get(WORKER_ALIVE_KEY)
-    except Exception:  # Redis down: no worker can take jobs either
-        return None
-    return float(value) if value is not None else None
-
 
 def worker_sweep_once() -> None:
     """One tick of the worker's timer: say alive, re-queue stale jobs, resume indexing."""
-    from django.core.cache import cache
-
-    from contextlab.library.models import Entry
-
     close_old_connections()
     try:
         cache.set(WORKER_ALIVE_KEY, time.time(), timeout=settings.CONTEXTLAB_JOB_SWEEP_SECONDS * 3)
@@ -196,3 +182,8 @@ def enqueue(job_id: int) -> bool:
         )
         return False
     return True
+
+
+@receiver(job_committed, dispatch_uid="jobs-enqueue-committed")
+def _enqueue_committed(sender: object, *, job_id: int, **kwargs: object) -> None:
+    enqueue(job_id)

@@ -10,8 +10,8 @@ import uuid
 import pytest
 
 from contextlab.inspector import selectors
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
-from contextlab.library.services import import_session_file
 from tests.library.conftest import chain, header, lines, message
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from contextlab.library.blobs import blobs_check
+from contextlab.library.importer import Status, import_session_file
+from contextlab.library.importer.blobs import blobs_check
 from contextlab.library.models import Entry, Session, SessionRevision
-from contextlab.library.services import Status, import_session_file
 from tests.library.conftest import chain, header, lines, message
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_a_failed_import_leaves_no_partial_blob_and_stores_nothing(blob_dir):
 def test_a_database_failure_after_the_bytes_were_copied_undoes_the_blob(
     blob_dir, write_session, monkeypatch
 ):
-    from contextlab.library import services
+    from contextlab.library.importer import revisions as services
 
     path = write_session(header(), *chain(2))
     assert import_session_file(path=path).status == Status.NEW

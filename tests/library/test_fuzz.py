@@ -11,8 +11,8 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contextlab.library.importer import Status, import_session_file
 from contextlab.library.models import Entry
-from contextlab.library.services import Status, import_session_file
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.truncate import truncate_head, truncate_line, truncate_tail
 from tests.library.conftest import header

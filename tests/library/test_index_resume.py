@@ -10,9 +10,9 @@ import pytest
 from django.db import connection
 
 from contextlab.jobs.tasks import index_pending_entries
+from contextlab.library.importer import Status, import_session_file
 from contextlab.library.models import Entry
 from contextlab.library.search import _indexing_lock, index_revision
-from contextlab.library.services import Status, import_session_file
 from tests.library.conftest import chain, header
 
 pytestmark = pytest.mark.django_db

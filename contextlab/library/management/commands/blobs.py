@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contextlab.library.blobs import blob_root, blobs_check
+from contextlab.library.importer.blobs import blob_dir, blobs_check
 
 
 class Command(BaseCommand):
@@ -34,7 +34,7 @@ class Command(BaseCommand):
             raise CommandError("Give --check or --prune.")
         report = blobs_check(prune=options["prune"], grace_seconds=options["grace"])
         if options["json"]:
-            self.stdout.write(json.dumps({"root": str(blob_root()), **report.as_json()}))
+            self.stdout.write(json.dumps({"root": str(blob_dir()), **report.as_json()}))
         else:
             for path in report.missing:
                 self.stdout.write(f"missing  {path}")
@@ -46,7 +46,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{len(report.orphans)} orphan(s){' removed' if options['prune'] else ''}, "
                 f"{len(report.missing)} missing, {len(report.short)} short, "
-                f"{len(report.young)} recent file(s) left alone, under {blob_root()}"
+                f"{len(report.young)} recent file(s) left alone, under {blob_dir()}"
             )
         if not report.ok:
             sys.exit(1)

@@ -1,4 +1,4 @@
-"""The blob store: the original bytes of every imported file, under CONTEXTLAB_BLOB_DIR.
+"""The original bytes of every revision, kept under CONTEXTLAB_BLOB_DIR.
 
 A new blob is written under ``tmp/`` and moved to its place (an atomic rename on the same
 filesystem) only once all of it was written; an import that fails (a bad file, a full disk, the
@@ -11,6 +11,7 @@ where it started. ``manage.py blobs --check`` lists what still disagrees with th
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import threading
 import time
@@ -19,20 +20,118 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 from django.conf import settings
+
+from contextlab.library.models import ImportProblem, SessionRevision
+
+CHUNK_BYTES = 1 << 20  # files are read, copied and hashed a chunk at a time
+
+
+def blob_dir() -> Path:
+    return Path(settings.CONTEXTLAB_BLOB_DIR)
+
+
+def session_blob_path(session_id: str, number: int) -> str:
+    # Session ids come from files: hash them rather than trusting them in a path.
+    key = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"sessions/{key[:2]}/{key[:32]}/r{number}.jsonl"
+
+
+class BlobSink:
+    """Copies the chunks of a file to a revision's blob as they are read, keeping the blob exactly
+    the bytes consumed: `finish(end)` cuts off a torn tail that was read but not consumed.
+
+    For a new blob the sha256 of those bytes is computed on the way (the hash state before the
+    last chunk is kept, so the tail can be excluded without reading anything again).
+    """
+
+    def __init__(self, target: Path, start: int, *, new: bool) -> None:
+        # A new blob is written under a temporary name and moved into place by finish(); an
+        # append goes to the blob itself, cut back to `start` if the import fails.
+        self.target = target
+        if new or not target.exists():
+            self.path = temp_path()
+            self.out = self.path.open("wb")
+            self.out.seek(start if not new else 0)
+        else:
+            self.path = target
+            self.out = target.open("r+b")
+            truncate_on_failure(target, start)
+            # An earlier failed sync may have left bytes past the recorded offset: overwrite.
+            self.out.seek(start)
+            self.out.truncate()
+        self.digest = hashlib.sha256() if new else None
+        self._before_last: Any = None
+        self._last: tuple[int, bytes] | None = None
+
+    def write(self, pos: int, chunk: bytes) -> None:
+        self.out.write(chunk)
+        if self.digest is not None:
+            self._before_last = self.digest.copy()
+            self._last = (pos, chunk)
+            self.digest.update(chunk)
+
+    def finish(self, end: int) -> str:
+        """Keep exactly f[start:end]; return the sha256 of a new blob ("" for appends)."""
+        try:
+            self.out.truncate(end)  # blob offsets are file offsets
+            self.out.close()
+            if self.path != self.target:
+                place(self.path, self.target)
+                self.path = self.target
+        except BaseException:
+            self.abort()
+            raise
+        if self.digest is None:
+            return ""
+        if self._last is None or self._last[0] + len(self._last[1]) <= end:
+            return self.digest.hexdigest()
+        pos, chunk = self._last
+        if pos <= end:
+            digest = self._before_last
+            digest.update(chunk[: end - pos])
+            return digest.hexdigest()
+        # A torn tail longer than a chunk (rare): hash what was kept from the blob itself.
+        digest = hashlib.sha256()
+        with self.path.open("rb") as kept:
+            for block in iter(lambda: kept.read(CHUNK_BYTES), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    def abort(self) -> None:
+        self.out.close()
+        if self.path != self.target:
+            self.path.unlink(missing_ok=True)
+
+
+def copy_to_blob(f: IO[bytes], start: int, end: int, target: Path, *, new: bool) -> str:
+    """Copy f[start:end] to the blob `target` (a new one, from 0; or an existing one, from
+    `start`); returns the sha256 of a new blob ("" for an append)."""
+    sink = BlobSink(target, start, new=new)
+    try:
+        f.seek(start)
+        pos = start
+        while pos < end:
+            chunk = f.read(min(CHUNK_BYTES, end - pos))
+            if not chunk:
+                break
+            sink.write(pos, chunk)
+            pos += len(chunk)
+    except BaseException:
+        sink.abort()
+        raise
+    return sink.finish(end)
+
 
 TMP_DIR = "tmp"
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
-def blob_root() -> Path:
-    return Path(settings.CONTEXTLAB_BLOB_DIR)
-
-
 def temp_path() -> Path:
     """A fresh name under the store's tmp/ (same filesystem: the final move is a rename)."""
-    folder = blob_root() / TMP_DIR
+    folder = blob_dir() / TMP_DIR
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{uuid.uuid4().hex}.part"
 
@@ -131,9 +230,7 @@ def blobs_check(*, prune: bool = False, grace_seconds: float = 600.0) -> BlobRep
        one that does not is an orphan once older than `grace_seconds` (younger ones may belong
        to an import still running), and `prune` removes it.
     """
-    from contextlab.library.models import ImportProblem, SessionRevision
-
-    root = blob_root()
+    root = blob_dir()
     report = BlobReport()
     referenced: set[str] = set()
     for path, size in SessionRevision.objects.values_list("blob_path", "bytes_read").iterator():
