@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle system-deps run worker test test-fast lint bench dialect-data
+.PHONY: install install-dev oracle system-deps run worker test test-fast lint bench bench-load dialect-data
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -56,6 +56,16 @@ lint: $(VENV)/.dev
 # On the test settings (DEBUG off, a test-only key, plain-HTTP cookies), like the tests.
 bench: install-dev
 	DJANGO_SETTINGS_MODULE=tests.settings DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
+
+# The load test (locust, gunicorn 4 workers, PostgreSQL): minutes long, not part of test/bench.
+# Locust lives in its own virtualenv so its dependencies never touch the app's.
+.venv-load/bin/locust: bench/requirements-load.txt
+	$$(tools/find-python) -m venv .venv-load
+	.venv-load/bin/pip install -r bench/requirements-load.txt
+	touch $@
+
+bench-load: install .venv-load/bin/locust
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m bench.load $(LOAD_ARGS)
 
 # Regenerate contextlab/pi/dialects/pi_0_80_data.py from the installed Pi.
 dialect-data: oracle $(VENV)/.dev

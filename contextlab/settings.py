@@ -32,6 +32,16 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (true/false/1/0), got {raw!r}")
 
 
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+
+
 def env_int(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -231,8 +241,21 @@ WHITENOISE_USE_FINDERS = True
 CONTEXTLAB_BLOB_DIR = Path(os.environ.get("CONTEXTLAB_BLOB_DIR", VAR_DIR / "blobs"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 # A session line longer than this is not decoded (it stays in the blob, reported as a problem).
-CONTEXTLAB_MAX_LINE_BYTES = env_int("CONTEXTLAB_MAX_LINE_BYTES", 256 * 1024 * 1024)
+CONTEXTLAB_MAX_LINE_BYTES = env_int("CONTEXTLAB_MAX_LINE_BYTES", 16 * 1024 * 1024)
+# What one page renders at most: collapsed messages of a long context per "show more" page, and
+# characters of one message (the rest behind "show all", or the raw entry).
+CONTEXTLAB_ENTRIES_PER_PAGE = env_int("CONTEXTLAB_ENTRIES_PER_PAGE", 100)
+CONTEXTLAB_MESSAGE_RENDER_CHARS = env_int("CONTEXTLAB_MESSAGE_RENDER_CHARS", 100_000)
+# The tree indexes (and their whole-entry caches) a web process keeps, in bytes (estimated).
+CONTEXTLAB_INDEX_CACHE_BYTES = env_int("CONTEXTLAB_INDEX_CACHE_BYTES", 128 * 1024 * 1024)
+# The largest session file one browser upload takes (the command line has no limit).
+CONTEXTLAB_MAX_UPLOAD_BYTES = env_int("CONTEXTLAB_MAX_UPLOAD_BYTES", 1024 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "contextlab.library.uploads.SizeLimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Connections that fill search vectors at once after a large import (PostgreSQL's text parser is
 # the limit there: one connection keeps one core busy).
 CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_count() or 1))
@@ -267,22 +290,36 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A job's claim on a worker lasts CONTEXTLAB_JOB_LEASE_SECONDS and is renewed by the running job
+# every third of it: a worker that dies (child or main process, SIGKILL included) stops renewing,
+# and the sweep below hands the job to another worker within a lease plus a sweep.
+CONTEXTLAB_JOB_LEASE_SECONDS = env_int("CONTEXTLAB_JOB_LEASE_SECONDS", 30)
+# How often each worker's own timer says "alive" and re-queues jobs whose lease expired, whose
+# message was lost, and entries left unindexed.
+CONTEXTLAB_JOB_SWEEP_SECONDS = env_float("CONTEXTLAB_JOB_SWEEP_SECONDS", 10.0)
+# The job page says "no worker has taken this job" once a queued job waited this long.
+CONTEXTLAB_JOB_UNCLAIMED_WARNING_SECONDS = env_float("CONTEXTLAB_JOB_UNCLAIMED_WARNING_SECONDS", 5)
+# Redis redelivers a message not acknowledged within a lease (acks_late: a worker whose main
+# process died never acknowledges); the claim in the database makes a second delivery harmless.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CONTEXTLAB_JOB_LEASE_SECONDS,
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
+# A POST that queues a job must not hang when Redis is down: give up after ~1 s (the job is then
+# marked "not sent", with Retry).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 0.5,
+}
 
 
 # Summarisation models for compaction and branch-summary jobs. "offline" (the default) needs no
 # network and writes a deterministic summary labelled as such; "openai" speaks chat-completions to
 # any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, LM Studio); "anthropic" speaks
 # Anthropic Messages. Each provider has its own model, context window and output cap.
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
-
-
 def env_costs(name: str) -> list[float]:
     """Prices per million tokens: "input,output,cacheRead,cacheWrite" (missing ones are 0)."""
     raw = os.environ.get(name, "")
@@ -326,11 +363,15 @@ CONTEXTLAB_LLM = {
         "cost": env_costs("ANTHROPIC_COST_PER_MILLION"),
     },
 }
-# Attempts per job (first run included) before it is marked failed, and how long a claim on a
-# running job lasts: longer than the hard time limit, so an expired lease means a dead worker.
+# Attempts per job (first run included) before it is marked failed.
 CONTEXTLAB_JOB_MAX_ATTEMPTS = env_int("CONTEXTLAB_JOB_MAX_ATTEMPTS", 3)
-CONTEXTLAB_JOB_LEASE_SECONDS = env_int("CONTEXTLAB_JOB_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)
 CONTEXTLAB_JOB_RETRY_BASE_SECONDS = env_float("CONTEXTLAB_JOB_RETRY_BASE_SECONDS", 2.0)
+# The largest request body a job sends to a model (a compaction of a huge session could build one
+# of tens of MB): a bigger one fails the job before anything is sent.
+CONTEXTLAB_MAX_REQUEST_BYTES = env_int("CONTEXTLAB_MAX_REQUEST_BYTES", 4 * 1024 * 1024)
+# Model calls (jobs that call a model, not the offline summariser) one user may queue per hour;
+# 0 means no limit.
+CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR = env_int("CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR", 30)
 
 CACHES = (
     {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

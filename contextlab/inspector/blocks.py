@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from contextlab import jsonsafe
 from contextlab.pi import context as pi_context
 from contextlab.pi.truncate import locate_notice
@@ -30,6 +32,7 @@ class Block:
     image_src: str = ""
     name: str = ""
     redacted: bool = False
+    hidden: int = 0  # characters not rendered (CONTEXTLAB_MESSAGE_RENDER_CHARS)
 
     @property
     def before_notice(self) -> str:
@@ -118,14 +121,34 @@ def blocks(message: dict[str, Any]) -> list[Block]:
     return out
 
 
-def sent_blocks(message: dict[str, Any]) -> list[Block]:
+def sent_blocks(message: dict[str, Any], *, full: bool = False) -> list[Block]:
     """The blocks as the provider receives them: summaries with Pi's wrapper text, custom and
-    `!` bash messages as the user text convertToLlm makes of them."""
+    `!` bash messages as the user text convertToLlm makes of them. Unless `full`, at most
+    CONTEXTLAB_MESSAGE_RENDER_CHARS characters of the message are kept for the page (a 200 MB
+    tool result must not become a 200 MB page): the rest is behind "show all"."""
     if message.get("role") in ("compactionSummary", "branchSummary", "custom", "bashExecution"):
         converted = pi_context.convert_message(message)
         if converted is not None:
-            return blocks(converted)
-    return blocks(message)
+            out = blocks(converted)
+            return out if full else _capped(out)
+    out = blocks(message)
+    return out if full else _capped(out)
+
+
+def _capped(out: list[Block]) -> list[Block]:
+    budget = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
+    for block in out:
+        before = block.before_notice
+        if len(before) <= budget:
+            budget -= len(before)
+            continue
+        notice = block.text[len(before) :]  # Pi's truncation notice and what follows it
+        block.hidden = len(before) - budget
+        block.text = before[:budget] + notice
+        if block.notice is not None:
+            block.notice = (budget, budget + block.notice[1] - block.notice[0])
+        budget = 0
+    return out
 
 
 def preview(message: dict[str, Any]) -> str:

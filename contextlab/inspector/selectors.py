@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
@@ -62,6 +63,9 @@ class SessionIndex:
     children: dict[str, list[str]] = field(default_factory=dict)
     paths: OrderedDict[str, list[str]] = field(default_factory=OrderedDict)
     entries: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
+    entry_sizes: dict[int, int] = field(default_factory=dict)  # JSON bytes of each cached entry
+    entry_bytes: int = 0
+    base_bytes: int = 0  # estimated size of the index itself (set when cached)
     # Results computed from this index's immutable entries (projections of a leaf), few.
     memo: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
 
@@ -140,17 +144,27 @@ class SessionIndex:
         else:
             rows = rows.filter(seq__in=missing)
         wanted = set(missing)
-        fetched: list[tuple[int, dict[str, Any]]] = []
+        fetched: list[tuple[int, dict[str, Any], int]] = []
         for seq, raw in rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw"):
             if seq in wanted:
                 entry = orjson.loads(raw)
-                fetched.append((seq, entry))
+                fetched.append((seq, entry, len(raw)))
                 found[entry["id"]] = entry
+        # Entries are kept by count and by bytes (a quarter of CONTEXTLAB_INDEX_CACHE_BYTES per
+        # index): one 200 MB tool result is used for this request and not kept.
+        budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 4
         with _cache_lock:
-            for seq, entry in fetched:
+            for seq, entry, size in fetched:
+                if size > budget or seq in self.entries:
+                    continue
                 self.entries[seq] = entry
-            while len(self.entries) > ENTRY_CACHE_SIZE:
-                self.entries.popitem(last=False)
+                self.entry_sizes[seq] = size
+                self.entry_bytes += size
+            while self.entries and (
+                len(self.entries) > ENTRY_CACHE_SIZE or self.entry_bytes > budget
+            ):
+                old, _ = self.entries.popitem(last=False)
+                self.entry_bytes -= self.entry_sizes.pop(old, 0)
         return found
 
     def ensure_search(self) -> None:
@@ -182,6 +196,7 @@ class SessionIndex:
                 for item, text in zip(self.items.values(), texts, strict=True):
                     item.search_text = text
                 self.search_loaded = True
+                self.base_bytes = _estimated_bytes(self)
 
     def path(self, entry_id: str) -> list[str]:
         """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files).
@@ -242,11 +257,34 @@ def session_index(session: Session) -> SessionIndex:
     if index is None:
         index = build_index(session, key)
         store_index(session, index)
+    index.base_bytes = _estimated_bytes(index)
     with _cache_lock:
         _cache[key] = index
-        while len(_cache) > _CACHE_SIZE:
+        # Bounded by bytes (CONTEXTLAB_INDEX_CACHE_BYTES), not by sessions: eight 500 MB
+        # sessions' indexes would hold gigabytes; the newest one always stays.
+        while len(_cache) > 1 and (
+            len(_cache) > _CACHE_SIZE
+            or sum(i.base_bytes + i.entry_bytes for i in _cache.values())
+            > settings.CONTEXTLAB_INDEX_CACHE_BYTES
+        ):
             _cache.popitem(last=False)
     return index
+
+
+# Per tree row besides its texts: the TreeItem, its slots in the id-keyed dicts and lists (a
+# rough estimate of CPython's object overheads, not a measurement).
+_ROW_BYTES = 700
+
+
+def _estimated_bytes(index: SessionIndex) -> int:
+    text = sum(len(item.search_text or "") + len(item.text or "") for item in index.items.values())
+    return _ROW_BYTES * len(index.items) + text
+
+
+def cache_bytes() -> int:
+    """What this process's index cache holds (estimated), for tests and benchmarks."""
+    with _cache_lock:
+        return sum(i.base_bytes + i.entry_bytes for i in _cache.values())
 
 
 def clear_cache() -> None:

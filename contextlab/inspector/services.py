@@ -594,11 +594,13 @@ def captured_prompt_for(
     return captured_prompt_at(path, children, entries_by_id(session, index, candidates))
 
 
-def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
+def message_blocks(
+    session: Session, index: SessionIndex, entry_id: str, *, full: bool = False
+) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = entry_as_message(entry) if entry else None
-    return sent_blocks(message) if message else []
+    return sent_blocks(message, full=full) if message else []
 
 
 def _attr(obj: Any, *names: str) -> Any:

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -390,8 +391,9 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-# Collapsed middle messages sent per request; the rest come with "show more".
-MIDDLE_PAGE = 100
+# Collapsed middle messages sent per request; the rest come with "show more"
+# (CONTEXTLAB_ENTRIES_PER_PAGE).
+MIDDLE_PAGE = settings.CONTEXTLAB_ENTRIES_PER_PAGE
 
 
 def _middle_html(session: Session, entry_id: str, middle: list[MessageView], start: int) -> str:
@@ -435,8 +437,10 @@ def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
 def message(request: HttpRequest, pk: int) -> HttpResponse:
     """The body of one message of a projection (collapsed rows load it when opened)."""
     session, index, entry_id = _session_entry(request, pk)
-    blocks = services.message_blocks(session, index, entry_id)
-    return render(request, "inspector/_blocks.html", {"blocks": blocks})
+    full = request.GET.get("all") == "1"
+    blocks = services.message_blocks(session, index, entry_id, full=full)
+    context = {"blocks": blocks, "session": session, "entry_id": entry_id}
+    return render(request, "inspector/_blocks.html", context)
 
 
 @login_required

@@ -7,12 +7,16 @@ after a worker died, runs the job at most once at a time, and never after it end
 
 from __future__ import annotations
 
+import os
+import socket
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 
 class JobQuerySet(models.QuerySet["Job"]):
@@ -29,17 +33,78 @@ class JobQuerySet(models.QuerySet["Job"]):
         job whose lease expired (its worker died: the lease outlives the hard time limit). Two
         workers racing for the same row cannot both see it match.
         """
+        won = self.claim_where(job_id, Q(status=Job.Status.QUEUED) | stale_lease(now), now=now)
+        if won:
+            return won
+        # A redelivered message (the pool child running the job was killed) lands on another
+        # process of the same host: the dead owner's lease need not run out first.
+        owner = self.filter(pk=job_id, status=Job.Status.RUNNING).values_list(
+            "claimed_by", flat=True
+        )
+        owner_id = next(iter(owner), "")
+        if owner_id and owner_is_dead(owner_id):
+            return self.claim_where(
+                job_id, Q(status=Job.Status.RUNNING, claimed_by=owner_id), now=now
+            )
+        return 0
+
+    def claim_where(self, job_id: int, condition: Q, *, now: datetime) -> int:
         lease = now + timedelta(seconds=settings.CONTEXTLAB_JOB_LEASE_SECONDS)
-        stale = Q(status=Job.Status.RUNNING, lease_expires_at__lt=now)
-        return self.filter(Q(pk=job_id) & (Q(status=Job.Status.QUEUED) | stale)).update(
+        return self.filter(Q(pk=job_id) & condition).update(
             status=Job.Status.RUNNING,
             attempts=F("attempts") + 1,
             lease_expires_at=lease,
             started_at=Coalesce(F("started_at"), now),
+            claimed_by=worker_identity(),
             progress=0,
             progress_message="claimed by a worker",
             updated_at=now,
         )
+
+    def renew_lease(self, job_id: int, *, now: datetime) -> int:
+        """Push a running job's lease forward (its worker is alive); 0 once it ended."""
+        lease = now + timedelta(seconds=settings.CONTEXTLAB_JOB_LEASE_SECONDS)
+        return self.filter(
+            pk=job_id, status=Job.Status.RUNNING, claimed_by=worker_identity()
+        ).update(lease_expires_at=lease)
+
+
+def stale_lease(now: datetime) -> Q:
+    return Q(status=Job.Status.RUNNING, lease_expires_at__lt=now)
+
+
+# Each worker's timer (contextlab.jobs.tasks) sets this key every sweep, with a time to live of
+# three sweeps: no key means no worker has been alive lately.
+WORKER_ALIVE_KEY = "contextlab:worker-alive"
+
+
+def worker_seen_at() -> float | None:
+    """When a worker last said it is alive (epoch seconds), None if none did lately."""
+    try:
+        value = cache.get(WORKER_ALIVE_KEY)
+    except Exception:  # Redis down: no worker can take jobs either
+        return None
+    return float(value) if value is not None else None
+
+
+def owner_is_dead(owner: str) -> bool:
+    """True when ``owner`` (a worker_identity()) is a process of this host that no longer runs."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def worker_identity() -> str:
+    """``host:pid`` of this process: who holds a job's lease (a dead pid on this host means its
+    lease can be taken at once, without waiting for it to expire)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Job(models.Model):
@@ -53,9 +118,13 @@ class Job(models.Model):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         CANCELLED = "cancelled"
+        # The job queue (Redis) could not be reached when the job was created: nothing will run
+        # it; it blocks nothing and can be retried.
+        NOT_SENT = "not_sent", "Not sent"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
-    DONE = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+    DONE = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, Status.NOT_SENT)
+    RETRYABLE = (Status.FAILED, Status.CANCELLED, Status.NOT_SENT)
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     session = models.ForeignKey("library.Session", on_delete=models.CASCADE, related_name="jobs")
@@ -88,6 +157,7 @@ class Job(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=300, blank=True)  # worker_identity() of the claim
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -122,3 +192,35 @@ class Job(models.Model):
     @property
     def is_offline(self) -> bool:
         return bool(self.provider.get("offline"))
+
+    @property
+    def status_label(self) -> str:
+        return "not sent" if self.status == Job.Status.NOT_SENT else self.status
+
+    @property
+    def waiting_note(self) -> str:
+        """Why an active job is not moving, once that lasted a few seconds ("" otherwise)."""
+        if self.is_done or settings.CONTEXTLAB_JOBS_EMBEDDED:
+            return ""
+        now = timezone.now()
+        if self.status == Job.Status.RUNNING:
+            if self.lease_expires_at is None or self.lease_expires_at >= now:
+                return ""
+            late = (now - self.lease_expires_at).total_seconds()
+            return (
+                f"The worker running this job stopped answering {late:.0f} s ago; the next "
+                "worker sweep hands it to another worker."
+            )
+        waited = (now - self.updated_at).total_seconds()
+        if waited < settings.CONTEXTLAB_JOB_UNCLAIMED_WARNING_SECONDS:
+            return ""
+        if worker_seen_at() is None:
+            return (
+                f"No worker is running: nothing has taken this job in {waited:.0f} s, and "
+                "nothing will until a worker starts (make worker)."
+            )
+        if self.progress_message == "waiting to retry" and waited < 60:
+            return ""
+        return (
+            f"No worker has taken this job in {waited:.0f} s: the workers are busy with other jobs."
+        )

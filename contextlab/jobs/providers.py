@@ -12,6 +12,8 @@ conversation and labels itself so the UI can say the summary is not a model's.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -185,12 +187,36 @@ def _usage(config: ProviderConfig, inp: int, out: int, cache_read: int, cache_wr
     }
 
 
-def complete(config: ProviderConfig, request: Json, *, reasoning: str | None = None) -> Completion:
-    """Send one summarisation request through the configured model's official SDK."""
+# What a streaming call reports as it goes: ("sent", request bytes) once the body is on its way,
+# then ("receiving", characters of text received so far) as the model streams.
+OnStream = Callable[[str, int], None]
+
+
+def complete(
+    config: ProviderConfig,
+    request: Json,
+    *,
+    reasoning: str | None = None,
+    on_stream: OnStream | None = None,
+) -> Completion:
+    """Send one summarisation request through the configured model's official SDK.
+
+    A body larger than CONTEXTLAB_MAX_REQUEST_BYTES is not sent (ProviderError, not retryable).
+    """
     body = build_request_body(config, request, reasoning=reasoning)
+    size = len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    limit = settings.CONTEXTLAB_MAX_REQUEST_BYTES
+    if limit and size > limit:
+        raise ProviderError(
+            f"The request would be {size / 1e6:.1f} MB, over the limit of {limit / 1e6:.1f} MB "
+            "(CONTEXTLAB_MAX_REQUEST_BYTES); nothing was sent. Compact a shorter part (a lower "
+            "keep-recent setting does not help: pick an earlier entry) or raise the limit."
+        )
+    report = on_stream or (lambda _event, _amount: None)
+    report("sent", size)
     if config.kind == "openai":
-        return _complete_openai(config, body)
-    return _complete_anthropic(config, body)
+        return _complete_openai(config, body, report)
+    return _complete_anthropic(config, body, report)
 
 
 def _raise_for(exc: Exception, provider: str) -> None:
@@ -222,7 +248,7 @@ def _error_detail(exc: Exception) -> str:
     return str(getattr(exc, "message", exc))
 
 
-def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
+def _complete_openai(config: ProviderConfig, body: Json, report: OnStream) -> Completion:
     import openai
 
     client = openai.OpenAI(
@@ -232,6 +258,7 @@ def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
         max_retries=config.max_retries,
     )
     texts: list[str] = []
+    received = 0
     finish: str | None = None
     usage = _usage(config, 0, 0, 0, 0)
     try:
@@ -260,6 +287,8 @@ def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
             for choice in chunk.choices or []:
                 if choice.delta is not None and choice.delta.content:
                     texts.append(choice.delta.content)
+                    received += len(choice.delta.content)
+                    report("receiving", received)
                 if choice.finish_reason:
                     finish = choice.finish_reason
     except Exception as exc:
@@ -304,13 +333,14 @@ def _anthropic_client(config: ProviderConfig) -> Any:
     )
 
 
-def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
+def _complete_anthropic(config: ProviderConfig, body: Json, report: OnStream) -> Completion:
     import anthropic
 
     client = _anthropic_client(config)
     blocks: dict[int, str] = {}
     kinds: dict[int, str] = {}
     stop_reason: str | None = None
+    received = 0
     counts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     try:
         # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
@@ -336,6 +366,8 @@ def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
                 blocks[event.index] = ""
             elif event.type == "content_block_delta" and event.delta.type == "text_delta":
                 blocks[event.index] = blocks.get(event.index, "") + event.delta.text
+                received += len(event.delta.text)
+                report("receiving", received)
             elif event.type == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
                 u = event.usage

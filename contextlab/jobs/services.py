@@ -16,15 +16,17 @@ A run follows Pi 0.80.2's own sequence (``AgentSession.compact`` / ``navigateTre
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
 from contextlab.jobs import offline, providers
@@ -288,6 +290,7 @@ def job_create(
     if active is not None:
         raise JobConflict(_conflict_message(active))
     config = providers.active_provider()
+    _check_model_call_budget(requested_by, config)
     # What the user chose only: the model's limits come from the job's provider when it runs
     # (a retry after the model was changed must not keep the old model's limits).
     params = (
@@ -318,7 +321,28 @@ def job_create(
         raise JobConflict(_conflict_message(active)) from None
     if enqueue:
         transaction.on_commit(lambda: _enqueue(job.pk))
+        if not transaction.get_connection().in_atomic_block:
+            job.refresh_from_db()  # sent already, or marked "not sent"
     return job
+
+
+def _check_model_call_budget(requested_by: Any, config: providers.ProviderConfig) -> None:
+    """CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR: jobs that call a model, per user, last hour."""
+    limit = settings.CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR
+    if not limit or config.is_offline or not getattr(requested_by, "pk", None):
+        return
+    since = timezone.now() - timedelta(hours=1)
+    used = (
+        Job.objects.filter(requested_by=requested_by, created_at__gte=since)
+        .exclude(provider__offline=True)
+        .exclude(status=Job.Status.NOT_SENT)
+        .count()
+    )
+    if used >= limit:
+        raise JobError(
+            f"You have started {used} model jobs in the last hour, the limit per user "
+            f"(CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR={limit}); try again later."
+        )
 
 
 def _conflict_message(active: Job | None) -> str:
@@ -349,9 +373,10 @@ def job_cancel(*, job: Job, actor: Any = None) -> bool:
 
 def job_retry(*, job: Job, requested_by: Any = None) -> Job:
     """Start a failed or cancelled job again, as a new job (the history keeps both)."""
-    if job.status not in (Job.Status.FAILED, Job.Status.CANCELLED):
+    if job.status not in Job.RETRYABLE:
         raise JobError(
-            f"Only failed or cancelled jobs can be retried (job #{job.pk} is {job.status})"
+            "Only failed, cancelled or unsent jobs can be retried "
+            f"(job #{job.pk} is {job.get_status_display().lower()})"
         )
     return job_create(
         session=job.session,
@@ -454,7 +479,10 @@ def job_run(
         )
     except JobError as exc:
         return _fail(job, str(exc))
-    _progress(job, 10, "prepared", preview=plan.preview)
+    # The preparation without the request bodies (those are stored once sent, within
+    # CONTEXTLAB_MAX_REQUEST_BYTES): a huge session's plan must not bloat the job row.
+    stored = {k: v for k, v in plan.preview.items() if k not in ("request", "turnPrefixRequest")}
+    _progress(job, 10, "prepared", preview=stored)
     if plan.nothing and plan.kind == Job.Kind.BRANCH_SUMMARY:
         # Pi navigates without a summary when the abandoned branch is empty.
         return _finish_without_entry(job, plan)
@@ -471,8 +499,27 @@ def job_run(
         )
         return True
 
+    last_report: dict[int, float] = {}  # per call: when "receiving" was last written
+
+    def on_stream(index: int, call: PlannedCall, event: str, amount: int) -> None:
+        # What the provider does, as it happens; the row is written at most twice a second.
+        step = f"{index + 1}/{len(plan.calls)}: {call.role}"
+        base = 20 + 60 * index // max(1, len(plan.calls))
+        if event == "sent":
+            message = f"request {step} sent ({amount / 1000:,.0f} kB); waiting for the model"
+        else:
+            if time.monotonic() - last_report.get(index, 0.0) < 0.5:
+                return
+            last_report[index] = time.monotonic()
+            # Pi's estimate: 4 characters a token.
+            message = f"receiving the summary ({step}): ~{amount // 4:,} tokens so far"
+            base += min(50, 5 + amount // 400) * 60 // 100 // max(1, len(plan.calls))
+        _progress(job, base, message)
+
     try:
-        outcome = summarise_plan(plan, config, complete=complete, before_call=on_call)
+        outcome = summarise_plan(
+            plan, config, complete=complete, before_call=on_call, on_stream=on_stream
+        )
     except providers.ProviderError as exc:
         return _provider_failed(job, exc)
     if outcome is None:  # cancelled between two calls
@@ -482,7 +529,7 @@ def job_run(
     _progress(
         job,
         90,
-        "appending the entry",
+        "summary received; writing the entry",
         requests=outcome.requests,
         responses=outcome.responses,
         usage=outcome.usage,
@@ -508,6 +555,7 @@ def summarise_plan(
     *,
     complete: Callable[..., providers.Completion] | None = None,
     before_call: Callable[[int, PlannedCall], bool] | None = None,
+    on_stream: Callable[[int, PlannedCall, str, int], None] | None = None,
 ) -> Summarised | None:
     """Send the plan's requests (or write them offline) and join the texts as Pi does.
 
@@ -537,7 +585,15 @@ def summarise_plan(
             )
             texts[call.role] = text
             continue
-        result = complete(config, call.request, reasoning=call.reasoning)
+        if on_stream is None:
+            result = complete(config, call.request, reasoning=call.reasoning)
+        else:
+            result = complete(
+                config,
+                call.request,
+                reasoning=call.reasoning,
+                on_stream=lambda event, amount, i=index, c=call: on_stream(i, c, event, amount),
+            )
         requests.append({"role": call.role, "body": result.request_body})
         responses.append({"role": call.role, "stopReason": result.stop_reason, **result.response})
         for key in usage:
@@ -588,6 +644,11 @@ def _finish_without_entry(job: Job, plan: Plan) -> Job:
             updated_at=finished,
         )
     return _reload(job)
+
+
+def _superseded(job: Job, locked: Job) -> bool:
+    """Another claim took this job over (this run lost its lease: it stalled past it)."""
+    return (locked.claimed_by, locked.attempts) != (job.claimed_by, job.attempts)
 
 
 def _provider_failed(job: Job, exc: providers.ProviderError) -> Job:
@@ -669,7 +730,7 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
         # Lock the job row: a cancel that committed before this point wins, and nothing is
         # appended; one that comes after finds the job succeeded.
         locked = Job.objects.select_for_update().filter(pk=job.pk).first()
-        if locked is None or locked.status != Job.Status.RUNNING:
+        if locked is None or locked.status != Job.Status.RUNNING or _superseded(job, locked):
             return _reload(job)
         # Lock the session row, as the library's import does before it appends synced lines, then
         # the revision: concurrent appends (another job, a sync) get distinct seq numbers and ids.
@@ -688,7 +749,7 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.SUCCEEDED,
             progress=100,
-            progress_message="done",
+            progress_message="entry written",
             result_entry_ids=[entry_id],
             finished_at=finished,
             lease_expires_at=None,
@@ -696,6 +757,38 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             updated_at=finished,
         )
     return _reload(job)
+
+
+class _LeaseKeeper:
+    """Renews a running job's lease every third of it, from a thread of the process running it:
+    while this process lives the job is its own; once it dies (SIGKILL included) the lease runs
+    out and the workers' sweep hands the job to another worker."""
+
+    def __init__(self, job_id: int) -> None:
+        self.job_id = job_id
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"lease-{job_id}", daemon=True)
+
+    def __enter__(self) -> _LeaseKeeper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+
+    def _run(self) -> None:
+        interval = max(0.2, settings.CONTEXTLAB_JOB_LEASE_SECONDS / 3)
+        try:
+            while not self.stop.wait(interval):
+                try:
+                    if not Job.objects.renew_lease(self.job_id, now=timezone.now()):
+                        return  # the job ended (or was taken over)
+                except Exception:
+                    logger.warning("could not renew the lease of job %s", self.job_id)
+                    close_old_connections()
+        finally:
+            connection.close()
 
 
 def job_execute(
@@ -709,7 +802,8 @@ def job_execute(
     if job is None:
         return None
     try:
-        return job_run(job=job, complete=complete)
+        with _LeaseKeeper(job.pk):
+            return job_run(job=job, complete=complete)
     except RetryLater:
         raise
     except SoftTimeLimitExceeded:

@@ -1,31 +1,44 @@
-"""Thin Celery tasks over the job services, and the embedded runner used without Redis.
+"""Thin Celery tasks over the job services, the worker's own timer, and the embedded runner used
+without Redis.
 
 Tasks take a job id, never a model instance. The service claims the row with a conditional
-UPDATE, so a duplicate or redelivered message is harmless. With ``acks_late`` and
-``reject_on_worker_lost`` (settings), a worker killed mid-job leaves its message to be delivered
-again; the job's lease (longer than the hard time limit) lets the next claim take over, and
-``requeue_stale_jobs`` does so as soon as a worker starts.
+UPDATE, so a duplicate or redelivered message is harmless. Nothing can leave a job stuck:
+
+1. Enqueueing happens after commit; when the broker cannot be reached the job is marked
+   "not sent" (it blocks nothing, and Retry sends it again) instead of failing the request.
+2. A running job renews its lease (CONTEXTLAB_JOB_LEASE_SECONDS) every third of it. A worker
+   killed mid-job stops renewing; ``acks_late`` + ``reject_on_worker_lost`` put the message back
+   (the claim takes over at once when the dead owner was a process of this host), and Redis
+   redelivers a message whose worker's main process died after the visibility timeout, which
+   equals the lease.
+3. Every worker's main process runs a timer (``_sweep_forever``) that says it is alive (the job
+   page tells when no worker is) and re-queues jobs whose lease expired or whose message was
+   lost, and entries left unindexed.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutting_down
 from django.conf import settings
+from django.core.cache import cache
 from django.db import close_old_connections, connection
 from django.db.models import Q
 from django.dispatch import receiver
 from django.utils import timezone
 
 from contextlab.jobs import services
-from contextlab.jobs.models import Job
+from contextlab.jobs.models import WORKER_ALIVE_KEY, Job, owner_is_dead, stale_lease
 from contextlab.jobs.signals import job_committed
+from contextlab.library.models import Entry
+from contextlab.library.search import index_pending
 
 logger = logging.getLogger(__name__)
 
@@ -41,28 +54,76 @@ def run_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
 
 @shared_task(name="jobs.requeue_stale")
 def requeue_stale_jobs() -> int:
-    """Re-enqueue jobs whose worker died (running, lease expired) or whose message was lost
-    (queued and untouched for a whole lease). A duplicate message is harmless: the claim is
-    a conditional UPDATE."""
+    """Re-enqueue jobs whose worker died (running, lease expired or its process gone) or whose
+    message was lost (queued and untouched for a whole lease). A duplicate message is harmless:
+    the claim is a conditional UPDATE."""
     now = timezone.now()
     idle_since = now - timedelta(seconds=settings.CONTEXTLAB_JOB_LEASE_SECONDS)
-    stale = list(
-        Job.objects.filter(
-            Q(status=Job.Status.RUNNING, lease_expires_at__lt=now)
-            | Q(status=Job.Status.QUEUED, updated_at__lt=idle_since)
-        ).values_list("pk", flat=True)
-    )
+    rows = Job.objects.filter(
+        stale_lease(now)
+        | Q(status=Job.Status.RUNNING, claimed_by__startswith=f"{socket.gethostname()}:")
+        | Q(status=Job.Status.QUEUED, updated_at__lt=idle_since)
+    ).values_list("pk", "status", "claimed_by", "lease_expires_at")
+    stale = [
+        pk
+        for pk, status, owner, lease in rows
+        if status == Job.Status.QUEUED
+        or (lease is not None and lease < now)
+        or owner_is_dead(owner)
+    ]
     for job_id in stale:
         run_job.delay(job_id)
     return len(stale)
 
 
-@worker_ready.connect
-def _requeue_on_start(**_: object) -> None:
+@shared_task(name="jobs.index_pending")
+def index_pending_entries(limit: int = 50) -> int:
+    """Search text for entries left unindexed (a process died while indexing them)."""
+    return index_pending(limit=limit)
+
+
+# --------------------------------------------------------------------------------------------
+# The worker's own timer: "alive" for the job pages, and the sweep
+# --------------------------------------------------------------------------------------------
+
+
+def worker_sweep_once() -> None:
+    """One tick of the worker's timer: say alive, re-queue stale jobs, resume indexing."""
+    close_old_connections()
     try:
-        requeue_stale_jobs.delay()
-    except Exception:  # pragma: no cover - a broker hiccup must not stop the worker
-        logger.exception("could not requeue stale jobs")
+        cache.set(WORKER_ALIVE_KEY, time.time(), timeout=settings.CONTEXTLAB_JOB_SWEEP_SECONDS * 3)
+        requeue_stale_jobs()
+        # Idempotent: an import indexing the same rows meanwhile only makes one side wait.
+        if Entry.objects.filter(search_indexed=False).exists():
+            index_pending_entries.delay()
+    finally:
+        connection.close()
+
+
+def _sweep_forever(stop: threading.Event) -> None:
+    while not stop.is_set():
+        try:
+            worker_sweep_once()
+        except Exception:  # a database or broker outage must not end the timer
+            logger.warning("job sweep failed", exc_info=True)
+        stop.wait(settings.CONTEXTLAB_JOB_SWEEP_SECONDS)
+
+
+_sweeper_stop = threading.Event()
+
+
+@worker_ready.connect
+def _start_sweeper(**_: object) -> None:
+    """In the worker's main process (which outlives its pool children): a daemon thread that
+    sweeps every CONTEXTLAB_JOB_SWEEP_SECONDS, so no separate beat process is needed."""
+    threading.Thread(
+        target=_sweep_forever, args=(_sweeper_stop,), name="contextlab-sweep", daemon=True
+    ).start()
+
+
+@worker_shutting_down.connect
+def _stop_sweeper(**_: object) -> None:
+    _sweeper_stop.set()
 
 
 # --------------------------------------------------------------------------------------------
@@ -95,12 +156,32 @@ def run_embedded(job_id: int) -> Job | None:
         connection.close()
 
 
-def enqueue(job_id: int) -> None:
-    """Hand a committed job to Celery, or to the embedded runner when there is no broker."""
+def enqueue(job_id: int) -> bool:
+    """Hand a committed job to Celery, or to the embedded runner when there is no broker.
+
+    False when the broker could not be reached: the job is then "not sent" (never left queued,
+    where it would block its session with nobody to run it).
+    """
     if settings.CONTEXTLAB_JOBS_EMBEDDED:
         _embedded_executor().submit(run_embedded, job_id)
-    else:
+        return True
+    try:
         run_job.delay(job_id)
+    except Exception as exc:
+        logger.warning("job %s not sent: %s", job_id, exc)
+        now = timezone.now()
+        Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+            status=Job.Status.NOT_SENT,
+            error=(
+                "Not sent: the job queue (Redis) could not be reached. Nothing ran; "
+                "retry once it is back."
+            ),
+            progress_message="not sent",
+            finished_at=now,
+            updated_at=now,
+        )
+        return False
+    return True
 
 
 @receiver(job_committed, dispatch_uid="jobs-enqueue-committed")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -76,7 +77,12 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     try:
         limits = services.with_model_limits(chosen, providers.active_provider())
         plan = services.plan_compaction(session, leaf, limits)
-        preview = {"plan": plan.preview, "nothing": plan.nothing, "calls": len(plan.calls)}
+        preview = {
+            "plan": plan.preview,
+            "nothing": plan.nothing,
+            "calls": len(plan.calls),
+            "texts": [{"role": c.role, **_request_text(c.request)} for c in plan.calls],
+        }
     except services.JobError as exc:
         error = str(exc)
     context = {
@@ -91,6 +97,31 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     }
     template = "jobs/_compact_form.html" if request.htmx else "jobs/compact.html"
     return render(request, template, context)
+
+
+def _request_text(request: dict) -> dict:
+    """What the preview shows of one summarisation request: its text up to
+    CONTEXTLAB_MESSAGE_RENDER_CHARS (a GET must never render a whole context: the request of
+    a 500 MB session is hundreds of MB)."""
+    limit = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
+    parts: list[str] = []
+    size = 0
+    for message in request.get("messages") or []:
+        content = message.get("content")
+        blocks = [{"text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            text = block.get("text") if isinstance(block, dict) else None
+            if not isinstance(text, str):
+                continue
+            if size < limit:
+                parts.append(text[: limit - size])
+            size += len(text)
+    return {
+        "maxTokens": request.get("maxTokens"),
+        "text": "".join(parts),
+        "hidden": max(0, size - limit),
+        "chars": size,
+    }
 
 
 # htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so

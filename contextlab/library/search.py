@@ -9,6 +9,8 @@ from __future__ import annotations
 import queue
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html import escape
 
 from django.conf import settings
@@ -55,6 +57,35 @@ def index_revision(revision_id: int | None, *, batch: int = INDEX_BATCH) -> int:
     if revision_id is None:
         return 0
     postgres = uses_postgres()
+    with _indexing_lock(postgres, revision_id) as mine:
+        # Another process is indexing this revision (an import, a worker's sweep): it will
+        # finish; two would compute and write every row twice.
+        return _index_rows(postgres, revision_id, batch) if mine else 0
+
+
+# Namespace of the advisory locks taken while a revision is indexed (any fixed 32-bit number).
+_LOCK_NAMESPACE = 0x5E4C
+
+
+@contextmanager
+def _indexing_lock(postgres: bool, revision_id: int) -> Iterator[bool]:
+    """A PostgreSQL session-level advisory lock per revision, released at the end or when the
+    process dies (its connection closes): a dead indexer never blocks the next one."""
+    if not postgres:
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_LOCK_NAMESPACE, revision_id])
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_NAMESPACE, revision_id])
+
+
+def _index_rows(postgres: bool, revision_id: int, batch: int) -> int:
     workers: _Workers | None = None
     total = 0
     last_seq = -1

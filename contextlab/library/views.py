@@ -27,6 +27,7 @@ from contextlab.library.selectors import (
     unusable_file_problem,
     unusable_files_for,
 )
+from contextlab.library.uploads import too_large_message
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record
@@ -97,7 +98,10 @@ def search(request: HttpRequest) -> HttpResponse:
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     files = request.FILES.getlist("files")
-    results = []
+    results = [
+        {"name": name, "error": too_large_message()}
+        for name in getattr(request, "too_large_uploads", [])
+    ]
     for upload_file in files:
         try:
             refusal, created_project = upload_check(user=request.user, fileobj=upload_file)
@@ -129,7 +133,7 @@ def upload(request: HttpRequest) -> HttpResponse:
         results.append({"name": upload_file.name, "outcome": outcome})
     if request.htmx:
         return render(request, "library/index.html#upload-results", {"results": results})
-    if not files:
+    if not files and not results:
         messages.error(request, "Choose one or more session files (.jsonl) to upload.")
     for result in results:
         if "error" in result:

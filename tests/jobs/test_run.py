@@ -62,9 +62,11 @@ def test_an_offline_compaction_appends_pis_entry_with_an_offline_summary(
     assert "offline summary" in entry.data["summary"]
     assert entry.data["firstKeptEntryId"] == job.preview["firstKeptEntryId"]
     assert entry.data["tokensBefore"] == job.preview["tokensBefore"]
-    assert (
-        job.requests[0]["offline"] is True and job.requests[0]["request"] == job.preview["request"]
-    )
+    plan = services.plan_compaction(session, job.leaf_entry_id, {"keepRecentTokens": 10})
+    assert job.requests[0]["offline"] is True
+    assert job.requests[0]["request"] == plan.preview["request"]
+    # The row keeps the preparation, not a second copy of the request bodies.
+    assert "request" not in job.preview and "turnPrefixRequest" not in job.preview
     assert _count(session) == before + 1
 
 
@@ -135,7 +137,7 @@ def test_a_job_cancelled_while_the_model_answers_appends_nothing(import_corpus, 
     before = _count(session)
     job = _job(session)
 
-    def answer_after_the_user_cancelled(config, request, reasoning=None):
+    def answer_after_the_user_cancelled(config, request, reasoning=None, **_):
         services.job_cancel(job=Job.objects.get(pk=job.pk))
         return providers.Completion("## Goal\nlate", "stop", {}, {}, {})
 
@@ -232,7 +234,7 @@ def test_a_job_that_runs_out_of_time_fails_as_timed_out_and_appends_nothing(
     session, _ = import_corpus("tools")
     before = _count(session)
 
-    def slow(config, request, reasoning=None):
+    def slow(config, request, reasoning=None, **_):
         raise SoftTimeLimitExceeded()  # what Celery raises in the task when time is up
 
     done = services.job_execute(job_id=_job(session).pk, complete=slow)
@@ -256,7 +258,7 @@ def test_a_retry_plans_with_the_limits_of_the_model_configured_now(
     }
     seen = []
 
-    def answer(config, request, reasoning=None):
+    def answer(config, request, reasoning=None, **_):
         seen.append(request["maxTokens"])
         return providers.Completion("## Goal\nok", "stop", {}, {}, {})
 
@@ -265,3 +267,34 @@ def test_a_retry_plans_with_the_limits_of_the_model_configured_now(
     assert done.status == "succeeded"
     # Pi caps the summary at 0.8 x reserveTokens, and at the model's own maxTokens.
     assert seen and max(seen) <= 1000
+
+
+def test_a_request_over_the_size_limit_is_not_sent_and_the_job_fails_saying_why(
+    import_corpus, anthropic_provider, server, settings
+):
+    settings.CONTEXTLAB_MAX_REQUEST_BYTES = 2_000
+    session, _ = import_corpus("tools")
+    before = _count(session)
+    done = services.job_execute(job_id=_job(session).pk)
+    assert done.status == "failed"
+    assert "over the limit of" in done.error and "CONTEXTLAB_MAX_REQUEST_BYTES" in done.error
+    assert "nothing was sent" in done.error
+    assert server.requests == []
+    assert done.requests == [] and _count(session) == before
+
+
+def test_model_jobs_per_user_per_hour_are_limited_with_a_clear_message(
+    import_corpus, anthropic_provider, settings, owner
+):
+    settings.CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR = 2
+    session, _ = import_corpus("tools")
+    for _ in range(2):
+        job = services.job_create(
+            session=session, kind="compaction", requested_by=owner, enqueue=False
+        )
+        services.job_cancel(job=job)
+    with pytest.raises(services.JobError, match="limit per user"):
+        services.job_create(session=session, kind="compaction", requested_by=owner, enqueue=False)
+    # The offline summariser calls no model: not counted, not limited.
+    settings.CONTEXTLAB_LLM = {**settings.CONTEXTLAB_LLM, "provider": "offline"}
+    services.job_create(session=session, kind="compaction", requested_by=owner, enqueue=False)

@@ -97,7 +97,7 @@ def _database_url() -> str:
 
 
 @contextmanager
-def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
+def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threads", **extra):
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -110,7 +110,9 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
         "OPENAI_MODEL": "fake-gpt",
         "CONTEXTLAB_JOB_LEASE_SECONDS": str(lease),
         "CONTEXTLAB_JOB_RETRY_BASE_SECONDS": "0.2",
+        **extra,
     }
+    log = (Path(blob_dir).parent / f"worker-{time.monotonic_ns()}.log").open("wb")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -119,7 +121,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
             "-A",
             "contextlab",
             "worker",
-            "--pool=threads",
+            f"--pool={pool}",
             f"--concurrency={concurrency}",
             "--without-gossip",
             "--without-mingle",
@@ -128,7 +130,8 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
         ],
         cwd=REPO,
         env=env,
-        stdout=subprocess.PIPE,
+        # A file, not a pipe nobody reads: a chatty worker would block once the pipe is full.
+        stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -138,10 +141,11 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+        log.close()
 
 
 def send(broker_url, job_id):
-    app = Celery("contextlab-test", broker=broker_url)
+    app = Celery("contextlab-test", broker=broker_url, set_as_current=False)
     app.send_task("jobs.run_job", args=[job_id])
 
 

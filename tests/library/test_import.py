@@ -265,7 +265,8 @@ def test_it_reports_a_parent_id_cycle(write_session) -> None:
     ]
 
 
-def test_it_imports_a_line_of_100_mb(write_session) -> None:
+def test_it_imports_a_line_of_100_mb_when_the_line_limit_allows_it(write_session, settings) -> None:
+    settings.CONTEXTLAB_MAX_LINE_BYTES = 256 * 1024 * 1024
     big = message("big00001", "e0000001", "toolResult", "x" * (100 * 1024 * 1024))
     path = write_session(header(), *chain(2), big, *chain(1, start=3, parent="big00001"))
     result = import_session_file(path=path)
@@ -274,6 +275,18 @@ def test_it_imports_a_line_of_100_mb(write_session) -> None:
     assert len(row.data["message"]["content"][0]["text"]) == 100 * 1024 * 1024
     assert row.search_indexed and len(row.search_text) == 100_000  # capped for tsvector
     assert Entry.objects.get(entry_id="e0000003").depth == 3
+
+
+def test_a_line_over_the_default_limit_is_not_read_and_is_reported(write_session) -> None:
+    from django.conf import settings
+
+    assert settings.CONTEXTLAB_MAX_LINE_BYTES == 16 * 1024 * 1024
+    big = message("big00001", "e0000001", "toolResult", "x" * (17 * 1024 * 1024))
+    path = write_session(header(), *chain(2), big)
+    result = import_session_file(path=path)
+    assert result.entries == 2
+    [reason] = reasons(result)
+    assert "CONTEXTLAB_MAX_LINE_BYTES" in reason or str(16 * 1024 * 1024) in reason
 
 
 def test_it_stores_nul_characters_exactly(write_session) -> None:

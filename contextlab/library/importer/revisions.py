@@ -13,7 +13,14 @@ from typing import IO, Any
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
-from contextlab.library.importer.blobs import BlobSink, blob_dir, copy_to_blob, session_blob_path
+from contextlab.library.importer.blobs import (
+    BlobSink,
+    blob_dir,
+    copy_to_blob,
+    is_disk_full,
+    session_blob_path,
+    undone_on_failure,
+)
 from contextlab.library.importer.decoding import (
     ENTRY_ID_MAX,
     Decoded,
@@ -194,8 +201,9 @@ def import_session_file(
        since their migration numbers entries from the top.
     3. Stream the lines (a torn last line is left for the next sync), write entries in batches,
        record problems, copy the bytes read to the revision's blob, update the session's figures.
-    4. Unless index_search=False, fill the new entries' search vectors (after the rows are
-       committed, so readers see the entries even while a large file is still being indexed).
+    4. Unless index_search=False, fill the search vectors of the revision's entries not yet
+       indexed (after the rows are committed, so readers see the entries even while a large
+       file is still being indexed; and those a killed import left behind).
     """
     if (path is None) == (fileobj is None):
         raise ValueError("give exactly one of path or fileobj")
@@ -215,11 +223,23 @@ def import_session_file(
     started = time.perf_counter()
     try:
         result = _import(handle, display, user, progress, revise, within)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        # Nothing was stored (the transaction rolled back, the partial blob was removed).
+        problem = Problem(
+            0,
+            "the blob store (CONTEXTLAB_BLOB_DIR) is full: nothing was stored; "
+            "free some space and import the file again",
+        )
+        return ImportResult(display, Status.FAILED, problems=[problem])
     finally:
         if path is not None:
             handle.close()
     result.seconds = time.perf_counter() - started
-    if index_search and result.session is not None and result.new_entries:
+    # Also when nothing new was read: entries a killed process left unindexed are picked up by
+    # the next import of their file, even one that finds it unchanged (a cheap query otherwise).
+    if index_search and result.session is not None:
         started = time.perf_counter()
         index_revision(result.session.current_revision_id)
         result.index_seconds = time.perf_counter() - started
@@ -248,7 +268,8 @@ def _import(
         return _import_without_session(f, display, size, user, probe.problems)
 
     def attempt(relax: bool) -> ImportResult:
-        with transaction.atomic():
+        # A failure undoes what this attempt did to the blob store too.
+        with undone_on_failure(), transaction.atomic():
             if relax:
                 _relax_commit()
             result = _import_into_session(f, display, size, probe, user, progress, revise)

@@ -1,0 +1,303 @@
+"""Load test: gunicorn (4 workers) on PostgreSQL, a library of many sessions plus one large one,
+simulated users browsing for minutes. Not part of `make test` or `make bench`; run it with
+
+    make bench-load            # or: python -m bench.load [--sessions 50] [--entries 200000]
+                               #        [--big 500M] [--users 50] [--minutes 5] [--workers 4]
+
+It needs DATABASE_URL (a PostgreSQL server: a database `contextlab_load`, or $LOAD_DATABASE, is
+created there and dropped at the end) and the locust virtualenv (`.venv-load`, made by
+`make bench-load` from bench/requirements-load.txt, kept apart from the app's dependencies).
+
+1. Generate the sessions (tools/gen_large_session.py), import them with `import_sessions`.
+2. Start gunicorn with DEBUG off, sign-in by a user made for the run.
+3. Run locust headless (bench/locustfile.py) while sampling each gunicorn worker's RSS from /proc.
+4. Print the table (requests, errors, p50/p95/max per page type, peak RSS per worker) and write
+   bench/results/load.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+REPO = Path(__file__).resolve().parent.parent
+LOCUST = REPO / ".venv-load" / "bin" / "locust"
+DB_NAME = os.environ.get("LOAD_DATABASE", "contextlab_load")
+
+
+def _size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].isalpha() else int(text)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _database_urls() -> tuple[str, str]:
+    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    parts = urlsplit(base)
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    return admin, urlunsplit(parts._replace(path=f"/{DB_NAME}"))
+
+
+def _psql(admin: str, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    try:
+        return [int(p) for p in path.read_text().split()]
+    except OSError:
+        return []
+
+
+def _sample_rss(master: int, peaks: dict[int, int], stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        for pid in _children(master):
+            peaks[pid] = max(peaks.get(pid, 0), _rss_kb(pid))
+
+
+def _generate(folder: Path, args: argparse.Namespace) -> list[Path]:
+    gen = [sys.executable, str(REPO / "tools" / "gen_large_session.py")]
+    per_session = max(10, args.entries // args.sessions)
+    files = []
+    for i in range(args.sessions):
+        path = folder / f"s{i:03d}.jsonl"
+        shape = ["--entries", str(per_session), "--bytes", str(per_session * 600)]
+        shape += ["--seed", str(i + 1), "--branches", "5", "--compactions", "2"]
+        subprocess.run(
+            [*gen, str(path), *shape],
+            check=True,
+        )
+        files.append(path)
+    if args.big:
+        path = folder / "big.jsonl"
+        entries = max(1000, _size(args.big) // 10_000)
+        subprocess.run(
+            [*gen, str(path), "--bytes", args.big, "--entries", str(entries), "--seed", "999"],
+            check=True,
+        )
+        files.append(path)
+    return files
+
+
+def _targets(env: dict[str, str], big_file: Path | None, out: Path) -> None:
+    """Session pks and entry ids along each session's path, read through Django."""
+    script = """
+import json, sys
+import django
+django.setup()
+from contextlab.library.models import Entry, Session
+big = sys.argv[2]
+sessions = []
+for s in Session.objects.all():
+    ids = list(Entry.objects.filter(revision_id=s.current_revision_id)
+               .order_by("seq").values_list("entry_id", flat=True))
+    step = max(1, len(ids) // 40)
+    sessions.append({"pk": s.pk, "entries": ids[::step][:40] or [s.leaf_entry_id],
+                     "big": bool(big) and s.source_path.endswith(big)})
+words = ["context", "compaction", "pelican", "migration", "readFileUtf8", "token", "branch"]
+open(sys.argv[1], "w").write(json.dumps({"sessions": sessions, "words": words}))
+"""
+    subprocess.run(
+        [sys.executable, "-c", script, str(out), big_file.name if big_file else ""],
+        cwd=REPO,
+        env=env,
+        check=True,
+    )
+
+
+SIGNED_IN = """
+from importlib import import_module
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import User
+user = User.objects.create_user("load", password={password!r})
+store = import_module(settings.SESSION_ENGINE).SessionStore()
+store[SESSION_KEY] = str(user.pk)
+store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+store.create()
+print(settings.SESSION_COOKIE_NAME + "=" + store.session_key)
+"""
+
+
+def _report(csv_path: Path, peaks: dict[int, int], args: argparse.Namespace) -> dict[str, Any]:
+    rows = []
+    with csv_path.open() as fh:
+        for row in csv.DictReader(fh):
+            rows.append(
+                {
+                    "page": f"{row['Type']} {row['Name']}".strip(),
+                    "requests": int(row["Request Count"]),
+                    "errors": int(row["Failure Count"]),
+                    "p50_ms": float(row["50%"] or 0),
+                    "p95_ms": float(row["95%"] or 0),
+                    "max_ms": float(row["Max Response Time"] or 0),
+                }
+            )
+    return {
+        "config": vars(args),
+        "pages": rows,
+        "peak_rss_mb_per_worker": sorted(round(kb / 1024, 1) for kb in peaks.values()),
+    }
+
+
+def _print(figures: dict[str, Any]) -> None:
+    print("| page | requests | errors | p50 ms | p95 ms | max ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in figures["pages"]:
+        print(
+            f"| {r['page']} | {r['requests']} | {r['errors']} | {r['p50_ms']:.0f} "
+            f"| {r['p95_ms']:.0f} | {r['max_ms']:.0f} |"
+        )
+    print(f"peak RSS per gunicorn worker (MB): {figures['peak_rss_mb_per_worker']}")
+    print(f"load average {figures['load_average_1_5_15']} on {figures['cpus']} CPUs")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--entries", type=int, default=200_000, help="over all small sessions")
+    parser.add_argument("--big", default="500M", help="size of the large session ('' for none)")
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--minutes", type=float, default=5)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args(argv)
+    if not LOCUST.exists():
+        raise SystemExit(f"{LOCUST} is missing: run `make bench-load` (it makes .venv-load)")
+    admin, url = _database_urls()
+    work = Path(tempfile.mkdtemp(prefix="contextlab-load-"))
+    password = secrets.token_urlsafe(16)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "contextlab.settings",
+        "DATABASE_URL": url,
+        "CONTEXTLAB_BLOB_DIR": str(work / "blobs"),
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SESSION_COOKIE_SECURE": "false",
+        "CSRF_COOKIE_SECURE": "false",
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("REDIS_URL", None)
+    _psql(admin, f"DROP DATABASE IF EXISTS {DB_NAME}")
+    _psql(admin, f"CREATE DATABASE {DB_NAME}")
+    gunicorn = None
+    try:
+        manage = [sys.executable, "manage.py"]
+        subprocess.run([*manage, "migrate", "--noinput"], cwd=REPO, env=env, check=True)
+        started = time.perf_counter()
+        # LOAD_FILES: a folder to keep the generated files in between runs (same arguments).
+        folder = Path(os.environ.get("LOAD_FILES") or work / "files")
+        files = sorted(folder.glob("*.jsonl")) if folder.exists() else []
+        if not files:
+            folder.mkdir(parents=True, exist_ok=True)
+            files = _generate(folder, args)
+        print(f"generated {len(files)} files in {time.perf_counter() - started:.0f}s", flush=True)
+        started = time.perf_counter()
+        subprocess.run(
+            [*manage, "import_sessions", str(folder), "--json"],
+            cwd=REPO,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        print(f"imported in {time.perf_counter() - started:.0f}s", flush=True)
+        # Users arrive signed in: one session made here, shared by every simulated user (50
+        # password checks at PBKDF2's cost would measure the hasher, not the pages).
+        cookie = (
+            subprocess.run(
+                [*manage, "shell", "-c", SIGNED_IN.format(password=password)],
+                cwd=REPO,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        targets = work / "targets.json"
+        big_file = next((f for f in files if f.name == "big.jsonl"), None)
+        _targets(env, big_file, targets)
+        port = _free_port()
+        serve = ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--timeout", "120"]
+        gunicorn = subprocess.Popen(
+            [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi", *serve],
+            cwd=REPO,
+            env=env,
+            start_new_session=True,
+        )
+        time.sleep(3)
+        peaks: dict[int, int] = {}
+        stop = threading.Event()
+        sampler = threading.Thread(target=_sample_rss, args=(gunicorn.pid, peaks, stop))
+        sampler.start()
+        load_env = {
+            **os.environ,
+            "LOAD_TARGETS": str(targets),
+            "LOAD_COOKIE": cookie,
+        }
+        run = ["-u", str(args.users), "-r", str(max(1, args.users // 10))]
+        run += ["-t", f"{int(args.minutes * 60)}s", "--host", f"http://127.0.0.1:{port}"]
+        run += ["--csv", str(work / "locust"), "--only-summary"]
+        subprocess.run(
+            [str(LOCUST), "-f", str(REPO / "bench" / "locustfile.py"), "--headless", *run],
+            cwd=REPO,
+            env=load_env,
+            check=False,
+        )
+        stop.set()
+        sampler.join()
+        figures = _report(work / "locust_stats.csv", peaks, args)
+        # The machine's load during the run: on a shared machine the figures are queueing too.
+        figures["load_average_1_5_15"] = [round(x, 1) for x in os.getloadavg()]
+        figures["cpus"] = os.cpu_count()
+        _print(figures)
+        results = REPO / "bench" / "results"
+        results.mkdir(exist_ok=True)
+        (results / "load.json").write_text(json.dumps(figures, indent=2) + "\n")
+        return figures
+    finally:
+        if gunicorn is not None and gunicorn.poll() is None:
+            os.killpg(gunicorn.pid, signal.SIGTERM)
+            gunicorn.wait(timeout=30)
+        _psql(admin, f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

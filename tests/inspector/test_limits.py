@@ -1,0 +1,86 @@
+"""Bounded pages and memory: one huge message is rendered in part (the rest behind "show all"),
+the compact preview never renders whole requests, and the per-process index cache is bounded by
+bytes, not by sessions."""
+
+from __future__ import annotations
+
+import io
+import uuid
+
+import pytest
+
+from contextlab.inspector import selectors
+from contextlab.library.importer import import_session_file
+from contextlab.library.models import Session
+from tests.library.conftest import chain, header, lines, message
+
+pytestmark = pytest.mark.django_db
+
+BIG = 300_000
+
+
+@pytest.fixture(autouse=True)
+def _fresh_index(blob_dir):
+    selectors.clear_cache()
+    yield
+    selectors.clear_cache()
+
+
+def _import(*objects) -> Session:
+    data = lines(*objects)
+    result = import_session_file(fileobj=io.BytesIO(data), name=f"{uuid.uuid4()}.jsonl")
+    assert result.session is not None
+    return result.session
+
+
+def _big_session() -> Session:
+    big = message("big00001", "e0000001", "toolResult", "é" * BIG, toolName="read")
+    return _import(header(id=str(uuid.uuid4())), *chain(2), big)
+
+
+def test_a_huge_message_is_rendered_in_part_with_show_all(owner_client, settings):
+    settings.CONTEXTLAB_MESSAGE_RENDER_CHARS = 10_000
+    session = _big_session()
+    page = owner_client.get(f"/sessions/{session.pk}/?entry=big00001").content.decode()
+    assert "é" * 10_000 in page and "é" * 10_001 not in page
+    assert f"{BIG - 10_000} more characters not shown" in page
+    assert len(page) < 200_000
+    full = owner_client.get(f"/sessions/{session.pk}/message/?entry=big00001&all=1")
+    assert "é" * BIG in full.content.decode()
+    part = owner_client.get(f"/sessions/{session.pk}/message/?entry=big00001").content.decode()
+    assert "é" * 10_001 not in part and "all=1" in part
+
+
+def test_the_compact_preview_renders_no_whole_request(owner_client, settings):
+    settings.CONTEXTLAB_MESSAGE_RENDER_CHARS = 5_000
+    session = _big_session()
+    response = owner_client.get(
+        f"/sessions/{session.pk}/compact/?leaf=big00001&keepRecentTokens=10"
+    )
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "é" * 5_001 not in page
+    assert len(page) < 100_000
+
+
+def test_the_index_cache_is_bounded_by_bytes_not_sessions(settings):
+    first = _import(header(id=str(uuid.uuid4())), *chain(400))
+    second = _import(header(id=str(uuid.uuid4())), *chain(400))
+    selectors.session_index(first)
+    one = selectors.cache_bytes()
+    assert one > 400 * 100
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = int(one * 1.5)
+    selectors.session_index(second)  # two would be over the budget: the older one goes
+    assert selectors.cache_bytes() <= settings.CONTEXTLAB_INDEX_CACHE_BYTES
+    assert list(selectors._cache) == [selectors.index_key(second)]
+
+
+def test_an_entry_larger_than_the_cache_allows_is_used_but_not_kept(settings):
+    session = _big_session()
+    index = selectors.session_index(session)
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = 4 * 100_000  # a quarter (100 kB) per index
+    found = index.fetch(session, ["big00001", "e0000000"])
+    assert set(found) == {"big00001", "e0000000"}
+    kept = {entry["id"] for entry in index.entries.values()}
+    assert "big00001" not in kept and "e0000000" in kept
+    assert index.entry_bytes <= 100_000
