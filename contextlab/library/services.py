@@ -398,21 +398,35 @@ def probe_header(f: IO[bytes]) -> Probe:
         if value is not None and value.get("type") == "session":
             if isinstance(value.get("id"), str):
                 return Probe(value, line.line_no, value["id"], False, [])
+            # Pi's loadEntriesFromFile returns [] for such a file (pi-reference §1.6): nothing
+            # of it is a session, so none is created here either.
             problem = Problem(
-                line.line_no, 'session header has no string "id" (Pi would reject the file)'
+                line.line_no, 'session header has no string "id" (Pi would reject the whole file)'
             )
-            return Probe(value, line.line_no, _headerless_id(line), False, [problem])
+            return Probe(None, 0, None, False, [problem, *decoded.problems])
         problem = Problem(
             line.line_no, "the first line is not a session header (Pi would reject the whole file)"
         )
-        has_id = value is not None and isinstance(value.get("id"), str)
-        return Probe(None, 0, _headerless_id(line), has_id, [problem])
+        return Probe(None, 0, None, False, [problem, *decoded.problems])
     return Probe(None, 0, None, False, [])
 
 
-def _headerless_id(line: RawLine) -> str:
-    # Stable while the file grows: derived from the first kept line only.
-    return "noheader-" + hashlib.sha256(line.raw or b"").hexdigest()[:24]
+# Bytes that never occur in a JSONL session's first kilobytes: NUL, and C0 controls other than
+# whitespace (JSON escapes them inside strings). A PNG, a JPEG, a zip or a gzip has them at once.
+_BINARY_BYTES = frozenset(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}
+BINARY_SNIFF_BYTES = 8 << 10
+
+
+def looks_binary(f: IO[bytes]) -> bool:
+    """Whether the file's head is not text at all (an image, an archive), so that it gets one
+    clear error rather than one per "line" of its bytes."""
+    f.seek(0)
+    head = f.read(BINARY_SNIFF_BYTES)
+    f.seek(0)
+    if not head:
+        return False
+    controls = sum(1 for byte in head if byte in _BINARY_BYTES)
+    return b"\x00" in head or controls * 20 > len(head)
 
 
 def clean_text(text: str) -> str:
@@ -1145,9 +1159,12 @@ def _import(
     revise: str | None = None,
 ) -> ImportResult:
     size = _file_size(f)
+    if looks_binary(f):
+        problem = Problem(0, "not a text file (binary data, e.g. an image): no session was created")
+        return _import_without_session(f, display, size, user, rejected=[problem])
     probe = probe_header(f)
     if probe.session_id is None:
-        return _import_without_session(f, display, size, user)
+        return _import_without_session(f, display, size, user, rejected=probe.problems)
     for _attempt in range(2):
         try:
             with transaction.atomic():
@@ -1169,11 +1186,18 @@ def _relax_commit() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) -> ImportResult:
-    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line)."""
+def _import_without_session(
+    f: IO[bytes], display: str, size: int, user: Any, *, rejected: list[Problem] | None = None
+) -> ImportResult:
+    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line), or
+    one Pi would reject whole (`rejected`: why; its other lines are then not examined)."""
     problems: list[Problem] = []
     torn = False
-    for line in iter_lines(f, 0, 1):
+    if rejected:
+        problems = [*rejected]
+        if not any("no session was created" in p.reason for p in problems):
+            problems.append(Problem(0, "Pi would reject this file: no session was created"))
+    for line in [] if rejected else iter_lines(f, 0, 1):
         decoded = decode_line(line)
         if decoded is None:
             continue
@@ -1186,7 +1210,9 @@ def _import_without_session(f: IO[bytes], display: str, size: int, user: Any) ->
             1, "torn line: the file has no complete line yet (Pi may still be writing)"
         )
         return ImportResult(display, Status.FAILED, problems=[problem])
-    if size == 0:
+    if rejected:
+        pass
+    elif size == 0:
         problems.insert(0, Problem(0, "empty file: no session header"))
     elif not problems:
         problems.append(Problem(0, "no session header and no entries (only blank lines)"))

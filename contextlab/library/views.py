@@ -75,6 +75,8 @@ def index(request: HttpRequest) -> HttpResponse:
         "nav": "library",
         "form": form,
         "filters": filters,
+        # With a filter set, an empty table means "nothing matches", not "nothing imported".
+        "filters_active": any(v for k, v in filters.items() if k != "sort"),
         "sort": sort,
         "groups": groups,
         "session_total": len(sessions),
@@ -135,7 +137,11 @@ def upload(request: HttpRequest) -> HttpResponse:
             session_index(outcome.session)
         results.append({"name": upload_file.name, "outcome": outcome})
     if request.htmx:
-        return render(request, "library/index.html#upload-results", {"results": results})
+        return render(
+            request,
+            "library/index.html#upload-results",
+            {"results": results, "no_files": not files},
+        )
     if not files:
         messages.error(request, "Choose one or more session files (.jsonl) to upload.")
     for result in results:
