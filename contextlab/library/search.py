@@ -18,7 +18,8 @@ from django.contrib.postgres.search import (
     SearchRank,
 )
 from django.db import connection, transaction
-from django.db.models import F, QuerySet, Value
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models.expressions import RawSQL
 from django.utils.safestring import SafeString, mark_safe
 
 START, STOP = "\ue000", "\ue001"
@@ -31,12 +32,18 @@ SNIPPET_RADIUS = 90
 
 INDEX_BATCH = 100
 
+# The vector is the text's words followed by the parts of its identifiers (identifier_parts):
+# one parse of both, since PostgreSQL's parser is what indexing waits for.
 UPDATE_SQL = """
 UPDATE library_entry AS e
 SET search_text = v.text,
-    search_vector = to_tsvector(%s::regconfig, v.text),
+    search_vector = to_tsvector(%s::regconfig, v.text || E'\\n' || v.parts),
+    search_words = v.words,
     search_indexed = true
-FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text) AS v
+FROM (
+    SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text,
+           unnest(%s::text[]) AS parts, unnest(%s::text[]) AS words
+) AS v
 WHERE e.id = v.id
 """
 
@@ -102,7 +109,12 @@ def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
             # connection.queries (hundreds of MB over a large session).
             raw = cursor.cursor
             raw.execute("SET LOCAL synchronous_commit TO OFF")
-            raw.execute(UPDATE_SQL, [CONFIG, ids, texts])
+            parts, words = [], []
+            for text in texts:
+                tokens = distinct_tokens(text)
+                parts.append(identifier_parts(tokens))
+                words.append(" ".join(tokens))
+            raw.execute(UPDATE_SQL, [CONFIG, ids, texts, parts, words])
     else:
         Entry.objects.bulk_update(
             [
@@ -179,11 +191,99 @@ def uses_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+# ------------------------------------------------------------------------------------------------
+# Code in words: identifiers split into their parts
+# ------------------------------------------------------------------------------------------------
+
+# PostgreSQL's parser keeps `binding.readFileUtf8` as one host-like token and `read_file_utf8` as
+# one word, so no part of either could be found. Each distinct token of an entry is split on
+# everything but letters and digits and on camelCase humps; the parts go into the vector after the
+# text (once per distinct token: code repeats its identifiers, and the parser's time is what an
+# import waits for), and queries are split the same way (split_query).
+_SEPARATORS = re.compile(r"[^0-9A-Za-z\u00c0-\uffff]+")
+_HUMPS = re.compile(r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z\u00df-\u00ff]+[0-9]*|[0-9]+")
+_COMPOUND = re.compile(r"[^0-9A-Za-z\s]|[a-z][A-Z]|[A-Z]{2}[a-z]")
+
+
+def distinct_tokens(text: str) -> list[str]:
+    """The whitespace-separated tokens of `text`, each once, in order of first appearance."""
+    return list(dict.fromkeys(text.split()))
+
+
+def split_identifier(token: str) -> list[str]:
+    """`binding.readFileUtf8(path` -> binding, readFileUtf8, read, File, Utf8, path: each piece
+    between separators, and the humps of a camelCase piece after it."""
+    out: list[str] = []
+    for piece in _SEPARATORS.split(token):
+        if not piece:
+            continue
+        out.append(piece)
+        humps = _HUMPS.findall(piece)
+        if len(humps) > 1:
+            out.extend(humps)
+    return out
+
+
+def identifier_parts(tokens: list[str]) -> str:
+    """The parts of every compound token (separators or camelCase) among `tokens`, as words."""
+    parts: list[str] = []
+    for token in tokens:
+        if _COMPOUND.search(token) is not None:
+            parts.extend(split_identifier(token))
+    return " ".join(parts)
+
+
+def split_query(query: str) -> str | None:
+    """The query with each compound word replaced by its parts (all required), or None when it
+    has none. Quoted phrases and negated words are left as they are."""
+    out: list[str] = []
+    changed = False
+    for quoted, word in re.findall(r'("[^"]*"?)|(\S+)', query):
+        if quoted or word.startswith("-") or _COMPOUND.search(word) is None:
+            out.append(quoted or word)
+            continue
+        # Every piece's humps (a piece is implied by its humps: requiring them is enough).
+        humps = [h for p in _SEPARATORS.split(word) if p for h in (_HUMPS.findall(p) or [p])]
+        out.append(" ".join(humps) or word)
+        changed = True
+    return " ".join(out) if changed else None
+
+
+def substring_terms(query: str) -> list[str]:
+    """The query's words for substring search: each must occur inside a token of the entry.
+    None when one of them is shorter than a trigram (the index could not narrow it down)."""
+    terms = [t for t in query_terms(query) if t.strip('"')]
+    terms = [t.strip('"') for t in terms for t in t.split()]
+    if not terms or any(len(t) < 3 for t in terms):
+        return []
+    return terms[:8]
+
+
+def _like_pattern(term: str) -> str:
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def apply_search(qs: QuerySet, query: str) -> QuerySet:
+    """Entries matching `query`: its words (websearch syntax), or the same with identifiers split
+    into their parts (`readFileUtf8` finds `binding.readFileUtf8(path`), or every word of it
+    inside a token (substring, under the trigram index). Word hits rank first."""
     if uses_postgres():
         tsquery = SearchQuery(query, config=CONFIG, search_type="websearch")
+        split = split_query(query)
+        if split is not None:
+            tsquery = tsquery | SearchQuery(split, config=CONFIG, search_type="websearch")
+        matches = Q(search_vector=tsquery)
+        terms = substring_terms(query)
+        if terms:
+            # ILIKE, not Django's icontains (UPPER(...) LIKE), so the trigram index applies.
+            like = " AND ".join(["library_entry.search_words ILIKE %s"] * len(terms))
+            matches |= Q(
+                ExpressionWrapper(
+                    RawSQL(like, [_like_pattern(t) for t in terms]), output_field=BooleanField()
+                )
+            )
         return (
-            qs.filter(search_vector=tsquery)
+            qs.filter(matches)
             .annotate(
                 rank=SearchRank(F("search_vector"), tsquery),
                 headline=SearchHeadline(
@@ -219,11 +319,29 @@ def query_terms(query: str) -> list[str]:
 
 def snippet_html(entry) -> SafeString:  # type: ignore[no-untyped-def]
     headline = getattr(entry, "headline", None)
-    if headline is None:
-        terms = query_terms(getattr(entry, "search_query", ""))
+    terms = query_terms(getattr(entry, "search_query", ""))
+    if headline is None or START not in headline:
+        # SQLite, or a hit on identifier parts or a substring that ts_headline cannot mark.
         headline = _python_headline(entry.search_text, terms)
+    else:
+        # ts_headline marks whole tokens of its parser: `readFileUtf8` inside
+        # `binding.readFileUtf8(` is none. The query's words are marked where they stand too.
+        headline = _mark_terms(headline, terms)
     html = escape(headline).replace(START, "<mark>").replace(STOP, "</mark>")
     return mark_safe(html)  # escaped above; only our markers become tags
+
+
+def _mark_terms(headline: str, terms: list[str]) -> str:
+    terms = [t.strip('"') for t in terms if len(t.strip('"')) >= 3]
+    if not terms:
+        return headline
+    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    # Only outside the marks already there (odd pieces of this split are marked text).
+    pieces = re.split(f"({START}.*?{STOP})", headline)
+    return "".join(
+        piece if n % 2 else pattern.sub(lambda m: f"{START}{m.group(0)}{STOP}", piece)
+        for n, piece in enumerate(pieces)
+    )
 
 
 def _python_headline(text: str, terms: list[str]) -> str:

@@ -107,18 +107,33 @@ def engine_entries(session: Session) -> list[dict[str, Any]]:
     return [orjson.loads(raw) for raw in rows]
 
 
-def search_entries(query: str, user: Any = None) -> QuerySet[Entry]:
+def search_entries(
+    query: str,
+    user: Any = None,
+    *,
+    session: Session | None = None,
+    entry_ids: list[str] | None = None,
+) -> QuerySet[Entry]:
     """Entries of current revisions whose text matches `query` (websearch syntax on PostgreSQL:
-    words, "phrases", or, -not), best first, each with `headline` / `snippet_html`.
+    words, "phrases", or, -not; identifiers by their parts; pieces of tokens), best first, each
+    with `headline` / `snippet_html` / `place`.
 
     `user=None` searches everything (commands, tests); otherwise only sessions the user may see.
+    `session` keeps to one session, `entry_ids` (with it) to those entries (an open context).
     """
     query = query.strip()
-    qs = Entry.objects.filter(revision__status="current").select_related(
-        "session", "session__project"
+    qs = (
+        Entry.objects.filter(revision__status="current")
+        .select_related("session", "session__project")
+        # The entry itself is not shown, only where it is and its snippet.
+        .defer("data", "search_vector", "search_words")
     )
     if user is not None:
         qs = qs.filter(session__in=Session.objects.visible_to(user))
+    if session is not None:
+        qs = qs.filter(session=session, revision_id=session.current_revision_id)
+        if entry_ids is not None:
+            qs = qs.filter(entry_id__in=entry_ids)
     if not query:
         return qs.none()
     return apply_search(qs, query)
@@ -128,3 +143,21 @@ def session_problems(session: Session) -> QuerySet[ImportProblem]:
     return ImportProblem.objects.filter(
         session=session, revision_id=session.current_revision_id
     ).order_by("line", "id")
+
+
+def context_entry_ids(session: Session, entry_id: str) -> list[str] | None:
+    """The entries whose text the model received with `entry_id` as the leaf: the path from the
+    last compaction's first kept entry (that compaction's summary included) on, or the whole path
+    when there was none; None for an entry the session does not have."""
+    from contextlab.inspector.selectors import session_index
+
+    index = session_index(session)
+    if entry_id not in index.items:
+        return None
+    ids = index.path(entry_id)
+    for position in range(len(ids) - 1, -1, -1):
+        kept = index.first_kept.get(ids[position])
+        if kept is not None:
+            start = ids.index(kept) if kept in ids[:position] else position
+            return [ids[position], *ids[start:]]
+    return ids

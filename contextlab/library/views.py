@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.selectors import (
+    context_entry_ids,
     projects_for_user,
     search_entries,
     session_for_user_or_404,
@@ -95,13 +96,39 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
+    """Search every visible session, or one (`session`), or what the model received with one of
+    its entries as the leaf (`session` and `context`, an entry id)."""
     query = request.GET.get("q", "").strip()[:500]
-    hits = list(search_entries(query, user=request.user)[:SEARCH_LIMIT]) if query else []
+    session = None
+    open_entry = request.GET.get("entry", "").strip()[:100] or None
+    within = request.GET.get("within", "context" if open_entry else "session")
+    entry_ids = None
+    if request.GET.get("session", "").isdigit():
+        session = session_for_user_or_404(request.user, int(request.GET["session"]))
+        if open_entry is not None and within == "context":
+            entry_ids = context_entry_ids(session, open_entry)
+            if entry_ids is None:
+                raise Http404("No such entry in this session.")
+    else:
+        open_entry = None
+    scope_entry = open_entry if entry_ids is not None else None
+    hits = (
+        list(
+            search_entries(query, user=request.user, session=session, entry_ids=entry_ids)[
+                :SEARCH_LIMIT
+            ]
+        )
+        if query
+        else []
+    )
     context = {
         "nav": "library",
         "search_query": query,
         "hits": hits,
         "limit": SEARCH_LIMIT,
+        "scope_session": session,
+        "scope_entry": scope_entry,
+        "open_entry": open_entry,
     }
     if request.htmx and request.htmx.target == "search-results":
         return render(request, "library/search.html#search-results", context)

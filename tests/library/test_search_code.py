@@ -1,0 +1,166 @@
+"""Search that finds code: identifier parts, substrings (pg_trgm), scopes, where a hit is."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from contextlab.library.models import Entry, Session
+from contextlab.library.search import apply_search, identifier_parts, split_query
+from contextlab.library.selectors import search_entries
+from contextlab.library.services import import_session_file
+from tests.library.conftest import chain, header, message
+
+pytestmark = pytest.mark.django_db
+
+CODE = "const data = binding.readFileUtf8(path); obj.method(); read_file_utf8(x) HTMLParser"
+
+
+def _tool_result(entry_id: str, parent: str, text: str) -> dict:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-02T10:00:02.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call_1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "timestamp": 1,
+        },
+    }
+
+
+@pytest.fixture
+def session(write_session) -> Session:
+    summary = {
+        "type": "compaction",
+        "id": "c0000001",
+        "parentId": "t0000001",
+        "timestamp": "2026-01-02T10:00:03.000Z",
+        "summary": "The user works on the parseHeaderLine helper.",
+        "firstKeptEntryId": "t0000001",
+        "tokensBefore": 1000,
+    }
+    after = message("u0000001", "c0000001", "user", "now fix the sortEntries function")
+    side = message("b0000001", "e0000002", "user", "a branch asking about megapelicanfoo")
+    path = write_session(
+        header(), *chain(4), _tool_result("t0000001", "e0000003", CODE), summary, after, side
+    )
+    return Session.objects.get(session_id=import_session_file(path=path).session_id)
+
+
+def _ids(query: str, **scope) -> list[str]:
+    return sorted(h.entry_id for h in search_entries(query, **scope))
+
+
+def test_identifiers_are_split_into_their_parts() -> None:
+    assert identifier_parts(["binding.readFileUtf8(path);"]).split() == [
+        "binding",
+        "readFileUtf8",
+        "read",
+        "File",
+        "Utf8",
+        "path",
+    ]
+    assert identifier_parts(["plain", "words"]) == ""
+    assert split_query("readFileUtf8") == "read File Utf8"
+    assert split_query('"a phrase" -notThis snake_case') == '"a phrase" -notThis snake case'
+    assert split_query("pelicans") is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "readFileUtf8",
+        "readfileutf8",
+        "binding.readFileUtf8",
+        "binding",
+        "utf8",
+        "method",
+        "obj.method",
+        "read_file_utf8",
+        "HTMLParser",
+        "parser",
+        "readFile",
+    ],
+)
+def test_it_finds_code_by_identifiers_and_their_parts(session, query) -> None:
+    assert "t0000001" in _ids(query)
+
+
+@pytest.mark.parametrize("query", ["eadFileUt", "ding.readF", "TMLPars"])
+def test_it_finds_pieces_of_tokens_by_substring(session, query) -> None:
+    assert _ids(query) == ["t0000001"]
+
+
+def test_substring_search_uses_the_trigram_index(session) -> None:
+    # A handful of rows: the planner would rather scan them; on a large table it would not.
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan TO off")
+        cursor.execute("SET enable_indexscan TO off")
+        try:
+            plan = apply_search(Entry.objects.all(), "eadFileUt").explain()
+        finally:
+            cursor.execute("RESET enable_seqscan")
+            cursor.execute("RESET enable_indexscan")
+    assert "Bitmap Index Scan on library_entry_search_words_trgm" in plan
+    assert "Bitmap Index Scan on library_entry_search_vector" in plan
+
+
+def test_it_ranks_word_hits_before_substring_hits(session, write_session) -> None:
+    extra = message("x0000001", None, "user", "pelican")
+    import_session_file(path=write_session(header(id="other-session"), extra, name="o.jsonl"))
+    hits = [h.entry_id for h in search_entries("pelican")]
+    # "megapelicanfoo" holds "pelican" only as a piece of a token: found, ranked after.
+    assert hits[-1] == "b0000001" and "x0000001" in hits
+
+
+def test_it_searches_within_one_session_and_within_an_open_context(
+    session, owner_client, write_session
+) -> None:
+    import_session_file(path=write_session(header(id="s-other"), *chain(2), name="other.jsonl"))
+    assert len({h.session_id for h in search_entries("pelicans")}) == 2
+    assert {h.session_id for h in search_entries("pelicans", session=session)} == {session.pk}
+    url = reverse("library:search")
+    # The context of u0000001 starts at the compaction: its summary and the kept tool result.
+    html = owner_client.get(
+        url,
+        {
+            "q": "readFileUtf8 or parseHeaderLine or pelicans",
+            "session": session.pk,
+            "entry": "u0000001",
+        },
+    ).content.decode()
+    assert 'data-entry-id="t0000001"' in html and 'data-entry-id="c0000001"' in html
+    assert 'data-entry-id="e0000000"' not in html  # summarised away: not in this context
+    assert 'data-entry-id="b0000001"' not in html  # another branch
+    whole = owner_client.get(
+        url, {"q": "pelican", "session": session.pk, "entry": "u0000001", "within": "session"}
+    ).content.decode()
+    assert 'data-entry-id="e0000000"' in whole and 'data-entry-id="b0000001"' in whole
+    assert (
+        owner_client.get(url, {"q": "x", "session": session.pk, "entry": "nope"}).status_code == 404
+    )
+
+
+def test_hits_say_where_they_are(session, owner_client) -> None:
+    html = owner_client.get(
+        reverse("library:search"), {"q": "readFileUtf8 or parseHeaderLine or sortEntries"}
+    ).content.decode()
+    assert html.count('class="badge hit-place"') == 3
+    for place in ("tool result", "compaction summary", "user message"):
+        assert f'<span class="badge hit-place">{place}</span>' in html
+    # The identifier is marked in the snippet although the text parser saw one token.
+    assert "binding.<mark>readFileUtf8</mark>(path)" in html
+
+
+def test_an_outsider_cannot_search_a_restricted_session(session, client, outsider, owner) -> None:
+    session.project.memberships.create(user=owner, role="owner")
+    client.force_login(outsider)
+    response = client.get(reverse("library:search"), {"q": "pelicans", "session": session.pk})
+    assert response.status_code == 404
+    assert Entry.objects.filter(session=session).exists()
