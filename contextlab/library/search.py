@@ -18,8 +18,9 @@ from django.contrib.postgres.search import (
     SearchRank,
 )
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models import BooleanField, Case, ExpressionWrapper, F, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce, Greatest, Left, NullIf, StrIndex, Substr
 from django.utils.safestring import SafeString, mark_safe
 
 START, STOP = "\ue000", "\ue001"
@@ -225,12 +226,19 @@ def split_identifier(token: str) -> list[str]:
 
 
 def identifier_parts(tokens: list[str]) -> str:
-    """The parts of every compound token (separators or camelCase) among `tokens`, as words."""
-    parts: list[str] = []
-    for token in tokens:
-        if _COMPOUND.search(token) is not None:
-            parts.extend(split_identifier(token))
-    return " ".join(parts)
+    """The distinct parts of `tokens` as words: the pieces between separators, and the humps of
+    camelCase pieces. Distinct: the query requires parts, not their order, and every repeat
+    would cost the parser time."""
+    # One regex pass over the joined tokens (C speed), then work per distinct piece only.
+    pieces = dict.fromkeys(_SEPARATORS.split(" ".join(tokens)))
+    pieces.pop("", None)
+    humps: dict[str, None] = {}
+    for piece in pieces:
+        if not piece.islower() and not piece.isdigit():
+            found = _HUMPS.findall(piece)
+            if len(found) > 1:
+                humps.update(dict.fromkeys(found))
+    return " ".join([*pieces, *humps])
 
 
 def split_query(query: str) -> str | None:
@@ -259,56 +267,112 @@ def substring_terms(query: str) -> list[str]:
     return terms[:8]
 
 
+def substring_match(terms: list[str]) -> ExpressionWrapper:
+    """Every term inside some token of the entry (`search_words ILIKE '%term%'`): ILIKE, not
+    Django's icontains (UPPER(...) LIKE), so that the trigram index applies."""
+    like = " AND ".join(["library_entry.search_words ILIKE %s"] * len(terms))
+    return ExpressionWrapper(
+        RawSQL(like, [_like_pattern(t) for t in terms]), output_field=BooleanField()
+    )
+
+
 def _like_pattern(term: str) -> str:
     return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def apply_search(qs: QuerySet, query: str) -> QuerySet:
+# Past this many hits, ranking (ts_rank reads every hit's vector) costs more than it helps: the
+# hits are listed newest first instead. Snippets are cut from a window of this many characters
+# around the first literal match: ts_headline parses all the text it is given (~50 ms for 100 KB).
+RANK_LIMIT = 1000
+SNIPPET_WINDOW = 600
+
+
+def apply_search(
+    qs: QuerySet, query: str, *, substring: bool = False, limit: int = 100
+) -> QuerySet:
     """Entries matching `query`: its words (websearch syntax), or the same with identifiers split
-    into their parts (`readFileUtf8` finds `binding.readFileUtf8(path`), or every word of it
-    inside a token (substring, under the trigram index). Word hits rank first."""
-    if uses_postgres():
-        tsquery = SearchQuery(query, config=CONFIG, search_type="websearch")
-        split = split_query(query)
-        if split is not None:
-            tsquery = tsquery | SearchQuery(split, config=CONFIG, search_type="websearch")
-        matches = Q(search_vector=tsquery)
-        terms = substring_terms(query)
-        if terms:
-            # ILIKE, not Django's icontains (UPPER(...) LIKE), so the trigram index applies.
-            like = " AND ".join(["library_entry.search_words ILIKE %s"] * len(terms))
-            matches |= Q(
-                ExpressionWrapper(
-                    RawSQL(like, [_like_pattern(t) for t in terms]), output_field=BooleanField()
-                )
-            )
-        return (
-            qs.filter(matches)
-            .annotate(
-                rank=SearchRank(F("search_vector"), tsquery),
-                headline=SearchHeadline(
-                    "search_text",
-                    tsquery,
-                    config=CONFIG,
-                    start_sel=START,
-                    stop_sel=STOP,
-                    max_fragments=2,
-                    max_words=24,
-                    min_words=8,
-                    fragment_delimiter=" … ",
-                ),
-                search_query=Value(query),
-            )
-            .order_by("-rank", "-session__last_activity", "session_id", "seq")
+    into their parts (`readFileUtf8` finds `binding.readFileUtf8(path`); when words find nothing,
+    or with `substring`, every word of it inside a token (under the trigram index).
+
+    On PostgreSQL one cheap query first counts the word hits (up to RANK_LIMIT + 1, from the GIN
+    index) to choose between word and substring search and between ranked and newest first.
+    At most `limit` hits (on PostgreSQL).
+    """
+    if not uses_postgres():
+        terms = query_terms(query)
+        if not terms:
+            return qs.none()
+        for term in terms:
+            qs = qs.filter(search_text__icontains=term)
+        return qs.annotate(search_query=Value(query)).order_by(
+            "-session__last_activity", "session_id", "seq"
         )
-    terms = query_terms(query)
-    if not terms:
-        return qs.none()
-    for term in terms:
-        qs = qs.filter(search_text__icontains=term)
-    return qs.annotate(search_query=Value(query)).order_by(
-        "-session__last_activity", "session_id", "seq"
+    tsquery = SearchQuery(query, config=CONFIG, search_type="websearch")
+    split = split_query(query)
+    if split is not None:
+        tsquery = tsquery | SearchQuery(split, config=CONFIG, search_type="websearch")
+    found = 0
+    if not substring:
+        hits = qs.filter(search_vector=tsquery)
+        found = len(hits.order_by().values_list("id", flat=True)[: RANK_LIMIT + 1])
+    if found == 0:
+        terms = substring_terms(query)
+        if not terms:
+            return qs.none()
+        hits = qs.filter(substring_match(terms))
+    ranked = 0 < found <= RANK_LIMIT
+    if ranked:
+        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
+        order = ("-rank", "-session__last_activity", "session_id", "seq")
+    else:
+        order = ("-session__last_activity", "session_id", "seq")
+    # The best `limit` ids first, and only for them the snippet (PostgreSQL would otherwise cut
+    # and parse a window of every hit before sorting them).
+    best = hits.order_by(*order).values("id")[:limit]
+    hits = qs.filter(id__in=best)
+    if ranked:
+        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
+    first = (query_terms(query) or [""])[0].strip('"')
+    # Where the first word of the query stands literally (0: nowhere, e.g. a stemmed match).
+    # As typed, then in lower case: lower() of a 100 KB text (~8 ms) would cost more than the
+    # search; a hit found otherwise shows its first lines.
+    position = (
+        Coalesce(
+            NullIf(StrIndex("search_text", Value(first)), Value(0)),
+            StrIndex("search_text", Value(first.lower())),
+        )
+        if first
+        else Value(0)
     )
+    hits = hits.alias(_position=position).annotate(
+        snippet_window=Case(
+            When(
+                _position__gt=0,
+                then=Substr(
+                    "search_text",
+                    Greatest(F("_position") - SNIPPET_WINDOW // 3, Value(1)),
+                    Value(SNIPPET_WINDOW),
+                ),
+            ),
+            default=Left("search_text", SNIPPET_WINDOW * 2),
+        )
+    )
+    hits = hits.annotate(
+        headline=SearchHeadline(
+            "snippet_window",
+            tsquery,
+            config=CONFIG,
+            start_sel=START,
+            stop_sel=STOP,
+            max_fragments=2,
+            max_words=24,
+            min_words=8,
+            fragment_delimiter=" … ",
+        ),
+        search_query=Value(query),
+        search_mode=Value("words" if found else "substring"),
+    )
+    return hits.order_by(*order)
 
 
 def query_terms(query: str) -> list[str]:
@@ -322,7 +386,8 @@ def snippet_html(entry) -> SafeString:  # type: ignore[no-untyped-def]
     terms = query_terms(getattr(entry, "search_query", ""))
     if headline is None or START not in headline:
         # SQLite, or a hit on identifier parts or a substring that ts_headline cannot mark.
-        headline = _python_headline(entry.search_text, terms)
+        text = getattr(entry, "snippet_window", None)
+        headline = _python_headline(entry.search_text if text is None else text, terms)
     else:
         # ts_headline marks whole tokens of its parser: `readFileUtf8` inside
         # `binding.readFileUtf8(` is none. The query's words are marked where they stand too.

@@ -11,7 +11,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.shortcuts import get_object_or_404
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
-from contextlab.library.search import apply_search
+from contextlab.library.search import apply_search, uses_postgres
 
 
 def sessions_for_user(user: Any) -> QuerySet[Session]:
@@ -113,6 +113,8 @@ def search_entries(
     *,
     session: Session | None = None,
     entry_ids: list[str] | None = None,
+    substring: bool = False,
+    limit: int = 100,
 ) -> QuerySet[Entry]:
     """Entries of current revisions whose text matches `query` (websearch syntax on PostgreSQL:
     words, "phrases", or, -not; identifiers by their parts; pieces of tokens), best first, each
@@ -128,6 +130,9 @@ def search_entries(
         # The entry itself is not shown, only where it is and its snippet.
         .defer("data", "search_vector", "search_words")
     )
+    if uses_postgres():
+        # Up to 100 KB each: the snippet is cut from a window of it in the query.
+        qs = qs.defer("search_text")
     if user is not None:
         qs = qs.filter(session__in=Session.objects.visible_to(user))
     if session is not None:
@@ -136,7 +141,7 @@ def search_entries(
             qs = qs.filter(entry_id__in=entry_ids)
     if not query:
         return qs.none()
-    return apply_search(qs, query)
+    return apply_search(qs, query, substring=substring, limit=limit)
 
 
 def session_problems(session: Session) -> QuerySet[ImportProblem]:

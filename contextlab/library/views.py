@@ -112,11 +112,17 @@ def search(request: HttpRequest) -> HttpResponse:
     else:
         open_entry = None
     scope_entry = open_entry if entry_ids is not None else None
+    substring = request.GET.get("match") == "substring"
     hits = (
         list(
-            search_entries(query, user=request.user, session=session, entry_ids=entry_ids)[
-                :SEARCH_LIMIT
-            ]
+            search_entries(
+                query,
+                user=request.user,
+                session=session,
+                entry_ids=entry_ids,
+                substring=substring,
+                limit=SEARCH_LIMIT,
+            )
         )
         if query
         else []
@@ -129,6 +135,8 @@ def search(request: HttpRequest) -> HttpResponse:
         "scope_session": session,
         "scope_entry": scope_entry,
         "open_entry": open_entry,
+        "substring": substring,
+        "search_mode": getattr(hits[0], "search_mode", "") if hits else "",
     }
     if request.htmx and request.htmx.target == "search-results":
         return render(request, "library/search.html#search-results", context)

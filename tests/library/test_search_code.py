@@ -7,7 +7,7 @@ from django.db import connection
 from django.urls import reverse
 
 from contextlab.library.models import Entry, Session
-from contextlab.library.search import apply_search, identifier_parts, split_query
+from contextlab.library.search import identifier_parts, split_query, substring_match
 from contextlab.library.selectors import search_entries
 from contextlab.library.services import import_session_file
 from tests.library.conftest import chain, header, message
@@ -61,12 +61,12 @@ def test_identifiers_are_split_into_their_parts() -> None:
     assert identifier_parts(["binding.readFileUtf8(path);"]).split() == [
         "binding",
         "readFileUtf8",
+        "path",
         "read",
         "File",
         "Utf8",
-        "path",
     ]
-    assert identifier_parts(["plain", "words"]) == ""
+    assert identifier_parts(["plain", "words", "plain"]) == "plain words"
     assert split_query("readFileUtf8") == "read File Utf8"
     assert split_query('"a phrase" -notThis snake_case') == '"a phrase" -notThis snake case'
     assert split_query("pelicans") is None
@@ -103,20 +103,34 @@ def test_substring_search_uses_the_trigram_index(session) -> None:
         cursor.execute("SET enable_seqscan TO off")
         cursor.execute("SET enable_indexscan TO off")
         try:
-            plan = apply_search(Entry.objects.all(), "eadFileUt").explain()
+            plan = Entry.objects.filter(substring_match(["eadFileUt"])).explain()
         finally:
             cursor.execute("RESET enable_seqscan")
             cursor.execute("RESET enable_indexscan")
     assert "Bitmap Index Scan on library_entry_search_words_trgm" in plan
-    assert "Bitmap Index Scan on library_entry_search_vector" in plan
 
 
-def test_it_ranks_word_hits_before_substring_hits(session, write_session) -> None:
-    extra = message("x0000001", None, "user", "pelican")
-    import_session_file(path=write_session(header(id="other-session"), extra, name="o.jsonl"))
-    hits = [h.entry_id for h in search_entries("pelican")]
-    # "megapelicanfoo" holds "pelican" only as a piece of a token: found, ranked after.
-    assert hits[-1] == "b0000001" and "x0000001" in hits
+def test_substring_search_takes_over_when_words_find_nothing(session, owner_client) -> None:
+    # "megapelicanfoo" holds "pelican" only inside a word: words find e0000000.. first.
+    assert "b0000001" not in _ids("pelican")
+    assert "b0000001" in _ids("pelican", substring=True)
+    assert _ids("elicanfo") == ["b0000001"]
+    html = owner_client.get(reverse("library:search"), {"q": "elicanfo"}).content.decode()
+    assert "No word matches" in html and "mega<mark>pelicanfo</mark>o" not in html
+    assert "mega<mark>elicanfo</mark>" not in html and "<mark>elicanfo</mark>" in html
+    forced = owner_client.get(
+        reverse("library:search"), {"q": "pelican", "match": "substring"}
+    ).content.decode()
+    assert 'data-entry-id="b0000001"' in forced and "Searched inside words" in forced
+
+
+def test_many_hits_are_listed_newest_first_without_ranking(session, settings, monkeypatch):
+    from contextlab.library import search
+
+    monkeypatch.setattr(search, "RANK_LIMIT", 2)
+    hits = list(search_entries("pelicans"))
+    assert len(hits) > 2 and not hasattr(hits[0], "rank")
+    assert [h.seq for h in hits] == sorted(h.seq for h in hits)
 
 
 def test_it_searches_within_one_session_and_within_an_open_context(
@@ -139,7 +153,13 @@ def test_it_searches_within_one_session_and_within_an_open_context(
     assert 'data-entry-id="e0000000"' not in html  # summarised away: not in this context
     assert 'data-entry-id="b0000001"' not in html  # another branch
     whole = owner_client.get(
-        url, {"q": "pelican", "session": session.pk, "entry": "u0000001", "within": "session"}
+        url,
+        {
+            "q": "pelicans or megapelicanfoo",
+            "session": session.pk,
+            "entry": "u0000001",
+            "within": "session",
+        },
     ).content.decode()
     assert 'data-entry-id="e0000000"' in whole and 'data-entry-id="b0000001"' in whole
     assert (
