@@ -229,6 +229,8 @@ CONTEXTLAB_LLM = {
 # Attempts per job (first run included) before it is marked failed, and how long a claim on a
 # running job lasts: longer than the hard time limit, so an expired lease means a dead worker.
 CONTEXTLAB_JOB_MAX_ATTEMPTS = env_int("CONTEXTLAB_JOB_MAX_ATTEMPTS", 3)
+# How many times a failed or cancelled job may be retried by hand, counting retries of retries.
+CONTEXTLAB_JOB_MAX_RETRIES = env_int("CONTEXTLAB_JOB_MAX_RETRIES", 3)
 CONTEXTLAB_JOB_LEASE_SECONDS = env_int("CONTEXTLAB_JOB_LEASE_SECONDS", CELERY_TASK_TIME_LIMIT + 60)
 CONTEXTLAB_JOB_RETRY_BASE_SECONDS = env_float("CONTEXTLAB_JOB_RETRY_BASE_SECONDS", 2.0)
 
