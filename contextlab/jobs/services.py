@@ -377,12 +377,8 @@ def job_retry(*, job: Job, requested_by: Any = None) -> Job:
 
 
 def _existing_result(job: Job) -> str | None:
-    """Why the job's result is already in the session, if it is: a compaction (or a branch
-    summary for the same target) whose parent is the job's leaf."""
-    if job.kind == Job.Kind.COMPACTION:
-        entry_type = "compaction"
-    else:
-        entry_type = "branch_summary"
+    """Why the job's result is already in the session, if it is: a job that wrote the same
+    compaction or branch summary (same leaf and target), or a compaction entry below the leaf."""
     done = (
         Job.objects.filter(
             session_id=job.session_id,
@@ -403,7 +399,7 @@ def _existing_result(job: Job) -> str | None:
         return None
     child = (
         Entry.objects.for_session(job.session)
-        .filter(parent_id=job.leaf_entry_id, type=entry_type)
+        .filter(parent_id=job.leaf_entry_id, type="compaction")
         .values_list("entry_id", flat=True)
         .first()
     )
