@@ -283,7 +283,7 @@ def child_import(path: str, search: bool = False) -> None:
             if _needle_found() or (done.is_set() and _needle_found()):
                 searchable = time.perf_counter() - started
             else:
-                time.sleep(0.2)
+                time.sleep(1.0)
         thread.join()
         index_seconds = time.perf_counter() - started
         figures["searchable_after_import_s"] = searchable

@@ -184,3 +184,10 @@ def test_an_outsider_cannot_search_a_restricted_session(session, client, outside
     response = client.get(reverse("library:search"), {"q": "pelicans", "session": session.pk})
     assert response.status_code == 404
     assert Entry.objects.filter(session=session).exists()
+
+
+def test_a_substring_hit_after_the_first_page_of_rows_is_found(write_session) -> None:
+    tail = message("z0000001", "e0000011", "user", "the very last one: xyzzyQuux")
+    path = write_session(header(id="many"), *chain(12), tail, name="many.jsonl")
+    import_session_file(path=path)
+    assert [h.entry_id for h in search_entries("yzzyQu", limit=3)] == ["z0000001"]
