@@ -13,5 +13,6 @@ urlpatterns = [
     path("sessions/<int:pk>/chart/", views.chart, name="chart"),
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),
     path("sessions/<int:pk>/request/", views.request_export, name="request"),
+    path("sessions/<int:pk>/live/", views.live, name="live"),
     path("projects/<int:pk>/resources/", views.profile_update, name="profile"),
 ]

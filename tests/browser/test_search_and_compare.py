@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache, session_index
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from tests.conftest import CORPUS, PASSWORD, login
 from tests.library.conftest import chain, header, lines
 

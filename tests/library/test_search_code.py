@@ -6,10 +6,10 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import identifier_parts, split_query, substring_match
 from contextlab.library.selectors import search_entries
-from contextlab.library.services import import_session_file
 from tests.library.conftest import chain, header, message
 
 pytestmark = pytest.mark.django_db

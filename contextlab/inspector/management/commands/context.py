@@ -1,6 +1,6 @@
 """``manage.py context SESSION_FILE [--leaf ID|line:N] ... --json``: what Pi sent at a leaf.
 
-The command-line contract of issue 2 (other parts and outside checks rely on it):
+The command-line contract (README.md, "Command line"; other parts and outside checks rely on it):
 
     python manage.py context SESSION_FILE [--leaf ENTRY_ID] [--agent-dir DIR] [--pi-root DIR]
         [--date YYYY-MM-DD] [--tools a,b,c] --json
@@ -40,6 +40,8 @@ from contextlab.pi.context import (
 from contextlab.pi.dialects import DEFAULT_DIALECT
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
+from contextlab.pi.prompt import build_system_prompt
+from contextlab.pi.resources import discover_resources
 from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
 
 Json = dict[str, Any]
@@ -107,9 +109,6 @@ def build_context(
     home: str | None = None,
 ) -> Json:
     """The command's JSON object (see the module docstring)."""
-    from contextlab.pi.prompt import build_system_prompt
-    from contextlab.pi.resources import discover_resources
-
     context = build_session_context(parsed.entries, leaf_id, tree.by_id)
     messages = convert_to_llm(context.messages)
     model = model_for_transform(

@@ -41,7 +41,7 @@ def drop_trigram_index(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("library", "0010_importproblem_reported_to")]
+    dependencies = [("library", "0011_projectmembership")]
 
     operations = [
         migrations.AddField(
