@@ -338,7 +338,9 @@ def apply_search(
         hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
         order = ("-rank", "-session__last_activity", "session_id", "seq")
     else:
-        order = ("-session__last_activity", "session_id", "seq")
+        # Too many to rank: the most recently stored first, which PostgreSQL reads backwards
+        # from the primary key until it has `limit` hits, instead of sorting every hit.
+        order = ("-id",)
     # The best `limit` ids first, and only for them the snippet (PostgreSQL would otherwise cut
     # and parse a window of every hit before sorting them).
     best = hits.order_by(*order).values("id")[:limit]

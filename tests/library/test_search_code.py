@@ -124,13 +124,14 @@ def test_substring_search_takes_over_when_words_find_nothing(session, owner_clie
     assert 'data-entry-id="b0000001"' in forced and "Searched inside words" in forced
 
 
-def test_many_hits_are_listed_newest_first_without_ranking(session, settings, monkeypatch):
+def test_many_hits_are_listed_newest_first_without_ranking(session, monkeypatch):
     from contextlab.library import search
 
     monkeypatch.setattr(search, "RANK_LIMIT", 2)
     hits = list(search_entries("pelicans"))
     assert len(hits) > 2 and not hasattr(hits[0], "rank")
-    assert [h.seq for h in hits] == sorted(h.seq for h in hits)
+    # The most recently stored first (read backwards from the primary key, no sort of all hits).
+    assert [h.pk for h in hits] == sorted((h.pk for h in hits), reverse=True)
 
 
 def test_it_searches_within_one_session_and_within_an_open_context(
