@@ -472,7 +472,7 @@ class SearchQuery(s.Schema):
     "", response=responses(list[s.SearchHit]), summary="Full-text search of messages you see"
 )
 def search(request: HttpRequest, query: Query[SearchQuery]) -> Any:
-    hits = search_entries(query.q, user=request.user)[: query.limit]
+    hits = search_entries(query.q, user=request.user, limit=query.limit)
     return [
         {
             "sessionId": hit.session.session_id,

@@ -12,12 +12,11 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from contextlab.inspector.selectors import session_index
+from contextlab.inspector.selectors import context_entry_ids, session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import import_session_file
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
-    context_entry_ids,
     filter_sessions,
     projects_for_user,
     search_entries,
