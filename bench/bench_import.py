@@ -224,7 +224,25 @@ def compare_with_pi(runs: int) -> dict[str, Any]:
     }
 
 
-def child_import(path: str) -> None:
+# The line appended to the generated session: code as a tool result prints it.
+NEEDLE = "const text = binding.readFileUtf8(path); // needle_marker"
+# Searches timed over the generated session (p50/p95 over every run of every query): an
+# identifier and its parts, a dotted name, a piece of a token (trigram), a snake_case name, a
+# phrase, a word with a negation, and words of the generator's vocabulary that most entries hold.
+SEARCH_QUERIES = (
+    "readFileUtf8",
+    "binding.readFileUtf8",
+    "eadFileUt",
+    "needle_marker",
+    '"context window"',
+    "fingerprint -pelican",
+    "pelican",
+    "loadMigration",
+    "retry_timeout",
+)
+
+
+def child_import(path: str, search: bool = False) -> None:
     """Run in a fresh process so its peak RSS is the import's alone."""
     import django
 
@@ -240,9 +258,39 @@ def child_import(path: str) -> None:
     rss_after_import = _peak_rss_kb()
     from contextlab.library.search import index_revision
 
+    figures: dict[str, Any] = {}
     started = time.perf_counter()
-    index_revision(result.session.current_revision_id)
-    index_seconds = time.perf_counter() - started
+    if search:
+        # How long after the import returned (its entries visible) the last line's text is
+        # found by search: indexing runs as it does after an import while a reader polls.
+        import threading
+
+        from django.db import connection
+
+        done = threading.Event()
+
+        def index() -> None:
+            try:
+                index_revision(result.session.current_revision_id)
+            finally:
+                connection.close()
+                done.set()
+
+        thread = threading.Thread(target=index)
+        thread.start()
+        searchable = None
+        while searchable is None:
+            if _needle_found() or (done.is_set() and _needle_found()):
+                searchable = time.perf_counter() - started
+            else:
+                time.sleep(1.0)
+        thread.join()
+        index_seconds = time.perf_counter() - started
+        figures["searchable_after_import_s"] = searchable
+        figures["search"] = search_timings()
+    else:
+        index_revision(result.session.current_revision_id)
+        index_seconds = time.perf_counter() - started
     print(
         json.dumps(
             {
@@ -252,9 +300,44 @@ def child_import(path: str) -> None:
                 "index_seconds": index_seconds,
                 "peak_rss_kb_import": rss_after_import,
                 "peak_rss_kb": _peak_rss_kb(),
+                **figures,
             }
         )
     )
+
+
+def _needle_found() -> bool:
+    from contextlab.library.selectors import search_entries
+
+    return search_entries("readFileUtf8").exists()
+
+
+def search_timings(runs: int = 5) -> dict[str, Any]:
+    """What the search page does for each query (the best 100 hits, their snippets), timed."""
+    from contextlab.library.search import snippet_html
+    from contextlab.library.selectors import search_entries
+
+    per_query: dict[str, Any] = {}
+    every: list[float] = []
+    for query in SEARCH_QUERIES:
+        times = []
+        hits = 0
+        for _ in range(runs):
+            started = time.perf_counter()
+            found = list(search_entries(query)[:100])
+            for hit in found:
+                snippet_html(hit)  # what the page renders
+            times.append(time.perf_counter() - started)
+            hits = len(found)
+        every.extend(times)
+        per_query[query] = {"hits": hits, "median_ms": round(statistics.median(times) * 1000, 1)}
+    every.sort()
+    return {
+        "queries": per_query,
+        "p50_ms": round(statistics.median(every) * 1000, 1),
+        "p95_ms": round(every[max(0, int(len(every) * 0.95) - 1)] * 1000, 1),
+        "target_p95_ms": 300,
+    }
 
 
 def _peak_rss_kb() -> int:
@@ -264,13 +347,14 @@ def _peak_rss_kb() -> int:
     return 0
 
 
-def import_in_child(path: Path, url: str, blobs: Path) -> dict[str, Any]:
+def import_in_child(path: Path, url: str, blobs: Path, *, search: bool = False) -> dict[str, Any]:
     """child_import's figures for `path`, imported in a fresh process (its own peak memory)."""
     env = dict(os.environ, CONTEXTLAB_BLOB_DIR=str(blobs))
     if url:
         env["DATABASE_URL"] = url
+    command = [sys.executable, "-m", "bench.bench_import", "--child", str(path)]
     done = subprocess.run(
-        [sys.executable, "-m", "bench.bench_import", "--child", str(path)],
+        [*command, "--search"] if search else command,
         cwd=REPO,
         env=env,
         check=True,
@@ -298,7 +382,8 @@ def generated(url: str, size: int, entries: int) -> dict[str, Any]:
             cwd="/home/dev/big",
         )
         generate_seconds = time.perf_counter() - started
-        figures = import_in_child(path, url, Path(tmp) / "blobs")
+        _append_needle(path)
+        figures = import_in_child(path, url, Path(tmp) / "blobs", search=True)
         file_bytes = path.stat().st_size
     mb = file_bytes / MB
     return {
@@ -312,9 +397,35 @@ def generated(url: str, size: int, entries: int) -> dict[str, Any]:
         "import_and_index_mb_per_s": round(mb / (figures["seconds"] + figures["index_seconds"]), 1),
         "peak_rss_mb_import": round(figures["peak_rss_kb_import"] / 1024, 1),
         "peak_rss_mb_incl_index": round(figures["peak_rss_kb"] / 1024, 1),
+        # From the import's commit (entries shown) until its last line is found by search.
+        "searchable_after_import_s": round(figures["searchable_after_import_s"], 2),
+        "search": figures["search"],
         "target_mb_per_s": 50,
         "target_peak_rss_mb": 200,
     }
+
+
+def _append_needle(path: Path) -> None:
+    """A tool result holding NEEDLE, as the generated session's last line."""
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - (1 << 20)))
+        last = json.loads(f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    entry = {
+        "type": "message",
+        "id": "needle01",
+        "parentId": last["id"],
+        "timestamp": "2026-06-01T00:00:00.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call_needle",
+            "toolName": "read",
+            "content": [{"type": "text", "text": NEEDLE}],
+            "isError": False,
+            "timestamp": 1780272000000,
+        },
+    }
+    with path.open("a") as f:
+        f.write(json.dumps(entry) + "\n")
 
 
 def long_line(url: str, size: int) -> dict[str, Any]:
@@ -370,6 +481,6 @@ def main() -> dict[str, Any]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextlab.settings")
-        child_import(sys.argv[2])
+        child_import(sys.argv[2], search="--search" in sys.argv[3:])
     else:
         print(json.dumps(main(), indent=2))

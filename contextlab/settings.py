@@ -365,6 +365,8 @@ CONTEXTLAB_LLM = {
 }
 # Attempts per job (first run included) before it is marked failed.
 CONTEXTLAB_JOB_MAX_ATTEMPTS = env_int("CONTEXTLAB_JOB_MAX_ATTEMPTS", 3)
+# How many times a failed or cancelled job may be retried by hand, counting retries of retries.
+CONTEXTLAB_JOB_MAX_RETRIES = env_int("CONTEXTLAB_JOB_MAX_RETRIES", 3)
 CONTEXTLAB_JOB_RETRY_BASE_SECONDS = env_float("CONTEXTLAB_JOB_RETRY_BASE_SECONDS", 2.0)
 # The largest request body a job sends to a model (a compaction of a huge session could build one
 # of tens of MB): a bigger one fails the job before anything is sent.

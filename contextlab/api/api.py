@@ -482,7 +482,7 @@ search_router = Router(tags=["search"])
     "", response=responses(list[s.SearchHit]), summary="Full-text search of messages you see"
 )
 def search(request: HttpRequest, query: Query[s.SearchQuery]) -> Any:
-    hits = search_entries(query.q, user=request.user)[: query.limit]
+    hits = search_entries(query.q, user=request.user, limit=query.limit)
     return [
         {
             "sessionId": hit.session.session_id,

@@ -620,3 +620,19 @@ def entries_by_id(
     session: Session, index: SessionIndex, ids: list[str]
 ) -> dict[str, dict[str, Any]]:
     return index.fetch(session, ids)
+
+
+def context_entry_ids(session: Session, entry_id: str) -> list[str] | None:
+    """The entries whose text the model received with `entry_id` as the leaf: the path from the
+    last compaction's first kept entry (that compaction's summary included) on, or the whole path
+    when there was none; None for an entry the session does not have."""
+    index = session_index(session)
+    if entry_id not in index.items:
+        return None
+    ids = index.path(entry_id)
+    for position in range(len(ids) - 1, -1, -1):
+        kept = index.first_kept.get(ids[position])
+        if kept is not None:
+            start = ids.index(kept) if kept in ids[:position] else position
+            return [ids[position], *ids[start:]]
+    return ids

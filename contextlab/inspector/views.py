@@ -37,6 +37,8 @@ from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import message_rows_html, tree_rows_html
+from contextlab.inspector.requests import compare_requests as requests_compare
+from contextlab.inspector.requests import provider_request
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.treeview import (
     FILTER_MODES,
@@ -484,3 +486,73 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
         errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
         messages.error(request, f"Resource profile not saved: {errors}")
     return redirect(back)
+
+
+# --- Compare two requests; one request as the provider received it ------------------------------
+
+# Entries offered for picking on the compare page: the points where Pi called the model.
+COMPARE_CHOICES = 500
+
+
+def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
+    """(entry id, label) of every entry with an assistant reply below it, on every branch."""
+    out: list[tuple[str, str]] = []
+    for entry_id in index.order:
+        item = index.items[entry_id]
+        if item.role == "assistant" and item.parent_id in index.items:
+            parent = index.items[item.parent_id]
+            out.append((parent.id, f"{parent.tag}{parent.text}"[:90]))
+            if len(out) >= COMPARE_CHOICES:
+                break
+    return out
+
+
+@login_required
+def compare(request: HttpRequest, pk: int) -> HttpResponse:
+    """Two requests side by side (any two entries, on any branches): model, system prompt and
+    the messages as sent, with what differs marked. Without `b`, the previous request on the
+    path of `a`."""
+    session = session_for_user_or_404(request.user, pk)
+    index = session_index(session)
+    a = request.GET.get("a", "") or (index.leaf_id or "")
+    b = request.GET.get("b", "")
+    if a not in index.items:
+        raise Http404("No such entry in this session")
+    if not b:
+        b = services._previous_request(index, index.path(a)) or a
+    if b not in index.items:
+        raise Http404("No such entry in this session")
+    comparison = requests_compare(session, index, a, b)
+    return render(
+        request,
+        "inspector/compare.html",
+        {
+            "session": session,
+            "nav": "library",
+            "a": a,
+            "b": b,
+            "c": comparison,
+            "choices": _request_points(index),
+        },
+    )
+
+
+@login_required
+def request_export(request: HttpRequest, pk: int) -> HttpResponse:
+    """The request of `entry` as the JSON body the provider received (`format=json`, tools
+    included) or as a curl command (`format=curl`); `download=1` as an attachment."""
+    session, index, entry_id = _session_entry(request, pk)
+    built = provider_request(session, index, entry_id)
+    kind = request.GET.get("format", "json")
+    if kind == "curl":
+        response = HttpResponse(built.curl, content_type="text/plain; charset=utf-8")
+        name = f"request-{entry_id}.sh"
+    else:
+        response = HttpResponse(built.body_text, content_type="application/json")
+        name = f"request-{entry_id}.json"
+    if built.note:
+        # What could make this differ from Pi's own request (ASCII: it is a header).
+        response["X-Contextlab-Note"] = built.note.encode("ascii", "replace").decode()
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Container, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -372,12 +372,43 @@ def job_cancel(*, job: Job, actor: Any = None) -> bool:
 
 
 def job_retry(*, job: Job, requested_by: Any = None) -> Job:
-    """Start a failed or cancelled job again, as a new job (the history keeps both)."""
+    """Start a failed or cancelled job again, as a new job (the history keeps both).
+
+    Refused, with the reason, when the retry could only pile up entries: the job was already
+    retried (retry the newest one), its chain of retries is at CONTEXTLAB_JOB_MAX_RETRIES, the
+    session's leaf moved since it was queued (another job or new lines appended there), or the
+    same compaction / branch summary already exists as a child of its leaf.
+    """
     if job.status not in Job.RETRYABLE:
         raise JobError(
             "Only failed, cancelled or unsent jobs can be retried "
             f"(job #{job.pk} is {job.get_status_display().lower()})"
         )
+    later = job.retries.order_by("-pk").first()
+    if later is not None:
+        raise JobError(
+            f"Job #{job.pk} was already retried as job #{later.pk}; retry that one if needed."
+        )
+    chain = 0
+    ancestor = job
+    while ancestor.retry_of_id is not None and chain <= settings.CONTEXTLAB_JOB_MAX_RETRIES:
+        chain += 1
+        ancestor = Job.objects.only("pk", "retry_of_id").get(pk=ancestor.retry_of_id)
+    if chain >= settings.CONTEXTLAB_JOB_MAX_RETRIES:
+        raise JobError(
+            f"Job #{job.pk} is already retry {chain} of job #{ancestor.pk} (at most "
+            f"{settings.CONTEXTLAB_JOB_MAX_RETRIES}); check the error and start a new job."
+        )
+    leaf = Session.objects.values_list("leaf_entry_id", flat=True).get(pk=job.session_id)
+    if leaf != job.leaf_entry_id:
+        raise JobError(
+            f"The session's leaf moved from {job.leaf_entry_id} to {leaf} since job #{job.pk} "
+            "was queued: retrying would branch off an old entry. Start a new job from the "
+            "current leaf instead."
+        )
+    existing = _existing_result(job)
+    if existing is not None:
+        raise JobError(existing)
     return job_create(
         session=job.session,
         kind=job.kind,
@@ -387,6 +418,41 @@ def job_retry(*, job: Job, requested_by: Any = None) -> Job:
         requested_by=requested_by,
         retry_of=job,
     )
+
+
+def _existing_result(job: Job) -> str | None:
+    """Why the job's result is already in the session, if it is: a job that wrote the same
+    compaction or branch summary (same leaf and target), or a compaction entry below the leaf."""
+    done = (
+        Job.objects.filter(
+            session_id=job.session_id,
+            kind=job.kind,
+            leaf_entry_id=job.leaf_entry_id,
+            target_entry_id=job.target_entry_id,
+            status=Job.Status.SUCCEEDED,
+        )
+        .order_by("-pk")
+        .first()
+    )
+    if done is not None:
+        return (
+            f"Job #{done.pk} already wrote this {job.get_kind_display().lower()} "
+            f"({', '.join(done.result_entry_ids) or 'no entry'}); retrying would add a sibling."
+        )
+    if job.kind != Job.Kind.COMPACTION:
+        return None
+    child = (
+        Entry.objects.for_session(job.session)
+        .filter(parent_id=job.leaf_entry_id, type="compaction")
+        .values_list("entry_id", flat=True)
+        .first()
+    )
+    if child is not None:
+        return (
+            f"Entry {job.leaf_entry_id} already has a compaction ({child}); retrying would add "
+            "a sibling."
+        )
+    return None
 
 
 def session_continue_without_summary(
@@ -467,7 +533,9 @@ def job_run(
     complete = complete or providers.complete
     now = now or timezone.now
     try:
-        config = providers.provider_from_public(job.provider)
+        # The job's attempts are its retries (with their backoff, visible on the job): the SDK
+        # does not retry inside each attempt as well, or 3 attempts would make up to 9 calls.
+        config = replace(providers.provider_from_public(job.provider), max_retries=0)
     except providers.ProviderError as exc:
         return _fail(job, str(exc))
     try:

@@ -323,6 +323,9 @@ class Entry(models.Model):
     # MB/s, and writing the text twice at import time doubled what a large import sends and logs.
     search_text = models.TextField(blank=True)
     search_vector = SearchVectorField(null=True, blank=True)  # unused on SQLite (LIKE search)
+    # The distinct whitespace-separated tokens of search_text, for substring search under a
+    # trigram index (migration 0011; PostgreSQL only).
+    search_words = models.TextField(blank=True, db_default="")
     search_indexed = models.BooleanField(default=False)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.FILE)
 
@@ -351,6 +354,29 @@ class Entry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type} {self.entry_id}"
+
+    @property
+    def place(self) -> str:
+        """Where a search hit is, in words: which kind of message, a tool result, a summary."""
+        return PLACES.get((self.type, self.role)) or PLACES.get((self.type, "")) or self.type
+
+
+PLACES = {
+    ("message", "user"): "user message",
+    ("message", "assistant"): "assistant message",
+    ("message", "toolResult"): "tool result",
+    ("message", "bashExecution"): "bash command and output",
+    ("message", "custom"): "custom message",
+    ("message", "branchSummary"): "branch summary",
+    ("message", "compactionSummary"): "compaction summary",
+    ("compaction", ""): "compaction summary",
+    ("branch_summary", ""): "branch summary",
+    ("custom_message", ""): "custom message",
+    ("session_info", ""): "session name",
+    ("label", ""): "label",
+    ("model_change", ""): "model change",
+    ("custom", ""): "extension data",
+}
 
 
 class ImportProblem(models.Model):

@@ -20,7 +20,8 @@ from django.contrib.postgres.search import (
     SearchRank,
 )
 from django.db import connection, transaction
-from django.db.models import F, QuerySet, Value
+from django.db.models import Case, F, Lookup, Q, QuerySet, TextField, Value, When
+from django.db.models.functions import Coalesce, Greatest, Left, NullIf, StrIndex, Substr
 from django.utils.safestring import SafeString, mark_safe
 
 from contextlab.library.models import Entry
@@ -35,12 +36,18 @@ SNIPPET_RADIUS = 90
 
 INDEX_BATCH = 100
 
+# The vector is the text's words followed by the parts of its identifiers (identifier_parts):
+# one parse of both, since PostgreSQL's parser is what indexing waits for.
 UPDATE_SQL = """
 UPDATE library_entry AS e
 SET search_text = v.text,
-    search_vector = to_tsvector(%s::regconfig, v.text),
+    search_vector = to_tsvector(%s::regconfig, v.text || E'\\n' || v.parts),
+    search_words = v.words,
     search_indexed = true
-FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text) AS v
+FROM (
+    SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text,
+           unnest(%s::text[]) AS parts, unnest(%s::text[]) AS words
+) AS v
 WHERE e.id = v.id
 """
 
@@ -114,7 +121,16 @@ def _index_rows(postgres: bool, revision_id: int, batch: int) -> int:
     finally:
         if workers is not None:
             workers.finish()
+    if postgres and total >= ANALYZE_AFTER and not connection.in_atomic_block:
+        # Fresh statistics for the planner: right after a large import it still believes the
+        # revision holds a few rows, and filters all of them by their vectors (1.4 s over a
+        # 1 GB session) instead of asking the full-text and trigram indexes.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE library_entry")
     return total
+
+
+ANALYZE_AFTER = 5000
 
 
 def _parallel_ok(postgres: bool) -> bool:
@@ -131,7 +147,12 @@ def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
             # connection.queries (hundreds of MB over a large session).
             raw = cursor.cursor
             raw.execute("SET LOCAL synchronous_commit TO OFF")
-            raw.execute(UPDATE_SQL, [CONFIG, ids, texts])
+            parts, words = [], []
+            for text in texts:
+                tokens = distinct_tokens(text)
+                parts.append(identifier_parts(tokens))
+                words.append(" ".join(tokens))
+            raw.execute(UPDATE_SQL, [CONFIG, ids, texts, parts, words])
     else:
         Entry.objects.bulk_update(
             [
@@ -206,36 +227,198 @@ def uses_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-def apply_search(qs: QuerySet, query: str) -> QuerySet:
-    if uses_postgres():
-        tsquery = SearchQuery(query, config=CONFIG, search_type="websearch")
-        return (
-            qs.filter(search_vector=tsquery)
-            .annotate(
-                rank=SearchRank(F("search_vector"), tsquery),
-                headline=SearchHeadline(
-                    "search_text",
-                    tsquery,
-                    config=CONFIG,
-                    start_sel=START,
-                    stop_sel=STOP,
-                    max_fragments=2,
-                    max_words=24,
-                    min_words=8,
-                    fragment_delimiter=" … ",
-                ),
-                search_query=Value(query),
-            )
-            .order_by("-rank", "-session__last_activity", "session_id", "seq")
+# ------------------------------------------------------------------------------------------------
+# Code in words: identifiers split into their parts
+# ------------------------------------------------------------------------------------------------
+
+# PostgreSQL's parser keeps `binding.readFileUtf8` as one host-like token and `read_file_utf8` as
+# one word, so no part of either could be found. Each distinct token of an entry is split on
+# everything but letters and digits and on camelCase humps; the parts go into the vector after the
+# text (once per distinct token: code repeats its identifiers, and the parser's time is what an
+# import waits for), and queries are split the same way (split_query).
+_SEPARATORS = re.compile(r"[^0-9A-Za-z\u00c0-\uffff]+")
+_HUMPS = re.compile(r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z\u00df-\u00ff]+[0-9]*|[0-9]+")
+_COMPOUND = re.compile(r"[^0-9A-Za-z\s]|[a-z][A-Z]|[A-Z]{2}[a-z]")
+
+
+def distinct_tokens(text: str) -> list[str]:
+    """The whitespace-separated tokens of `text`, each once, in order of first appearance."""
+    return list(dict.fromkeys(text.split()))
+
+
+def split_identifier(token: str) -> list[str]:
+    """`binding.readFileUtf8(path` -> binding, readFileUtf8, read, File, Utf8, path: each piece
+    between separators, and the humps of a camelCase piece after it."""
+    out: list[str] = []
+    for piece in _SEPARATORS.split(token):
+        if not piece:
+            continue
+        out.append(piece)
+        humps = _HUMPS.findall(piece)
+        if len(humps) > 1:
+            out.extend(humps)
+    return out
+
+
+def identifier_parts(tokens: list[str]) -> str:
+    """The distinct parts of `tokens` as words: the pieces between separators, and the humps of
+    camelCase pieces. Distinct: the query requires parts, not their order, and every repeat
+    would cost the parser time."""
+    # One regex pass over the joined tokens (C speed), then work per distinct piece only.
+    pieces = dict.fromkeys(_SEPARATORS.split(" ".join(tokens)))
+    pieces.pop("", None)
+    humps: dict[str, None] = {}
+    for piece in pieces:
+        if not piece.islower() and not piece.isdigit():
+            found = _HUMPS.findall(piece)
+            if len(found) > 1:
+                humps.update(dict.fromkeys(found))
+    return " ".join([*pieces, *humps])
+
+
+def split_query(query: str) -> str | None:
+    """The query with each compound word replaced by its parts (all required), or None when it
+    has none. Quoted phrases and negated words are left as they are."""
+    out: list[str] = []
+    changed = False
+    for quoted, word in re.findall(r'("[^"]*"?)|(\S+)', query):
+        if quoted or word.startswith("-") or _COMPOUND.search(word) is None:
+            out.append(quoted or word)
+            continue
+        # Every piece's humps (a piece is implied by its humps: requiring them is enough).
+        humps = [h for p in _SEPARATORS.split(word) if p for h in (_HUMPS.findall(p) or [p])]
+        out.append(" ".join(humps) or word)
+        changed = True
+    return " ".join(out) if changed else None
+
+
+def substring_terms(query: str) -> list[str]:
+    """The query's words for substring search: each must occur inside a token of the entry.
+    None when one of them is shorter than a trigram (the index could not narrow it down)."""
+    terms = [t for t in query_terms(query) if t.strip('"')]
+    terms = [t.strip('"') for t in terms for t in t.split()]
+    if not terms or any(len(t) < 3 for t in terms):
+        return []
+    return terms[:8]
+
+
+@TextField.register_lookup
+class ILike(Lookup):
+    """`field__ilike=pattern`: PostgreSQL's ILIKE, which a pg_trgm index serves (Django's
+    icontains compiles to UPPER(...) LIKE UPPER(...), which it does not)."""
+
+    lookup_name = "ilike"
+
+    def as_sql(self, compiler, connection):  # type: ignore[no-untyped-def]
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} ILIKE {rhs}", [*lhs_params, *rhs_params]
+
+
+def substring_match(terms: list[str]) -> Q:
+    """Every term inside some token of the entry (`search_words ILIKE '%term%'`)."""
+    return Q(*[Q(search_words__ilike=_like_pattern(t)) for t in terms])
+
+
+def _like_pattern(term: str) -> str:
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+# Past this many hits, ranking (ts_rank reads every hit's vector) costs more than it helps: the
+# hits are listed newest first instead. Snippets are cut from a window of this many characters
+# around the first literal match: ts_headline parses all the text it is given (~50 ms for 100 KB).
+RANK_LIMIT = 1000
+SNIPPET_WINDOW = 600
+
+
+def apply_search(
+    qs: QuerySet, query: str, *, substring: bool = False, limit: int = 100
+) -> QuerySet:
+    """Entries matching `query`: its words (websearch syntax), or the same with identifiers split
+    into their parts (`readFileUtf8` finds `binding.readFileUtf8(path`); when words find nothing,
+    or with `substring`, every word of it inside a token (under the trigram index).
+
+    On PostgreSQL one cheap query first counts the word hits (up to RANK_LIMIT + 1, from the GIN
+    index) to choose between word and substring search and between ranked and newest first.
+    At most `limit` hits (on PostgreSQL).
+    """
+    if not uses_postgres():
+        terms = query_terms(query)
+        if not terms:
+            return qs.none()
+        for term in terms:
+            qs = qs.filter(search_text__icontains=term)
+        return qs.annotate(search_query=Value(query)).order_by(
+            "-session__last_activity", "session_id", "seq"
         )
-    terms = query_terms(query)
-    if not terms:
-        return qs.none()
-    for term in terms:
-        qs = qs.filter(search_text__icontains=term)
-    return qs.annotate(search_query=Value(query)).order_by(
-        "-session__last_activity", "session_id", "seq"
+    tsquery = SearchQuery(query, config=CONFIG, search_type="websearch")
+    split = split_query(query)
+    if split is not None:
+        tsquery = tsquery | SearchQuery(split, config=CONFIG, search_type="websearch")
+    found = 0
+    if not substring:
+        hits = qs.filter(search_vector=tsquery)
+        found = len(hits.order_by().values_list("id", flat=True)[: RANK_LIMIT + 1])
+    if found == 0:
+        terms = substring_terms(query)
+        if not terms:
+            return qs.none()
+        hits = qs.filter(substring_match(terms))
+    ranked = 0 < found <= RANK_LIMIT
+    if ranked:
+        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
+        order = ("-rank", "-session__last_activity", "session_id", "seq")
+    else:
+        # Too many to rank: the most recently stored first, which PostgreSQL reads backwards
+        # from the primary key until it has `limit` hits, instead of sorting every hit.
+        order = ("-id",)
+    # The best `limit` ids first, and only for them the snippet (PostgreSQL would otherwise cut
+    # and parse a window of every hit before sorting them).
+    best = hits.order_by(*order).values("id")[:limit]
+    hits = qs.filter(id__in=best)
+    if ranked:
+        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
+    first = (query_terms(query) or [""])[0].strip('"')
+    # Where the first word of the query stands literally (0: nowhere, e.g. a stemmed match).
+    # As typed, then in lower case: lower() of a 100 KB text (~8 ms) would cost more than the
+    # search; a hit found otherwise shows its first lines.
+    position = (
+        Coalesce(
+            NullIf(StrIndex("search_text", Value(first)), Value(0)),
+            StrIndex("search_text", Value(first.lower())),
+        )
+        if first
+        else Value(0)
     )
+    hits = hits.alias(_position=position).annotate(
+        snippet_window=Case(
+            When(
+                _position__gt=0,
+                then=Substr(
+                    "search_text",
+                    Greatest(F("_position") - SNIPPET_WINDOW // 3, Value(1)),
+                    Value(SNIPPET_WINDOW),
+                ),
+            ),
+            default=Left("search_text", SNIPPET_WINDOW * 2),
+        )
+    )
+    hits = hits.annotate(
+        headline=SearchHeadline(
+            "snippet_window",
+            tsquery,
+            config=CONFIG,
+            start_sel=START,
+            stop_sel=STOP,
+            max_fragments=2,
+            max_words=24,
+            min_words=8,
+            fragment_delimiter=" … ",
+        ),
+        search_query=Value(query),
+        search_mode=Value("words" if found else "substring"),
+    )
+    return hits.order_by(*order)
 
 
 def query_terms(query: str) -> list[str]:
@@ -246,11 +429,30 @@ def query_terms(query: str) -> list[str]:
 
 def snippet_html(entry) -> SafeString:  # type: ignore[no-untyped-def]
     headline = getattr(entry, "headline", None)
-    if headline is None:
-        terms = query_terms(getattr(entry, "search_query", ""))
-        headline = _python_headline(entry.search_text, terms)
+    terms = query_terms(getattr(entry, "search_query", ""))
+    if headline is None or START not in headline:
+        # SQLite, or a hit on identifier parts or a substring that ts_headline cannot mark.
+        text = getattr(entry, "snippet_window", None)
+        headline = _python_headline(entry.search_text if text is None else text, terms)
+    else:
+        # ts_headline marks whole tokens of its parser: `readFileUtf8` inside
+        # `binding.readFileUtf8(` is none. The query's words are marked where they stand too.
+        headline = _mark_terms(headline, terms)
     html = escape(headline).replace(START, "<mark>").replace(STOP, "</mark>")
     return mark_safe(html)  # escaped above; only our markers become tags
+
+
+def _mark_terms(headline: str, terms: list[str]) -> str:
+    terms = [t.strip('"') for t in terms if len(t.strip('"')) >= 3]
+    if not terms:
+        return headline
+    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    # Only outside the marks already there (odd pieces of this split are marked text).
+    pieces = re.split(f"({START}.*?{STOP})", headline)
+    return "".join(
+        piece if n % 2 else pattern.sub(lambda m: f"{START}{m.group(0)}{STOP}", piece)
+        for n, piece in enumerate(pieces)
+    )
 
 
 def _python_headline(text: str, terms: list[str]) -> str:

@@ -11,7 +11,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.shortcuts import get_object_or_404
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
-from contextlab.library.search import apply_search
+from contextlab.library.search import apply_search, uses_postgres
 
 
 def sessions_for_user(user: Any) -> QuerySet[Session]:
@@ -144,21 +144,41 @@ def engine_entries(session: Session) -> list[dict[str, Any]]:
     return [orjson.loads(raw) for raw in rows]
 
 
-def search_entries(query: str, user: Any = None) -> QuerySet[Entry]:
+def search_entries(
+    query: str,
+    user: Any = None,
+    *,
+    session: Session | None = None,
+    entry_ids: list[str] | None = None,
+    substring: bool = False,
+    limit: int = 100,
+) -> QuerySet[Entry]:
     """Entries of current revisions whose text matches `query` (websearch syntax on PostgreSQL:
-    words, "phrases", or, -not), best first, each with `headline` / `snippet_html`.
+    words, "phrases", or, -not; identifiers by their parts; pieces of tokens), best first, each
+    with `headline` / `snippet_html` / `place`.
 
     `user=None` searches everything (commands, tests); otherwise only sessions the user may see.
+    `session` keeps to one session, `entry_ids` (with it) to those entries (an open context).
     """
     query = query.strip()
-    qs = Entry.objects.filter(revision__status="current").select_related(
-        "session", "session__project"
+    qs = (
+        Entry.objects.filter(revision__status="current")
+        .select_related("session", "session__project")
+        # The entry itself is not shown, only where it is and its snippet.
+        .defer("data", "search_vector", "search_words")
     )
+    if uses_postgres():
+        # Up to 100 KB each: the snippet is cut from a window of it in the query.
+        qs = qs.defer("search_text")
     if user is not None:
         qs = qs.filter(session__in=Session.objects.visible_to(user))
+    if session is not None:
+        qs = qs.filter(session=session, revision_id=session.current_revision_id)
+        if entry_ids is not None:
+            qs = qs.filter(entry_id__in=entry_ids)
     if not query:
         return qs.none()
-    return apply_search(qs, query)
+    return apply_search(qs, query, substring=substring, limit=limit)
 
 
 def session_problems(session: Session) -> QuerySet[ImportProblem]:

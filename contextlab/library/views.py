@@ -13,7 +13,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from contextlab.inspector.selectors import session_index
+from contextlab.inspector.selectors import context_entry_ids, session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import import_session_file
 from contextlab.library.search import snippet_html
@@ -61,6 +61,8 @@ def index(request: HttpRequest) -> HttpResponse:
         "nav": "library",
         "form": form,
         "filters": filters,
+        # With a filter set, an empty table means "nothing matches", not "nothing imported".
+        "filters_active": any(v for k, v in filters.items() if k != "sort"),
         "sort": sort,
         "groups": groups,
         "session_total": len(sessions),
@@ -79,8 +81,37 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
+    """Search every visible session, or one (`session`), or what the model received with one of
+    its entries as the leaf (`session` and `context`, an entry id)."""
     query = request.GET.get("q", "").strip()[:500]
-    hits = list(search_entries(query, user=request.user)[:SEARCH_LIMIT]) if query else []
+    session = None
+    open_entry = request.GET.get("entry", "").strip()[:100] or None
+    within = request.GET.get("within", "context" if open_entry else "session")
+    entry_ids = None
+    if request.GET.get("session", "").isdigit():
+        session = session_for_user_or_404(request.user, int(request.GET["session"]))
+        if open_entry is not None and within == "context":
+            entry_ids = context_entry_ids(session, open_entry)
+            if entry_ids is None:
+                raise Http404("No such entry in this session.")
+    else:
+        open_entry = None
+    scope_entry = open_entry if entry_ids is not None else None
+    substring = request.GET.get("match") == "substring"
+    hits = (
+        list(
+            search_entries(
+                query,
+                user=request.user,
+                session=session,
+                entry_ids=entry_ids,
+                substring=substring,
+                limit=SEARCH_LIMIT,
+            )
+        )
+        if query
+        else []
+    )
     for hit in hits:
         hit.snippet_html = snippet_html(hit)
     context = {
@@ -88,6 +119,11 @@ def search(request: HttpRequest) -> HttpResponse:
         "search_query": query,
         "hits": hits,
         "limit": SEARCH_LIMIT,
+        "scope_session": session,
+        "scope_entry": scope_entry,
+        "open_entry": open_entry,
+        "substring": substring,
+        "search_mode": getattr(hits[0], "search_mode", "") if hits else "",
     }
     if request.htmx and request.htmx.target == "search-results":
         return render(request, "library/search.html#search-results", context)
@@ -132,7 +168,11 @@ def upload(request: HttpRequest) -> HttpResponse:
             session_index(outcome.session)
         results.append({"name": upload_file.name, "outcome": outcome})
     if request.htmx:
-        return render(request, "library/index.html#upload-results", {"results": results})
+        return render(
+            request,
+            "library/index.html#upload-results",
+            {"results": results, "no_files": not files},
+        )
     if not files and not results:
         messages.error(request, "Choose one or more session files (.jsonl) to upload.")
     for result in results:

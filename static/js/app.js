@@ -487,8 +487,11 @@
       if (e.dataTransfer && e.dataTransfer.files.length) send(e.dataTransfer.files);
     });
     form.addEventListener("submit", function (e) {
-      if (!input.files.length) return;
       e.preventDefault();
+      if (!input.files.length) {
+        if (status) status.textContent = "No file chosen: choose one or more session files (.jsonl) first.";
+        return;
+      }
       send(input.files);
     });
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextlab.library.importer import Status, import_session_file
-from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.models import Entry, ImportProblem, Session, SessionRevision
 from contextlab.library.selectors import engine_entries
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import parse_session_file
@@ -197,28 +197,54 @@ def test_it_fails_an_empty_file_and_records_why(write_session) -> None:
     assert Session.objects.count() == 0
 
 
-def test_it_keeps_entries_of_a_file_without_header(write_session) -> None:
+def test_it_creates_no_session_for_a_file_without_header(write_session) -> None:
     path = write_session(*chain(3))
     result = import_session_file(path=path)
-    assert result.status == Status.NEW and result.entries == 3
-    assert result.session_id.startswith("noheader-")
-    assert (result.problems[0].line, "not a session header" in result.problems[0].reason) == (
-        1,
-        True,
-    )
-    assert Project.objects.get().cwd == ""
-    # The id is stable, so the same file is recognised again.
-    assert import_session_file(path=path).status == Status.UNCHANGED
+    assert (result.status, result.session_id, result.entries) == (Status.FAILED, None, 0)
+    assert result.problems[0].line == 1
+    assert "not a session header (Pi would reject the whole file)" in result.problems[0].reason
+    assert "no session was created" in reasons(result)[-1]
+    assert Session.objects.count() == 0
+    assert ImportProblem.objects.filter(session=None, path=str(path)).count() == 2
+    # Importing it again does not pile up its problems.
+    import_session_file(path=path)
+    assert ImportProblem.objects.filter(session=None, path=str(path)).count() == 2
 
 
-def test_it_reports_a_malformed_header(write_session) -> None:
+def test_it_creates_no_session_for_a_json_array(write_session) -> None:
+    path = write_session(raw=b"[1,2,3]\n")
+    result = import_session_file(path=path)
+    assert (result.status, result.session_id) == (Status.FAILED, None)
+    assert "Pi would reject the whole file" in reasons(result)[0]
+    assert Session.objects.count() == 0
+
+
+def test_it_reports_a_malformed_header_and_creates_no_session(write_session) -> None:
     path = write_session({"type": "session", "version": 3, "id": 42, "cwd": "/x"}, *chain(2))
     result = import_session_file(path=path)
-    assert result.entries == 2
-    assert result.session_id.startswith("noheader-")
-    assert [p.line for p in result.problems] == [1, 1]
-    assert "not a session header" in reasons(result)[0]
+    assert (result.status, result.entries) == (Status.FAILED, 0)
+    assert [p.line for p in result.problems] == [1, 1, 0]
+    assert "Pi would reject the whole file" in reasons(result)[0]
     assert '"id" must be a string, got number' in reasons(result)[1]
+    assert Session.objects.count() == 0
+
+
+def test_it_gives_one_error_for_a_binary_file(write_session) -> None:
+    png = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)) * 40
+    path = write_session(raw=png)
+    result = import_session_file(path=path)
+    assert result.status == Status.FAILED and Session.objects.count() == 0
+    assert reasons(result) == [
+        "not a text file (binary data, e.g. an image): no session was created"
+    ]
+
+
+def test_it_still_reads_a_session_with_one_bad_utf8_line(write_session) -> None:
+    path = write_session(header(), *chain(2))
+    with open(path, "ab") as f:
+        f.write(b'{"type":"label","id":"l1","parentId":"e0000002","label":"caf\xe9"}\n')
+    result = import_session_file(path=path)
+    assert result.status == Status.NEW and result.entries == 3
 
 
 def test_it_keeps_unknown_entry_types_whole(write_session) -> None:

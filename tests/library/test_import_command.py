@@ -60,6 +60,29 @@ def test_it_prints_the_json_contract(write_session) -> None:
 
 
 @pytest.mark.django_db
+def test_it_reports_a_rejected_and_a_binary_file_as_failed_with_exit_1(write_session) -> None:
+    headless = write_session(*chain(2), name="headless.jsonl")
+    png = write_session(raw=b"\x89PNG\r\n\x1a\n" + bytes(4000), name="picture.jsonl")
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as exit_info:
+        call_command(
+            "import_sessions", str(headless.parent), "--json", stdout=out, stderr=io.StringIO()
+        )
+    assert exit_info.value.code == 1
+    files = {Path(f["path"]).name: f for f in json.loads(out.getvalue())["files"]}
+    assert {name: (f["status"], f["sessionId"]) for name, f in files.items()} == {
+        "headless.jsonl": ("failed", None),
+        "picture.jsonl": ("failed", None),
+    }
+    assert [p["reason"] for p in files["picture.jsonl"]["problems"]] == [
+        "not a text file (binary data, e.g. an image): no session was created"
+    ]
+    assert "Pi would reject the whole file" in files["headless.jsonl"]["problems"][0]["reason"]
+    assert Session.objects.count() == 0
+    assert png.exists()
+
+
+@pytest.mark.django_db
 def test_it_prints_a_summary_and_exits_1_when_a_file_failed(write_session) -> None:
     folder = write_session(header(), *chain(2), name="ok.jsonl").parent
     write_session(raw=b"\n\n", name="blank.jsonl")

@@ -299,3 +299,48 @@ def test_it_lists_files_that_yielded_no_session_to_who_uploaded_them(
     page = client.get(reverse("library:index")).content.decode()
     assert "2 files could not be imported" in page and str(empty) in page
     assert client.get(link).status_code == 200
+
+
+def test_it_says_so_when_an_upload_has_no_file(owner_client):
+    response = owner_client.post(
+        reverse("library:upload"), {}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="upload-results"
+    )
+    assert "No file was uploaded" in response.content.decode()
+    page = owner_client.post(reverse("library:upload"), {}, follow=True).content.decode()
+    assert "Choose one or more session files" in page
+
+
+def test_it_uploads_a_png_with_one_clear_error_and_no_session(owner_client):
+    png = io.BytesIO(bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)) * 64)
+    png.name = "screenshot.png"
+    body = owner_client.post(
+        reverse("library:upload"),
+        {"files": [png]},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="upload-results",
+    ).content.decode()
+    assert body.count("not a text file") == 1
+    assert body.count('class="error"') == 1
+    assert Session.objects.count() == 0
+
+
+def test_it_uploads_a_file_pi_would_reject_without_creating_a_session(owner_client):
+    bad = io.BytesIO(b"[1,2,3]\n")
+    bad.name = "array.jsonl"
+    body = owner_client.post(
+        reverse("library:upload"),
+        {"files": [bad]},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="upload-results",
+    ).content.decode()
+    assert "Pi would reject the whole file" in body
+    assert Session.objects.count() == 0
+    assert "noheader-" not in owner_client.get(reverse("library:index")).content.decode()
+
+
+def test_it_says_no_session_matches_a_filter_without_hits(owner_client, tmp_path):
+    _import(tmp_path)
+    html = owner_client.get(reverse("library:index"), {"q": "zzz-nothing-like-this"}).content
+    assert b"No session matches these filters" in html and b"No sessions yet" not in html
+    empty = owner_client.get(reverse("library:index")).content
+    assert b"No session matches" not in empty

@@ -3,7 +3,6 @@ JSON.parse, else the engine's decode_entry), and the probe for the session heade
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -170,18 +169,32 @@ def probe_header(f: IO[bytes]) -> Probe:
                     problem = Problem(line.line_no, f"{bad}: the file is not imported")
                     return Probe(None, 0, None, False, [problem])
                 return Probe(value, line.line_no, value["id"], False, [])
+            # Pi's loadEntriesFromFile returns [] for such a file (pi-reference §1.6): nothing
+            # of it is a session, so none is created here either.
             problem = Problem(
-                line.line_no, 'session header has no string "id" (Pi would reject the file)'
+                line.line_no, 'session header has no string "id" (Pi would reject the whole file)'
             )
-            return Probe(value, line.line_no, _headerless_id(line), False, [problem])
+            return Probe(None, 0, None, False, [problem, *decoded.problems])
         problem = Problem(
             line.line_no, "the first line is not a session header (Pi would reject the whole file)"
         )
-        has_id = value is not None and isinstance(value.get("id"), str)
-        return Probe(None, 0, _headerless_id(line), has_id, [problem])
+        return Probe(None, 0, None, False, [problem, *decoded.problems])
     return Probe(None, 0, None, False, [])
 
 
-def _headerless_id(line: RawLine) -> str:
-    # Stable while the file grows: derived from the first kept line only.
-    return "noheader-" + hashlib.sha256(line.raw or b"").hexdigest()[:24]
+# Bytes that never occur in a JSONL session's first kilobytes: NUL, and C0 controls other than
+# whitespace (JSON escapes them inside strings). A PNG, a JPEG, a zip or a gzip has them at once.
+_BINARY_BYTES = frozenset(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B}
+BINARY_SNIFF_BYTES = 8 << 10
+
+
+def looks_binary(f: IO[bytes]) -> bool:
+    """Whether the file's head is not text at all (an image, an archive), so that it gets one
+    clear error rather than one per "line" of its bytes."""
+    f.seek(0)
+    head = f.read(BINARY_SNIFF_BYTES)
+    f.seek(0)
+    if not head:
+        return False
+    controls = sum(1 for byte in head if byte in _BINARY_BYTES)
+    return b"\x00" in head or controls * 20 > len(head)

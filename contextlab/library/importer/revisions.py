@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -27,6 +27,7 @@ from contextlab.library.importer.decoding import (
     Probe,
     decode_line,
     id_problem,
+    looks_binary,
     probe_header,
 )
 from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
@@ -263,9 +264,12 @@ def _import(
     within: Callable[[ImportResult], None] | None = None,
 ) -> ImportResult:
     size = _file_size(f)
+    if looks_binary(f):
+        problem = Problem(0, "not a text file (binary data, e.g. an image): no session was created")
+        return _import_without_session(f, display, size, user, rejected=[problem])
     probe = probe_header(f)
     if probe.session_id is None:
-        return _import_without_session(f, display, size, user, probe.problems)
+        return _import_without_session(f, display, size, user, rejected=probe.problems)
 
     def attempt(relax: bool) -> ImportResult:
         # A failure undoes what this attempt did to the blob store too.
@@ -296,13 +300,17 @@ def _relax_commit() -> None:
 
 
 def _import_without_session(
-    f: IO[bytes], display: str, size: int, user: Any, refused: Sequence[Problem] = ()
+    f: IO[bytes], display: str, size: int, user: Any, *, rejected: list[Problem] | None = None
 ) -> ImportResult:
-    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line),
-    or (`refused`) whose header id cannot be stored."""
-    problems: list[Problem] = list(refused)
+    """A file with no line Pi could use (empty, blank, only bad lines, or a torn first line), or
+    one Pi would reject whole (`rejected`: why; its other lines are then not examined)."""
+    problems: list[Problem] = []
     torn = False
-    for line in iter_lines(f, 0, 1) if not refused else ():
+    if rejected:
+        problems = [*rejected]
+        if not any("no session was created" in p.reason for p in problems):
+            problems.append(Problem(0, "Pi would reject this file: no session was created"))
+    for line in [] if rejected else iter_lines(f, 0, 1):
         decoded = decode_line(line)
         if decoded is None:
             continue
@@ -315,10 +323,10 @@ def _import_without_session(
             1, "torn line: the file has no complete line yet (Pi may still be writing)"
         )
         return ImportResult(display, Status.FAILED, problems=[problem])
-    if size == 0:
-        problems.insert(0, Problem(0, "empty file: no session header"))
-    elif refused:
+    if rejected:
         pass
+    elif size == 0:
+        problems.insert(0, Problem(0, "empty file: no session header"))
     elif not problems:
         problems.append(Problem(0, "no session header and no entries (only blank lines)"))
     else:

@@ -1,0 +1,211 @@
+"""One request as the provider received it (JSON body, curl), and two requests compared.
+
+The body is built by the engine's ports of pi-ai's providers (openai-completions,
+anthropic-messages) from what the inspector already computed for the entry: the system prompt,
+the messages as sent, the thinking level, the model, and the tool set (the project's resource
+profile, else Pi's default set). APIs without a port get the provider-neutral context instead,
+said so plainly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.inspector.selectors import SessionIndex
+from contextlab.inspector.services import Inspection, _key, _summary_line, inspect_entry
+from contextlab.library.models import Session
+from contextlab.pi.dialects import PI_0_80
+from contextlab.pi.prompt import active_tool_names
+from contextlab.pi.providers import anthropic_messages, openai_completions
+
+# Where each API's request goes under the model's baseUrl, and the key's header.
+ENDPOINTS = {
+    "openai-completions": ("/chat/completions", "Authorization: Bearer $OPENAI_API_KEY"),
+    "anthropic-messages": ("/v1/messages", "x-api-key: $ANTHROPIC_API_KEY"),
+}
+
+
+@dataclass
+class ProviderRequest:
+    inspection: Inspection
+    api: str
+    # The body's bytes as the provider received them (pi-ai's JSON.stringify: compact, Pi's key
+    # order), or the provider-neutral context when the API has no port.
+    body_text: str
+    exact: bool  # built by a port of Pi's provider (else the provider-neutral context)
+    tools: list[str]
+    note: str = ""
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return json.loads(self.body_text)  # type: ignore[no-any-return]
+
+    @property
+    def body_json(self) -> str:
+        return self.body_text
+
+    @property
+    def curl(self) -> str:
+        """A curl command sending the body (one line of JSON in a quoted here-document)."""
+        model = self.inspection.model_info.get("found") or {}
+        path, key_header = ENDPOINTS.get(self.api, ("", "Authorization: Bearer $API_KEY"))
+        url = str(model.get("baseUrl") or "https://PROVIDER_BASE_URL").rstrip("/") + path
+        lines = [f"curl -sS {shlex.quote(url)}", "-H 'content-type: application/json'"]
+        lines.append(f'-H "{key_header}"')
+        if self.api == "anthropic-messages":
+            lines.append("-H 'anthropic-version: 2023-06-01'")
+        lines.append("--data-binary @- <<'PI_REQUEST_BODY'")
+        return " \\\n  ".join(lines) + "\n" + self.body_text + "\nPI_REQUEST_BODY\n"
+
+
+def provider_request(session: Session, index: SessionIndex, entry_id: str) -> ProviderRequest:
+    inspection = inspect_entry(session, index, entry_id, tab="json")
+    model = dict(inspection.model_info.get("found") or {})
+    api = str(model.get("api") or "")
+    profile_tools = list(inspection.profile.tools) if inspection.profile else []
+    # The tools Pi enables for that set (unknown names dropped, repeats collapsed).
+    names = active_tool_names(profile_tools or None, dialect=PI_0_80)
+    tools = [
+        {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+        for name in names
+        if (t := PI_0_80.tool(name)) is not None
+    ]
+    context = {
+        "systemPrompt": inspection.prompt.text if inspection.prompt else "",
+        "messages": inspection.sent,
+        "tools": tools,
+    }
+    thinking = inspection.thinking_level
+    reasoning = None if thinking in ("off", "None", "") else thinking
+    notes = []
+    if inspection.model_info.get("assumed"):
+        notes.append(
+            "The model is in neither Pi's catalog nor the project's models.json: its "
+            "capabilities (reasoning, input types, limits) are assumed."
+        )
+    if inspection.prompt_unknown:
+        notes.append("Parts of the system prompt are unknown on this server.")
+    note = " ".join(notes)
+    if api == "openai-completions":
+        options = openai_completions.simple_options(model, reasoning=reasoning)
+        text = openai_completions.build_request_body(model, context, options)
+        return ProviderRequest(inspection, api, _compact(text), True, names, note)
+    if api == "anthropic-messages":
+        body = anthropic_messages.build_simple_params(model, context, {"reasoning": reasoning})
+        return ProviderRequest(inspection, api, _compact(body), True, names, note)
+    body = {"model": model.get("id"), "thinkingLevel": thinking, **context}
+    note = (
+        f"Pi's {api or 'unknown'} provider has no port here: this is the context Pi hands to "
+        "it (system prompt, messages as sent, tools), not the provider's own body. " + note
+    )
+    return ProviderRequest(inspection, api, _compact(body), False, names, note.strip())
+
+
+def _compact(body: Any) -> str:
+    """JSON.stringify's bytes: the port's own string as it is, a dict serialised like it."""
+    if isinstance(body, str):
+        return body
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- two requests side by side ---------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One line of the comparison: a message on the left, the right, or both."""
+
+    kind: str  # equal | changed | removed | added | same-run (a run of equal messages folded)
+    left: dict[str, Any] | None = None
+    right: dict[str, Any] | None = None
+    count: int = 0  # for same-run
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (op, text) for changed
+
+
+@dataclass
+class Comparison:
+    a: Inspection
+    b: Inspection
+    rows: list[Row]
+    prompt_lines: list[tuple[str, str]]  # unified diff of the system prompts; empty if equal
+    same_prompt: bool
+    summary: dict[str, Any]
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            parts.append("[thinking] " + str(block.get("thinking", "")))
+        elif kind == "toolCall":
+            parts.append(
+                f"[tool call {block.get('name')}] "
+                + json.dumps(block.get("arguments"), ensure_ascii=False)
+            )
+        else:
+            parts.append(f"[{kind}]")
+    return "\n".join(parts)
+
+
+def _view(message: dict[str, Any]) -> dict[str, Any]:
+    return {**_summary_line(message), "full": _text(message)}
+
+
+def _line_diff(before: str, after: str) -> list[tuple[str, str]]:
+    out = []
+    for line in difflib.ndiff(before.splitlines(), after.splitlines()):
+        op = line[:1]
+        if op == "?":
+            continue
+        out.append({"-": ("del", line[2:]), "+": ("ins", line[2:])}.get(op, ("eq", line[2:])))
+    return out
+
+
+def compare_requests(session: Session, index: SessionIndex, a: str, b: str) -> Comparison:
+    left = inspect_entry(session, index, a, tab="json")
+    right = inspect_entry(session, index, b, tab="json")
+    before = [_key(m) for m in left.sent]
+    after = [_key(m) for m in right.sent]
+    rows: list[Row] = []
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            rows.append(Row("same-run", count=i2 - i1, left=_view(left.sent[i1])))
+            continue
+        pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
+        for k in range(pairs):
+            lm, rm = left.sent[i1 + k], right.sent[j1 + k]
+            rows.append(
+                Row("changed", _view(lm), _view(rm), lines=_line_diff(_text(lm), _text(rm)))
+            )
+        rows.extend(Row("removed", left=_view(m)) for m in left.sent[i1 + pairs : i2])
+        rows.extend(Row("added", right=_view(m)) for m in right.sent[j1 + pairs : j2])
+    left_prompt = left.prompt.text if left.prompt else ""
+    right_prompt = right.prompt.text if right.prompt else ""
+    prompt_lines = [
+        ({"-": "del", "+": "ins", "@": "hunk"}.get(line[:1], "eq"), line.rstrip("\n"))
+        for line in difflib.unified_diff(
+            left_prompt.splitlines(), right_prompt.splitlines(), "A", "B", lineterm="", n=2
+        )
+    ][2:]
+    summary = {
+        "a_messages": len(left.sent),
+        "b_messages": len(right.sent),
+        "same": sum(r.count for r in rows if r.kind == "same-run"),
+        "changed": sum(1 for r in rows if r.kind == "changed"),
+        "removed": sum(1 for r in rows if r.kind == "removed"),
+        "added": sum(1 for r in rows if r.kind == "added"),
+    }
+    return Comparison(left, right, rows, prompt_lines, left_prompt == right_prompt, summary)

@@ -1,0 +1,119 @@
+"""Jobs that cannot pile up: a retry is refused when it could only add a sibling entry, retries
+are capped, and the provider SDK does not retry inside each of the job's own attempts."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from contextlab.jobs import services
+from contextlab.jobs.models import Job
+from contextlab.library.models import Entry, Session
+from tests.jobs.fake_llm import FakeLLMServer, Reply
+
+pytestmark = pytest.mark.django_db
+
+
+def _compactions_of(session, leaf: str) -> list[str]:
+    return list(
+        Entry.objects.filter(session=session, type="compaction", parent_id=leaf).values_list(
+            "entry_id", flat=True
+        )
+    )
+
+
+def _job(session) -> Job:
+    return services.job_create(
+        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+    )
+
+
+def _retry(client, job: Job):
+    return client.post(reverse("jobs:retry", args=[job.pk]), follow=True)
+
+
+def test_retrying_twice_after_another_job_compacted_the_leaf_adds_no_sibling(
+    owner_client, import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    leaf = session.leaf_entry_id
+    cancelled = _job(session)
+    services.job_cancel(job=cancelled)
+    other = services.job_execute(job_id=_job(session).pk)
+    assert other.status == "succeeded"
+    moved_to = Session.objects.get(pk=session.pk).leaf_entry_id
+    assert moved_to == other.result_entry_ids[0] != leaf
+    for _ in range(2):
+        page = _retry(owner_client, cancelled).content.decode()
+        assert f"leaf moved from {leaf} to {moved_to}" in page
+    assert Job.objects.filter(retry_of=cancelled).count() == 0
+    assert _compactions_of(session, leaf) == other.result_entry_ids
+
+
+def test_a_retry_is_refused_when_the_same_compaction_already_exists(
+    owner_client, import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    leaf = session.leaf_entry_id
+    cancelled = _job(session)
+    services.job_cancel(job=cancelled)
+    done = services.job_execute(job_id=_job(session).pk)
+    # Back on the compacted entry (Pi's /tree without a summary): the leaf is the job's again.
+    services.session_continue_without_summary(session=session, target_entry_id=leaf)
+    page = _retry(owner_client, cancelled).content.decode()
+    assert f"Job #{done.pk} already wrote this compaction" in page
+    assert _compactions_of(session, leaf) == done.result_entry_ids
+    # Without that job's record, the entry in the file still says so.
+    Job.objects.filter(pk=done.pk).delete()
+    with pytest.raises(services.JobError, match=f"Entry {leaf} already has a compaction"):
+        services.job_retry(job=cancelled)
+
+
+def test_a_job_is_retried_once_and_a_chain_of_retries_is_capped(
+    owner_client, import_corpus, offline_provider, settings
+):
+    settings.CONTEXTLAB_JOB_MAX_RETRIES = 2
+    session, _ = import_corpus("tools")
+    first = _job(session)
+    services.job_cancel(job=first)
+    second = services.job_retry(job=first)
+    services.job_cancel(job=second)
+    page = _retry(owner_client, first).content.decode()
+    assert f"Job #{first.pk} was already retried as job #{second.pk}" in page
+    third = services.job_retry(job=second)
+    services.job_cancel(job=third)
+    page = _retry(owner_client, third).content.decode()
+    assert f"Job #{third.pk} is already retry 2 of job #{first.pk} (at most 2)" in page
+    assert Job.objects.filter(session=session).count() == 3
+
+
+def test_the_sdk_does_not_retry_inside_the_jobs_attempts(import_corpus, settings):
+    with FakeLLMServer() as server:
+        settings.CONTEXTLAB_JOB_RETRY_BASE_SECONDS = 0.05
+        settings.CONTEXTLAB_LLM = {
+            **settings.CONTEXTLAB_LLM,
+            "provider": "anthropic",
+            "max_retries": 2,  # what the SDK would do on its own for each attempt
+            "timeout": 5.0,
+            "anthropic": {
+                **settings.CONTEXTLAB_LLM["anthropic"],
+                "base_url": server.anthropic_base_url,
+                "api_key": "sk-ant-test",
+                "model": "fake-claude",
+            },
+        }
+        session, _ = import_corpus("tools")
+        job = services.job_create(
+            session=session,
+            kind="compaction",
+            parameters={"keepRecentTokens": 10},
+            enqueue=False,
+        )
+        server.script.extend([Reply(status=503)] * 9)
+        for attempt in range(1, job.max_attempts):
+            with pytest.raises(services.RetryLater):
+                services.job_execute(job_id=job.pk)
+            assert len(server.requests) == attempt
+        job = services.job_execute(job_id=job.pk)
+        assert job.status == "failed" and "HTTP 503" in job.error
+        assert len(server.requests) == job.max_attempts == 3

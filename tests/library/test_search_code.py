@@ -1,0 +1,194 @@
+"""Search that finds code: identifier parts, substrings (pg_trgm), scopes, where a hit is."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from contextlab.library.importer import import_session_file
+from contextlab.library.models import Entry, Session
+from contextlab.library.search import identifier_parts, split_query, substring_match
+from contextlab.library.selectors import search_entries
+from tests.library.conftest import chain, header, message
+
+pytestmark = pytest.mark.django_db
+
+CODE = "const data = binding.readFileUtf8(path); obj.method(); read_file_utf8(x) HTMLParser"
+
+
+def _tool_result(entry_id: str, parent: str, text: str) -> dict:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-02T10:00:02.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call_1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "timestamp": 1,
+        },
+    }
+
+
+@pytest.fixture
+def session(write_session) -> Session:
+    summary = {
+        "type": "compaction",
+        "id": "c0000001",
+        "parentId": "t0000001",
+        "timestamp": "2026-01-02T10:00:03.000Z",
+        "summary": "The user works on the parseHeaderLine helper.",
+        "firstKeptEntryId": "t0000001",
+        "tokensBefore": 1000,
+    }
+    after = message("u0000001", "c0000001", "user", "now fix the sortEntries function")
+    side = message("b0000001", "e0000002", "user", "a branch asking about megapelicanfoo")
+    path = write_session(
+        header(), *chain(4), _tool_result("t0000001", "e0000003", CODE), summary, after, side
+    )
+    return Session.objects.get(session_id=import_session_file(path=path).session_id)
+
+
+def _ids(query: str, **scope) -> list[str]:
+    return sorted(h.entry_id for h in search_entries(query, **scope))
+
+
+def test_identifiers_are_split_into_their_parts() -> None:
+    assert identifier_parts(["binding.readFileUtf8(path);"]).split() == [
+        "binding",
+        "readFileUtf8",
+        "path",
+        "read",
+        "File",
+        "Utf8",
+    ]
+    assert identifier_parts(["plain", "words", "plain"]) == "plain words"
+    assert split_query("readFileUtf8") == "read File Utf8"
+    assert split_query('"a phrase" -notThis snake_case') == '"a phrase" -notThis snake case'
+    assert split_query("pelicans") is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "readFileUtf8",
+        "readfileutf8",
+        "binding.readFileUtf8",
+        "binding",
+        "utf8",
+        "method",
+        "obj.method",
+        "read_file_utf8",
+        "HTMLParser",
+        "parser",
+        "readFile",
+    ],
+)
+def test_it_finds_code_by_identifiers_and_their_parts(session, query) -> None:
+    assert "t0000001" in _ids(query)
+
+
+@pytest.mark.parametrize("query", ["eadFileUt", "ding.readF", "TMLPars"])
+def test_it_finds_pieces_of_tokens_by_substring(session, query) -> None:
+    assert _ids(query) == ["t0000001"]
+
+
+def test_substring_search_uses_the_trigram_index(session) -> None:
+    # A handful of rows: the planner would rather scan them; on a large table it would not.
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan TO off")
+        cursor.execute("SET enable_indexscan TO off")
+        try:
+            plan = Entry.objects.filter(substring_match(["eadFileUt"])).explain()
+        finally:
+            cursor.execute("RESET enable_seqscan")
+            cursor.execute("RESET enable_indexscan")
+    assert "Bitmap Index Scan on library_entry_search_words_trgm" in plan
+
+
+def test_substring_search_takes_over_when_words_find_nothing(session, owner_client) -> None:
+    # "megapelicanfoo" holds "pelican" only inside a word: words find e0000000.. first.
+    assert "b0000001" not in _ids("pelican")
+    assert "b0000001" in _ids("pelican", substring=True)
+    assert _ids("elicanfo") == ["b0000001"]
+    html = owner_client.get(reverse("library:search"), {"q": "elicanfo"}).content.decode()
+    assert "No word matches" in html and "mega<mark>pelicanfo</mark>o" not in html
+    assert "mega<mark>elicanfo</mark>" not in html and "<mark>elicanfo</mark>" in html
+    forced = owner_client.get(
+        reverse("library:search"), {"q": "pelican", "match": "substring"}
+    ).content.decode()
+    assert 'data-entry-id="b0000001"' in forced and "Searched inside words" in forced
+
+
+def test_many_hits_are_listed_newest_first_without_ranking(session, monkeypatch):
+    from contextlab.library import search
+
+    monkeypatch.setattr(search, "RANK_LIMIT", 2)
+    hits = list(search_entries("pelicans"))
+    assert len(hits) > 2 and not hasattr(hits[0], "rank")
+    # The most recently stored first (read backwards from the primary key, no sort of all hits).
+    assert [h.pk for h in hits] == sorted((h.pk for h in hits), reverse=True)
+
+
+def test_it_searches_within_one_session_and_within_an_open_context(
+    session, owner_client, write_session
+) -> None:
+    import_session_file(path=write_session(header(id="s-other"), *chain(2), name="other.jsonl"))
+    assert len({h.session_id for h in search_entries("pelicans")}) == 2
+    assert {h.session_id for h in search_entries("pelicans", session=session)} == {session.pk}
+    url = reverse("library:search")
+    # The context of u0000001 starts at the compaction: its summary and the kept tool result.
+    html = owner_client.get(
+        url,
+        {
+            "q": "readFileUtf8 or parseHeaderLine or pelicans",
+            "session": session.pk,
+            "entry": "u0000001",
+        },
+    ).content.decode()
+    assert 'data-entry-id="t0000001"' in html and 'data-entry-id="c0000001"' in html
+    assert 'data-entry-id="e0000000"' not in html  # summarised away: not in this context
+    assert 'data-entry-id="b0000001"' not in html  # another branch
+    whole = owner_client.get(
+        url,
+        {
+            "q": "pelicans or megapelicanfoo",
+            "session": session.pk,
+            "entry": "u0000001",
+            "within": "session",
+        },
+    ).content.decode()
+    assert 'data-entry-id="e0000000"' in whole and 'data-entry-id="b0000001"' in whole
+    assert (
+        owner_client.get(url, {"q": "x", "session": session.pk, "entry": "nope"}).status_code == 404
+    )
+
+
+def test_hits_say_where_they_are(session, owner_client) -> None:
+    html = owner_client.get(
+        reverse("library:search"), {"q": "readFileUtf8 or parseHeaderLine or sortEntries"}
+    ).content.decode()
+    assert html.count('class="badge hit-place"') == 3
+    for place in ("tool result", "compaction summary", "user message"):
+        assert f'<span class="badge hit-place">{place}</span>' in html
+    # The identifier is marked in the snippet although the text parser saw one token.
+    assert "binding.<mark>readFileUtf8</mark>(path)" in html
+
+
+def test_an_outsider_cannot_search_a_restricted_session(session, client, outsider, owner) -> None:
+    session.project.memberships.create(user=owner, role="owner")
+    client.force_login(outsider)
+    response = client.get(reverse("library:search"), {"q": "pelicans", "session": session.pk})
+    assert response.status_code == 404
+    assert Entry.objects.filter(session=session).exists()
+
+
+def test_a_substring_hit_after_the_first_page_of_rows_is_found(write_session) -> None:
+    tail = message("z0000001", "e0000011", "user", "the very last one: xyzzyQuux")
+    path = write_session(header(id="many"), *chain(12), tail, name="many.jsonl")
+    import_session_file(path=path)
+    assert [h.entry_id for h in search_entries("yzzyQu", limit=3)] == ["z0000001"]
