@@ -3,11 +3,13 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 ORACLE := tests/conformance/oracle
+ORACLE_1_6 := tests/conformance/oracle-1.6.0
+ORACLE_0_73 := tests/conformance/oracle-0.73.1
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle system-deps run worker test test-fast lint bench dialect-data
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench dialect-data
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -20,12 +22,23 @@ $(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
 
 install: $(VENV)/.runtime
 
-install-dev: $(VENV)/.dev oracle system-deps
+install-dev: $(VENV)/.dev oracle oracle-1.6.0 oracle-0.73.1 system-deps
 
 # The real Pi 0.80.2, pinned by package-lock.json, run only by tests and benchmarks.
 oracle: $(ORACLE)/node_modules/.installed
 $(ORACLE)/node_modules/.installed: $(ORACLE)/package.json $(ORACLE)/package-lock.json
 	cd $(ORACLE) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The real Pi 1.6.0 (1.x dialect) and 0.73.1 (0.73 dialect), pinned the same way.
+oracle-1.6.0: $(ORACLE_1_6)/node_modules/.installed
+$(ORACLE_1_6)/node_modules/.installed: $(ORACLE_1_6)/package.json $(ORACLE_1_6)/package-lock.json
+	cd $(ORACLE_1_6) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+oracle-0.73.1: $(ORACLE_0_73)/node_modules/.installed
+$(ORACLE_0_73)/node_modules/.installed: $(ORACLE_0_73)/package.json $(ORACLE_0_73)/package-lock.json
+	cd $(ORACLE_0_73) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 system-deps:
