@@ -35,6 +35,9 @@ class FakeChatServer:
         self.log_dir = log_dir
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.queue: deque[dict[str, Any]] = deque()
+        # Scripted summary answers (e.g. one cut by the token cap); when empty, summaries are
+        # answered automatically.
+        self.summary_queue: deque[dict[str, Any]] = deque()
         self.lock = threading.Lock()
         self.summary_count = 0
         self.call_count = 0
@@ -64,6 +67,8 @@ class FakeChatServer:
                 SUMMARISER_PREFIX
             ):
                 self.summary_count += 1
+                if self.summary_queue:
+                    return self.summary_queue.popleft()
                 return {"text": _summary_text(request, self.summary_count)}
             if not self.queue:
                 raise ScriptError(f"request {self.call_count}: script queue is empty")
@@ -178,6 +183,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner.queue.extend(answers)
             self._reply_json(200, {"queued": len(answers)})
             return
+        if self.path == "/__queue_summaries":
+            answers = json.loads(body)
+            with self.owner.lock:
+                self.owner.summary_queue.extend(answers)
+            self._reply_json(200, {"queued": len(answers)})
+            return
         if self.path == "/__status":
             with self.owner.lock:
                 self._reply_json(200, {"pending": len(self.owner.queue)})
@@ -197,6 +208,10 @@ class _Handler(BaseHTTPRequestHandler):
         except ScriptError as error:
             self.owner.errors.append(str(error))
             self._reply_json(500, {"error": {"message": str(error)}})
+            return
+        if "error" in answer:
+            # A provider error, e.g. a context overflow: `{"error": message, "status": code}`.
+            self._reply_json(int(answer.get("status", 400)), {"error": {"message": answer["error"]}})
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
