@@ -1,0 +1,126 @@
+"""The Pi 1.x dialect against the real Pi 1.6.0.
+
+1. Every agent request Pi 1.6.0 sent while recording ``corpus-1.6.0/`` (``python -m
+   tests.conformance.recorder.record_versions 1.6.0``) is rebuilt byte for byte from the session
+   file alone (``contextlab.pi.dialects.pi_1_x.request_at_leaf``) plus the model's limits: the
+   prompt and tools are the replay of the persisted system messages, context edits applied,
+   ``max_completion_tokens`` from pi-ai's clamp.
+2. For every entry of every 1.6.0 session (and of the 0.80.2 corpus, which Pi 1.6.0 also opens) as
+   leaf, our projection equals Pi 1.6.0's own ``buildSessionProjection`` + ``convertToLlm``, and
+   the replayed prompt and tools equal pi-ai's ``getCurrentSystemPrompt`` / ``getCurrentTools``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextlab.pi.dialects import pi_1_x
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.session import parse_session_file
+from tests.conformance.conftest import corpus_sessions, run_oracle
+
+CORPUS_1X = Path(__file__).resolve().parent / "corpus-1.6.0"
+
+
+def _manifests() -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(CORPUS_1X.glob("*/manifest.json"))]
+
+
+MANIFESTS = _manifests()
+AGENT_REQUESTS = [
+    (m["scenario"], r) for m in MANIFESTS for r in m["requests"] if r["kind"] == "agent"
+]
+
+
+def _model(manifest: dict[str, Any], model_id: str) -> dict[str, Any]:
+    return next(m for m in manifest["models"] if m["id"] == model_id)
+
+
+def test_the_corpus_covers_what_issue_10_asks_for():
+    entries = {
+        m["scenario"]: [
+            json.loads(line) for line in (CORPUS_1X / m["scenario"] / "session.jsonl").open()
+        ]
+        for m in MANIFESTS
+    }
+    every = [e for es in entries.values() for e in es]
+    system = [e for e in every if pi_1_x.is_system_message_entry(e)]
+    patches = [
+        e
+        for e in system
+        if "toolsRemoved" in e["message"] or "addendum" in e["message"].get("sections", {})
+    ]
+    edits = [e for e in every if e["type"] == "context_edit"]
+    assert len(AGENT_REQUESTS) >= 20
+    assert patches, "a prompt patch (tools removed, APPEND_SYSTEM.md added)"
+    assert any(e["replacement"] is None for e in edits) and any(e["replacement"] for e in edits)
+    assert any(e["type"] == "compaction" and "systemMessage" in e for e in every)
+    assert any(e["type"] == "branch_summary" for e in every)
+    assert any(e["type"] == "message" and e["message"].get("stopReason") == "length" for e in every)
+    assert any(
+        pi_1_x.length_stopped_tool_call_text("write") == b.get("text")
+        for e in every
+        if e["type"] == "message" and e["message"]["role"] == "toolResult"
+        for b in e["message"]["content"]
+    )
+    length = next(m for m in MANIFESTS if m["scenario"] == "length")
+    assert length["rejectedSummary"] == pi_1_x.summary_rejected_text("Summarization")
+    resumed = entries["resumed"]
+    first_system = next(i for i, e in enumerate(resumed) if pi_1_x.is_system_message_entry(e))
+    assert any(
+        e["type"] == "message" and e["message"]["role"] == "assistant"
+        for e in resumed[:first_system]
+    )
+
+
+@pytest.mark.parametrize(
+    ("scenario", "request_"), AGENT_REQUESTS, ids=[f"{s}-{r['seq']}" for s, r in AGENT_REQUESTS]
+)
+def test_it_rebuilds_every_recorded_1_6_0_request_from_the_session_file(scenario, request_):
+    manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+    session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+    model = _model(manifest, request_["model"]["id"])
+    rebuilt = pi_1_x.request_at_leaf(session.entries, request_["leafId"], model)
+    recorded = (CORPUS_1X / scenario / request_["body"]).read_text()
+    ours, theirs = json.loads(rebuilt.body or "null"), json.loads(recorded)
+    # Part by part first, for a readable failure.
+    assert ours["messages"][0] == theirs["messages"][0]
+    assert ours["messages"] == theirs["messages"]
+    assert ours.get("tools") == theirs.get("tools")
+    assert {k: v for k, v in ours.items() if k not in ("messages", "tools")} == {
+        k: v for k, v in theirs.items() if k not in ("messages", "tools")
+    }
+    assert rebuilt.body == recorded
+    assert rebuilt.max_tokens == theirs["max_completion_tokens"]
+
+
+def _sessions() -> list[Path]:
+    return sorted(CORPUS_1X.glob("*/session.jsonl")) + corpus_sessions()
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    "path", _sessions(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
+)
+def test_every_leaf_projects_as_pi_1_6_0_projects_it(path, tmp_path):
+    copy = tmp_path / "session.jsonl"
+    shutil.copyfile(path, copy)
+    theirs = run_oracle("project.mjs", {"file": str(copy)}, version="1.6.0")["leaves"]
+    session = parse_session_file(path)
+    by_id = {e.get("id"): e for e in session.entries}
+    assert [leaf["leafId"] for leaf in theirs] == [e["id"] for e in session.entries]
+    for leaf in theirs:
+        projection = pi_1_x.build_session_projection(session.entries, leaf["leafId"], by_id)
+        messages = pi_1_x.convert_to_llm(projection.messages)
+        head = pi_1_x.current_system_message(messages)
+        where = f"leaf {leaf['leafId']}"
+        assert json_stringify(messages) == leaf["messages"], where
+        assert projection.thinking_level == leaf["thinkingLevel"], where
+        assert projection.model == leaf["model"], where
+        assert (pi_1_x.system_message_text(head) if head else "") == leaf["systemPrompt"], where
+        assert json_stringify(pi_1_x.current_tools(messages)) == leaf["tools"], where
