@@ -305,7 +305,9 @@ def convert_to_llm(messages: Iterable[Any]) -> list[Json]:
 # --- pi-ai's estimate and maxTokens clamp ----------------------------------------------------
 
 
-def _tokens_of_chars(chars: int) -> int:
+def _tokens_of_chars(chars: int, variant: str = "1.6") -> int:
+    if provider.before(variant, "1.3"):
+        return -(-chars // 4)  # pi-ai 1.0: Math.ceil(chars / 4)
     # Math.ceil(chars / 3.5)
     return -(-(chars * CHARS_PER_TOKEN_NUMERATOR) // 7)
 
@@ -322,22 +324,22 @@ def _content_chars(content: Any) -> int:
     return chars
 
 
-def _tools_tokens(tools: Any) -> int:
+def _tools_tokens(tools: Any, variant: str) -> int:
     if not tools:
         return 0
-    return _tokens_of_chars(js_len(json_stringify(tools)))
+    return _tokens_of_chars(js_len(json_stringify(tools)), variant)
 
 
-def estimate_message_tokens(message: Mapping[str, Any]) -> int:
+def estimate_message_tokens(message: Mapping[str, Any], variant: str = "1.6") -> int:
     role = message.get("role")
     if role == "system":
         return (
-            _tokens_of_chars(js_len(system_message_text(message)))
-            + _tools_tokens(message.get("toolsAdded"))
-            + _tools_tokens(message.get("toolsRemoved"))
+            _tokens_of_chars(js_len(system_message_text(message)), variant)
+            + _tools_tokens(message.get("toolsAdded"), variant)
+            + _tools_tokens(message.get("toolsRemoved"), variant)
         )
     if role in ("user", "toolResult"):
-        return _tokens_of_chars(_content_chars(message.get("content")))
+        return _tokens_of_chars(_content_chars(message.get("content")), variant)
     chars = 0
     for block in message.get("content") or []:
         kind = block.get("type")
@@ -348,7 +350,7 @@ def estimate_message_tokens(message: Mapping[str, Any]) -> int:
         else:
             arguments = json_stringify(block.get("arguments"))
             chars += js_len(block.get("name", "")) + js_len(arguments)
-    return _tokens_of_chars(chars)
+    return _tokens_of_chars(chars, variant)
 
 
 def _usage_tokens(usage: Mapping[str, Any]) -> Any:
@@ -363,7 +365,7 @@ def _usage_tokens(usage: Mapping[str, Any]) -> Any:
     )
 
 
-def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]], variant: str = "1.6") -> int:
     """pi-ai 1.x ``estimateContextTokens(...).tokens``: the last valid assistant usage (not older
     than a message inserted before it, such as a compaction summary) plus the estimate of what
     follows it; without one, the estimate of everything."""
@@ -381,16 +383,21 @@ def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
                 usage_index, usage_value = index, tokens
         latest_prefix = max(latest_prefix, stamp) if not math.isnan(stamp) else math.nan
     if usage_index is not None:
-        trailing = sum(estimate_message_tokens(m) for m in messages[usage_index + 1 :])
+        trailing = sum(estimate_message_tokens(m, variant) for m in messages[usage_index + 1 :])
         return int(usage_value + trailing)
-    return sum(estimate_message_tokens(m) for m in messages)
+    return sum(estimate_message_tokens(m, variant) for m in messages)
 
 
-def clamp_max_tokens(context_window: int, max_tokens: int, input_tokens: int) -> int:
+def clamp_max_tokens(
+    context_window: int, max_tokens: int, input_tokens: int, variant: str = "1.6"
+) -> int:
     """``clampMaxTokensToContext``: the output cap left once the input and a safety margin
-    (max(4096, 15 % of the input); only 4096 when that leaves under 32768) are in the window."""
+    (max(4096, 15 % of the input); only 4096 when that leaves under 32768) are in the window.
+    pi-ai 1.0 to 1.3 kept a fixed 4096 margin."""
     if context_window <= 0:
         return max(1, max_tokens)
+    if provider.before(variant, "1.5"):
+        return min(max_tokens, max(1, context_window - input_tokens - CONTEXT_SAFETY_TOKENS))
     margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(input_tokens * CONTEXT_SAFETY_RATIO))
     room = context_window - input_tokens - margin
     if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
@@ -427,12 +434,15 @@ def request_at_leaf(
     *,
     session_id: str | None = None,
     by_id: Mapping[Any, Json] | None = None,
+    variant: str = "1.6",
 ) -> RequestAtLeaf:
     """The agent request Pi 1.x sent with the context at ``leaf_id``.
 
     ``model`` is the pi-ai model (``id``, ``provider``, ``api``, ``baseUrl``, ``reasoning``,
     ``input``, ``contextWindow``, ``maxTokens``, optional ``compat``/``thinkingLevelMap``); without
     it, the prompt, tools and messages are still exact, but there is no ``maxTokens`` and no body.
+    ``variant`` is the pi-ai generation (``providers.openai_completions_1x.VARIANTS``): the file
+    does not record it, 1.6 is the default.
     """
     projection = build_session_projection(entries, leaf_id, by_id)
     messages = convert_to_llm(projection.messages)
@@ -450,12 +460,18 @@ def request_at_leaf(
     max_tokens = clamp_max_tokens(
         int(model.get("contextWindow") or 0),
         int(model.get("maxTokens") or 0),
-        estimate_context_tokens(messages),
+        estimate_context_tokens(messages, variant),
+        variant,
     )
     body = None
     if model.get("api") == "openai-completions":
         body = provider.build_request_body(
-            model, messages, max_tokens=max_tokens, reasoning_effort=effort, session_id=session_id
+            model,
+            messages,
+            max_tokens=max_tokens,
+            reasoning_effort=effort,
+            session_id=session_id,
+            variant=variant,
         )
     return RequestAtLeaf(
         leaf_id, projection, messages, prompt, tools, max_tokens, thinking, effort, body

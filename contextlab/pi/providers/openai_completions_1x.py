@@ -12,6 +12,12 @@ messages); thinking of another model is dropped, not sent as text; an empty tool
 clamp, see ``contextlab.pi.dialects.pi_1_x.clamp_max_tokens``); the developer role is used only on
 OpenAI's own API; ``strict`` is not sent unless the model's compat enables strict mode.
 
+Earlier 1.x releases shaped the body differently (docs/pi-dialects.md; sampled 1.0.3, 1.3.0,
+1.5.2): ``variant`` names the generation — "1.6" (default), "1.5" (developer role for every
+standard OpenAI-compatible host), "1.3" (also: ``tools: []`` whenever the history has tool calls
+and no tool is declared; a whitespace-only tool result sent as is), "1.0" (also: thinking of
+another model sent as text).
+
 Not ported (the request then differs and the caller should say so): grammar tools, strict
 JSON-schema tools, Anthropic cache control through OpenRouter, chat-template and budget thinking
 formats other than ``openai``/``openrouter``/``deepseek``/``qwen``/``zai``, Kimi-style in-place tool
@@ -29,6 +35,7 @@ from contextlab.pi.providers.common import sanitize_surrogates
 
 __all__ = [
     "EXTENDED_THINKING_LEVELS_1X",
+    "VARIANTS",
     "build_params",
     "build_request_body",
     "clamp_thinking_level",
@@ -49,6 +56,13 @@ SEE_ATTACHED_IMAGE = "(see attached image)"
 NON_VISION_USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
 NON_VISION_TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
 OPENAI_REASONING_FIELDS = ("reasoning", "reasoning_content", "reasoning_text")
+# pi-ai generations of the 1.x line whose requests differ, oldest first (see the module doc).
+VARIANTS = ("1.0", "1.3", "1.5", "1.6")
+
+
+def before(variant: str, generation: str) -> bool:
+    """Whether ``variant`` is older than ``generation`` (both in ``VARIANTS``)."""
+    return VARIANTS.index(variant) < VARIANTS.index(generation)
 
 
 # --- thinking levels (dist/models.js) ---------------------------------------------------------
@@ -201,7 +215,7 @@ def resolve_transcript_tools(messages: Sequence[Json], support: str) -> tuple[li
 # --- compatibility flags ----------------------------------------------------------------------
 
 
-def detect_compat(model: Mapping[str, Any]) -> Json:
+def detect_compat(model: Mapping[str, Any], variant: str = "1.6") -> Json:
     provider = model.get("provider") or ""
     base_url = model.get("baseUrl") or ""
     is_zai = provider in ("zai", "zai-coding-cn") or any(
@@ -246,6 +260,14 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
     )
     is_openai = provider == "openai" or "api.openai.com" in base_url
     model_id = model.get("id") or ""
+    if before(variant, "1.6"):
+        # pi-ai <= 1.5: the developer role for every standard host, and OpenRouter's Anthropic and
+        # OpenAI models.
+        developer = (
+            is_openrouter and (model_id.startswith("anthropic/") or model_id.startswith("openai/"))
+        ) or (not is_non_standard and not is_openrouter)
+    else:
+        developer = is_openai
     thinking_format = (
         "deepseek"
         if is_deepseek
@@ -261,7 +283,7 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
     )
     return {
         "supportsStore": not is_non_standard,
-        "supportsDeveloperRole": is_openai,
+        "supportsDeveloperRole": developer,
         "supportsReasoningEffort": not (
             is_grok or is_zai or is_moonshot or is_together or is_cf_gateway or is_nvidia
         )
@@ -288,8 +310,8 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
     }
 
 
-def get_compat(model: Mapping[str, Any]) -> Json:
-    detected = detect_compat(model)
+def get_compat(model: Mapping[str, Any], variant: str = "1.6") -> Json:
+    detected = detect_compat(model, variant)
     explicit = model.get("compat")
     if not isinstance(explicit, dict):
         return detected
@@ -334,7 +356,9 @@ def normalize_tool_call_id(tool_call_id: str, model: Mapping[str, Any]) -> str:
     return tool_call_id
 
 
-def transform_messages(messages: Sequence[Json], model: Mapping[str, Any]) -> list[Json]:
+def transform_messages(
+    messages: Sequence[Json], model: Mapping[str, Any], variant: str = "1.6"
+) -> list[Json]:
     id_map: dict[Any, str] = {}
     normalized = [{**m, "content": []} if m.get("content") is None else m for m in messages]
     if "image" not in (model.get("input") or []):
@@ -372,7 +396,16 @@ def transform_messages(messages: Sequence[Json], model: Mapping[str, Any]) -> li
         content: list[Any] = []
         for block in m.get("content") or []:
             kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "thinking":
+            if kind == "thinking" and before(variant, "1.3"):
+                # pi-ai 1.0: thinking of another model becomes text; redacted is dropped.
+                if js_truthy(block.get("redacted")):
+                    if same:
+                        content.append(block)
+                elif same and js_truthy(block.get("thinkingSignature")):
+                    content.append(block)
+                elif js_truthy(block.get("thinking")) and js_trim(block["thinking"]) != "":
+                    content.append(block if same else {"type": "text", "text": block["thinking"]})
+            elif kind == "thinking":
                 if not same:
                     continue
                 signed = js_truthy(block.get("redacted")) or js_truthy(
@@ -540,11 +573,14 @@ def _reasoning_details(signature: Any) -> bool:
 
 
 def convert_messages(
-    model: Mapping[str, Any], messages: Sequence[Json], compat: Mapping[str, Any]
+    model: Mapping[str, Any],
+    messages: Sequence[Json],
+    compat: Mapping[str, Any],
+    variant: str = "1.6",
 ) -> list[Json]:
     mid_convo = compat.get("supportsMidConvoSystemMessages") is True
     transcript = list(messages) if mid_convo else collapse_system_messages(messages)
-    transformed = transform_messages(transcript, model)
+    transformed = transform_messages(transcript, model, variant)
     support = (
         "additions" if mid_convo and compat.get("supportsMidConvoToolAdditions") is True else "none"
     )
@@ -603,7 +639,8 @@ def convert_messages(
                 blocks = [b for b in tool.get("content") or [] if isinstance(b, dict)]
                 text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
                 has_images = any(b.get("type") == "image" for b in blocks)
-                if js_len(js_trim(text)) > 0:
+                shown = text if before(variant, "1.5") else js_trim(text)
+                if js_len(shown) > 0:
                     result_text = text
                 else:
                     result_text = SEE_ATTACHED_IMAGE if has_images else NO_TOOL_OUTPUT
@@ -662,9 +699,10 @@ def build_params(
     reasoning_effort: str | None,
     session_id: str | None = None,
     cache_retention: str = "short",
+    variant: str = "1.6",
 ) -> Json:
     """``buildParams`` in pi-ai's key order for a transcript (system messages in place)."""
-    compat = get_compat(model)
+    compat = get_compat(model, variant)
     mid_convo = compat.get("supportsMidConvoSystemMessages") is True
     transcript = list(messages) if mid_convo else collapse_system_messages(messages)
     support = (
@@ -673,7 +711,7 @@ def build_params(
     request_tools, _ = resolve_transcript_tools(transcript, support)
     params: Json = {
         "model": model.get("id"),
-        "messages": convert_messages(model, messages, compat),
+        "messages": convert_messages(model, messages, compat, variant),
         "stream": True,
     }
     key_mode = compat.get("promptCacheKeyMode") or "auto"
@@ -695,7 +733,7 @@ def build_params(
         params["tools"] = convert_tools(request_tools, compat)
         if compat["zaiToolStream"]:
             params["tool_stream"] = True
-    elif compat["requiresToolsWithToolHistory"] and any(
+    elif (compat["requiresToolsWithToolHistory"] or before(variant, "1.5")) and any(
         m.get("role") == "toolResult"
         or (
             m.get("role") == "assistant"
@@ -777,6 +815,7 @@ def build_request_body(
     max_tokens: int | None,
     reasoning_effort: str | None,
     session_id: str | None = None,
+    variant: str = "1.6",
 ) -> str:
     """The HTTP body as the ``openai`` npm SDK sends it (``JSON.stringify(params)``)."""
     return json_stringify(
@@ -786,5 +825,6 @@ def build_request_body(
             max_tokens=max_tokens,
             reasoning_effort=reasoning_effort,
             session_id=session_id,
+            variant=variant,
         )
     )
