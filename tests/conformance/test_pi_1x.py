@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 
 from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.jsutil import json_stringify
@@ -124,3 +126,69 @@ def test_every_leaf_projects_as_pi_1_6_0_projects_it(path, tmp_path):
         assert projection.model == leaf["model"], where
         assert (pi_1_x.system_message_text(head) if head else "") == leaf["systemPrompt"], where
         assert json_stringify(pi_1_x.current_tools(messages)) == leaf["tools"], where
+
+
+def _context(*args: str) -> dict[str, Any]:
+    out = io.StringIO()
+    call_command("context", *args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize(
+    ("scenario", "request_"), AGENT_REQUESTS, ids=[f"{s}-{r['seq']}" for s, r in AGENT_REQUESTS]
+)
+def test_the_context_command_prints_what_pi_1_6_0_sent(scenario, request_):
+    manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+    model = _model(manifest, request_["model"]["id"])
+    result = _context(
+        str(CORPUS_1X / scenario / "session.jsonl"),
+        "--leaf",
+        request_["leafId"],
+        "--context-window",
+        str(model["contextWindow"]),
+        "--model-max-tokens",
+        str(model["maxTokens"]),
+    )
+    body = json.loads((CORPUS_1X / scenario / request_["body"]).read_text())
+    assert list(result)[:9] == [
+        "leafId",
+        "systemPrompt",
+        "tools",
+        "messages",
+        "sent",
+        "model",
+        "thinkingLevel",
+        "maxTokens",
+        "dialect",
+    ]
+    assert result["dialect"] == "1.x"
+    assert result["dialectSource"]["detected"] is True
+    assert result["leafId"] == request_["leafId"]
+    assert body["messages"][0] == {"role": "system", "content": result["systemPrompt"]}
+    assert [{"type": "function", "function": t} for t in result["tools"]] == body.get("tools", [])
+    assert result["maxTokens"] == body["max_completion_tokens"]
+    assert result["model"] == {"provider": "fakeai", "modelId": request_["model"]["id"]}
+    assert result["thinkingLevel"] == ("medium" if body.get("reasoning_effort") else "off")
+    assert [m["role"] for m in result["messages"]].count("system") >= 1
+    # What went over the wire after the system message: one chat message per sent message
+    # (tool results one each; none dropped here since no sent message is empty).
+    roles = [{"toolResult": "tool"}.get(m["role"], m["role"]) for m in result["sent"]]
+    assert roles == [m["role"] for m in body["messages"][1:]]
+
+
+def test_the_context_command_switches_dialect_at_the_first_system_message():
+    path = str(CORPUS_1X / "resumed" / "session.jsonl")
+    session = parse_session_file(CORPUS_1X / "resumed" / "session.jsonl")
+    first = next(e["id"] for e in session.entries if pi_1_x.is_system_message_entry(e))
+    before = session.entries[
+        session.entries.index(next(e for e in session.entries if e["id"] == first)) - 1
+    ]
+    old = _context(path, "--leaf", before["id"])
+    new = _context(path, "--leaf", first)
+    assert "layers" in old and "dialect" not in old  # 0.x output unchanged
+    assert old["systemPrompt"].startswith("You are an expert coding assistant")
+    assert new["dialect"] == "1.x" and new["dialectSource"]["reason"].find(first) >= 0
+    assert new["systemPrompt"].startswith("You are a coding assistant running inside pi")
+    chosen = _context(path, "--leaf", before["id"], "--dialect", "0.80")
+    assert chosen["dialect"] == "0.80" and chosen["dialectSource"]["detected"] is False
+    assert list(chosen)[:7] == list(old)

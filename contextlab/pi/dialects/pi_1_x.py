@@ -50,13 +50,16 @@ __all__ = [
     "RequestAtLeaf",
     "build_session_projection",
     "clamp_max_tokens",
+    "context_result",
     "convert_to_llm",
     "current_system_message",
     "current_tools",
     "estimate_context_tokens",
     "is_system_message_entry",
     "length_stopped_tool_call_text",
+    "message_for_display",
     "request_at_leaf",
+    "sent_messages",
     "summary_rejected_text",
     "system_message_text",
 ]
@@ -476,3 +479,65 @@ def request_at_leaf(
     return RequestAtLeaf(
         leaf_id, projection, messages, prompt, tools, max_tokens, thinking, effort, body
     )
+
+
+# --- the context command's view of a 1.x turn -----------------------------------------------
+
+
+def message_for_display(message: Json) -> Json:
+    """A converted message as the ``context`` command prints it: a system message keeps its
+    content and sections, and names the tools it adds or removes (``tools`` holds them in full)."""
+    if message.get("role") != "system":
+        return message
+    out = dict(message)
+    for key in ("toolsAdded", "toolsRemoved"):
+        if key in out:
+            out[key] = [t.get("name") for t in out[key] or [] if isinstance(t, dict)]
+    return out
+
+
+def sent_messages(
+    messages: Sequence[Json], model: Mapping[str, Any], variant: str = "1.6"
+) -> list[Json]:
+    """What pi-ai hands to the provider besides the prompt and tools: the transcript with its
+    system messages collapsed into the leading one (dropped here: ``systemPrompt``/``tools`` show
+    it) after ``transformMessages``."""
+    collapsed = provider.collapse_system_messages(messages)
+    transformed = provider.transform_messages(collapsed, model, variant)
+    return [m for m in transformed if m.get("role") != "system"]
+
+
+def context_result(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    model: Mapping[str, Any] | None,
+    *,
+    transform_model: Mapping[str, Any],
+    by_id: Mapping[Any, Json] | None = None,
+    variant: str = "1.6",
+) -> Json:
+    """The ``context`` command's object for a 1.x turn: ``{leafId, systemPrompt, tools, messages,
+    sent, model, thinkingLevel, maxTokens}`` (the command adds ``dialect``).
+
+    ``model`` is the pi-ai model with its limits (None when unknown: ``maxTokens`` is null);
+    ``transform_model`` is what ``transformMessages`` compares assistant messages with (provider,
+    api, id, input), known even when the limits are not.
+    """
+    request = request_at_leaf(entries, leaf_id, model, by_id=by_id, variant=variant)
+    return {
+        "leafId": leaf_id,
+        "systemPrompt": request.system_prompt,
+        "tools": [
+            {
+                "name": t.get("name"),
+                "description": t.get("description"),
+                "parameters": t.get("parameters"),
+            }
+            for t in request.tools
+        ],
+        "messages": [message_for_display(m) for m in request.messages],
+        "sent": sent_messages(request.messages, transform_model, variant),
+        "model": request.projection.model,
+        "thinkingLevel": request.thinking_level,
+        "maxTokens": request.max_tokens,
+    }

@@ -16,6 +16,15 @@ prints one JSON object ``{"leafId", "systemPrompt", "layers", "messages", "sent"
   skills, SYSTEM.md and APPEND_SYSTEM.md found on disk in the agent dir and the cwd;
 - ``model``: ``{"provider", "modelId"}`` or null; ``thinkingLevel`` as buildSessionContext says.
 
+For a Pi 1.x turn (issue 10; detected per turn: the leaf's path holds a persisted ``system``
+message, or chosen with ``--dialect``) the object is instead ``{"leafId", "systemPrompt",
+"tools", "messages", "sent", "model", "thinkingLevel", "maxTokens", "dialect"}`` followed by
+``dialectSource``: the prompt and tool declarations are the replay of the session's system
+messages, ``messages`` shows them in place with their sections and tool names, ``maxTokens`` is
+pi-ai's clamp (null when the model's limits are unknown: give ``--context-window`` /
+``--model-max-tokens``). With ``--dialect 0.73|0.80`` a 0.x turn's object gets ``dialect`` and
+``dialectSource`` after its usual keys.
+
 Strings are printed exactly as Pi's ``JSON.stringify`` would print them. Without ``--json``: a
 readable rendering with a heading per layer. Bad input: exit status 1 and one line naming the
 file, the line and the reason; lines Pi would skip are reported on stderr and skipped.
@@ -37,7 +46,8 @@ from contextlab.pi.context import (
     model_for_transform,
     transform_messages,
 )
-from contextlab.pi.dialects import DEFAULT_DIALECT
+from contextlab.pi.dialects import DEFAULT_DIALECT, pi_1_x
+from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
 from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
@@ -143,6 +153,76 @@ def build_context(
     }
 
 
+def model_limits(
+    model_ref: Json | None,
+    agent_dir: str,
+    messages: list[Json],
+    *,
+    context_window: int | None,
+    max_tokens: int | None,
+) -> Json | None:
+    """The leaf's model with its limits: ``agent_dir``/models.json, then the catalogue; the
+    command's ``--context-window`` / ``--model-max-tokens`` override (and stand in for a model
+    neither knows). None when the limits stay unknown."""
+    found = None
+    if model_ref:
+        found = find_model(model_ref.get("provider"), model_ref.get("modelId"), agent_dir)
+    if found is None:
+        if context_window is None or max_tokens is None or not model_ref:
+            return None
+        found = dict(
+            model_for_transform(
+                model_ref,
+                messages=messages,
+                catalog_lookup=lambda provider, model_id: None,
+            )
+        )
+        found.setdefault("baseUrl", "")
+    model = dict(found)
+    if context_window is not None:
+        model["contextWindow"] = context_window
+    if max_tokens is not None:
+        model["maxTokens"] = max_tokens
+    return model
+
+
+def build_context_1x(
+    parsed: SessionFile,
+    tree: SessionTree,
+    *,
+    leaf_id: str | None,
+    agent_dir: str,
+    choice: DialectChoice,
+    context_window: int | None,
+    max_tokens: int | None,
+) -> Json:
+    """The command's object for a Pi 1.x turn (see the module docstring)."""
+    projection = pi_1_x.build_session_projection(parsed.entries, leaf_id, tree.by_id)
+    model = model_limits(
+        projection.model,
+        agent_dir,
+        projection.messages,
+        context_window=context_window,
+        max_tokens=max_tokens,
+    )
+    transform_model = model_for_transform(
+        projection.model,
+        messages=projection.messages,
+        catalog_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
+    )
+    result = pi_1_x.context_result(
+        parsed.entries,
+        leaf_id,
+        model,
+        transform_model=transform_model,
+        by_id=tree.by_id,
+        variant=choice.variant or "1.6",
+    )
+    result["dialect"] = choice.dialect
+    result["dialectSource"] = choice.as_dict()
+    return result
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -169,7 +249,17 @@ def render_text(result: Json) -> str:
     model = result["model"]
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "(none)"
     out.append(f"model: {model_text}   thinking level: {result['thinkingLevel']}")
-    for layer in result["layers"]:
+    if "dialectSource" in result:
+        source = result["dialectSource"]
+        how = "detected" if source["detected"] else "chosen"
+        out.append(f"dialect: Pi {result['dialect']} ({how}: {source['reason']})")
+    if "maxTokens" in result:
+        out.append(f"max tokens sent: {result['maxTokens']}")
+    if "layers" not in result:
+        out.append(f"\n## System prompt (replayed from the session)\n{result['systemPrompt']}")
+        names = ", ".join(str(t["name"]) for t in result["tools"])
+        out.append(f"\n## Tools ({len(result['tools'])}): {names}")
+    for layer in result.get("layers", []):
         sources = ", ".join(layer["sources"])
         out.append(f"\n## {layer['title']} (~{layer['tokens']} tokens)")
         if sources:
@@ -194,6 +284,13 @@ class Command(BaseCommand):
         parser.add_argument("--pi-root", help="Pi's package folder (README/docs paths)")
         parser.add_argument("--date", help="the prompt's date, YYYY-MM-DD")
         parser.add_argument("--tools", help="active tools, comma-separated")
+        parser.add_argument(
+            "--dialect",
+            choices=CHOICES,
+            help="the Pi version that sent the turn (default: detected; 0.80 for 0.x turns)",
+        )
+        parser.add_argument("--context-window", type=int, help="the model's context window")
+        parser.add_argument("--model-max-tokens", type=int, help="the model's maxTokens")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -203,6 +300,21 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: --date {date}: expected YYYY-MM-DD")
         parsed, tree = load_session(path, self.stderr)
         leaf_id = resolve_leaf(parsed, tree, options.get("leaf"))
+        agent_dir = options.get("agent_dir") or settings.PI_AGENT_DIR
+        chosen = options.get("dialect")
+        choice = detect_turn_dialect(parsed.entries, leaf_id, tree.by_id, chosen=chosen)
+        if choice.dialect == "1.x":
+            result = build_context_1x(
+                parsed,
+                tree,
+                leaf_id=leaf_id,
+                agent_dir=agent_dir,
+                choice=choice,
+                context_window=options.get("context_window"),
+                max_tokens=options.get("model_max_tokens"),
+            )
+            self._write(result, options)
+            return
         tools_arg = options.get("tools")
         tools = (
             [t.strip() for t in tools_arg.split(",") if t.strip()]
@@ -213,11 +325,17 @@ class Command(BaseCommand):
             parsed,
             tree,
             leaf_id=leaf_id,
-            agent_dir=options.get("agent_dir") or settings.PI_AGENT_DIR,
+            agent_dir=agent_dir,
             pi_root=options.get("pi_root"),
             date=date,
             tools=tools,
         )
+        if chosen is not None:
+            result["dialect"] = choice.dialect
+            result["dialectSource"] = choice.as_dict()
+        self._write(result, options)
+
+    def _write(self, result: Json, options: dict[str, Any]) -> None:
         if options.get("json"):
             self.stdout.write(json_stringify(result))
         else:
