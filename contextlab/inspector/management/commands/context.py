@@ -22,8 +22,10 @@ message, or chosen with ``--dialect``) the object is instead ``{"leafId", "syste
 ``dialectSource``: the prompt and tool declarations are the replay of the session's system
 messages, ``messages`` shows them in place with their sections and tool names, ``maxTokens`` is
 pi-ai's clamp (null when the model's limits are unknown: give ``--context-window`` /
-``--model-max-tokens``). With ``--dialect 0.73|0.80`` a 0.x turn's object gets ``dialect`` and
-``dialectSource`` after its usual keys.
+``--model-max-tokens``). With ``--dialect 0.73|0.80`` a 0.x turn's object is built in that
+version's dialect (0.73: markdown project context, no project trust, its guideline) and gets
+``maxTokens`` (0.73: pi-ai's ``min(model.maxTokens, 32000)``; 0.80 sends none: null),
+``dialect`` and ``dialectSource`` after its usual keys.
 
 Strings are printed exactly as Pi's ``JSON.stringify`` would print them. Without ``--json``: a
 readable rendering with a heading per layer. Bad input: exit status 1 and one line naming the
@@ -46,8 +48,9 @@ from contextlab.pi.context import (
     model_for_transform,
     transform_messages,
 )
-from contextlab.pi.dialects import DEFAULT_DIALECT, pi_1_x
+from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect, pi_1_x
 from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.pi_0_73 import PI_0_73, agent_turn_max_tokens
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
 from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
@@ -115,6 +118,7 @@ def build_context(
     date: str | None,
     tools: list[str] | None,
     home: str | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
     """The command's JSON object (see the module docstring)."""
     from contextlab.pi.prompt import build_system_prompt
@@ -134,13 +138,14 @@ def build_context(
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
     if date is None:
         date = local_date(now) or local_date(entry_time_ms(header.get("timestamp")))
-    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home)
+    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home, dialect=dialect)
     prompt = build_system_prompt(
         cwd=cwd,
         date=date or "",
         pi_root=pi_root,
         tools=tools,
         resources=resources,
+        dialect=dialect,
     )
     return {
         "leafId": leaf_id,
@@ -315,11 +320,12 @@ class Command(BaseCommand):
             )
             self._write(result, options)
             return
+        dialect = PI_0_73 if choice.dialect == "0.73" else DEFAULT_DIALECT
         tools_arg = options.get("tools")
         tools = (
             [t.strip() for t in tools_arg.split(",") if t.strip()]
             if tools_arg is not None
-            else list(DEFAULT_DIALECT.default_active_tools)
+            else list(dialect.default_active_tools)
         )
         result = build_context(
             parsed,
@@ -329,8 +335,19 @@ class Command(BaseCommand):
             pi_root=options.get("pi_root"),
             date=date,
             tools=tools,
+            dialect=dialect,
         )
         if chosen is not None:
+            # Extra keys after the 0.x contract: what the chosen version also sent.
+            model = model_limits(
+                result["model"],
+                agent_dir,
+                [],
+                context_window=options.get("context_window"),
+                max_tokens=options.get("model_max_tokens"),
+            )
+            limit = model.get("maxTokens") if model else None
+            result["maxTokens"] = agent_turn_max_tokens(limit) if choice.dialect == "0.73" else None
             result["dialect"] = choice.dialect
             result["dialectSource"] = choice.as_dict()
         self._write(result, options)
