@@ -192,3 +192,22 @@ def test_the_context_command_switches_dialect_at_the_first_system_message():
     chosen = _context(path, "--leaf", before["id"], "--dialect", "0.80")
     assert chosen["dialect"] == "0.80" and chosen["dialectSource"]["detected"] is False
     assert list(chosen)[:7] == list(old)
+
+
+@pytest.mark.parametrize(
+    "path", _sessions(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
+)
+def test_the_one_walk_projection_equals_the_per_leaf_one(path):
+    session = parse_session_file(path)
+    by_id = {e.get("id"): e for e in session.entries}
+    seen = []
+    for leaf in pi_1_x.iter_leaf_projections_1x(session.entries):
+        projection = pi_1_x.build_session_projection(session.entries, leaf.leaf_id, by_id)
+        messages = pi_1_x.convert_to_llm(projection.messages)
+        head = pi_1_x.current_system_message(messages)
+        assert json_stringify(leaf.messages) == json_stringify(messages), leaf.leaf_id
+        assert (leaf.thinking_level, leaf.model) == (projection.thinking_level, projection.model)
+        assert leaf.system_prompt == (pi_1_x.system_message_text(head) if head else "")
+        assert leaf.tools == pi_1_x.current_tools(messages)
+        seen.append(leaf.leaf_id)
+    assert sorted(seen) == sorted(e["id"] for e in session.entries)

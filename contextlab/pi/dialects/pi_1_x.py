@@ -18,7 +18,7 @@ the model's limits (context window, maxTokens) come from outside (the catalogue 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,7 @@ __all__ = [
     "current_tools",
     "estimate_context_tokens",
     "is_system_message_entry",
+    "iter_leaf_projections_1x",
     "length_stopped_tool_call_text",
     "message_for_display",
     "request_at_leaf",
@@ -541,3 +542,145 @@ def context_result(
         "thinkingLevel": request.thinking_level,
         "maxTokens": request.max_tokens,
     }
+
+
+# --- every entry as leaf, sharing work along the tree ---------------------------------------
+
+
+@dataclass
+class LeafProjection1x:
+    """One leaf's 1.x projection: ``convertToLlm`` messages and the replayed prompt and tools."""
+
+    leaf_id: Any
+    messages: list[Json]
+    thinking_level: Any
+    model: Json | None
+    system_prompt: str
+    tools: list[Json]
+
+
+class _Frame1x:
+    __slots__ = (
+        "edits",
+        "llm",
+        "model",
+        "prompt",
+        "sections",
+        "system_content",
+        "thinking",
+        "tools",
+    )
+
+    def __init__(self) -> None:
+        self.thinking: Any = "off"
+        self.model: Json | None = None
+        self.llm: list[Json] = []
+        self.edits: dict[Any, Json] = {}
+        self.system_content: list[str] = []
+        self.sections: dict[str, Any] = {}
+        self.tools: dict[Any, Json] = {}
+        self.prompt = ""
+
+
+def _replay_into(frame: _Frame1x, message: Mapping[str, Any]) -> None:
+    text = provider.content_text(message.get("content", ""))
+    if text:
+        frame.system_content = [*frame.system_content, text]
+    sections = message.get("sections") or {}
+    if sections:
+        frame.sections = dict(frame.sections)
+        for name, value in sections.items():
+            if value is None:
+                frame.sections.pop(name, None)
+            else:
+                frame.sections[name] = value
+    if message.get("toolsRemoved") or message.get("toolsAdded"):
+        frame.tools = dict(frame.tools)
+        for tool in message.get("toolsRemoved") or []:
+            frame.tools.pop(tool.get("name"), None)
+        for tool in message.get("toolsAdded") or []:
+            frame.tools[tool.get("name")] = tool
+    parts = ["\n\n".join(frame.system_content), *frame.sections.values()]
+    frame.prompt = "\n\n".join(p for p in parts if p)
+
+
+def iter_leaf_projections_1x(
+    entries: Sequence[Json], tree: Any = None
+) -> Iterator[LeafProjection1x]:
+    """Every entry as leaf, in one depth-first walk (``SessionTree`` order), each equal to
+    ``build_session_projection`` + ``convert_to_llm`` + the system replay at that leaf.
+
+    A child starts from its parent's state and appends its own messages; an entry that changes
+    earlier messages (a compaction, a context edit) rebuilds the leaf's projection from the path,
+    as Pi does for every leaf.
+    """
+    from contextlab.pi.session import SessionTree
+
+    tree = tree or SessionTree(entries)
+    by_id = tree.by_id
+    converted: dict[int, Json | None] = {}
+
+    def convert(message: Json) -> Json | None:
+        key = id(message)
+        if key not in converted:
+            converted[key] = convert_message(message)
+        return converted[key]
+
+    def rebuild(entry_id: Any) -> _Frame1x:
+        frame = _Frame1x()
+        projection = build_session_projection(entries, entry_id, by_id)
+        frame.thinking, frame.model = projection.thinking_level, projection.model
+        frame.edits = projection.edits
+        for message in projection.messages:
+            llm = convert(message)
+            if llm is None:
+                continue
+            frame.llm.append(llm)
+            if llm.get("role") == "system":
+                _replay_into(frame, llm)
+        return frame
+
+    def step(parent: _Frame1x | None, entry: Json) -> _Frame1x:
+        kind = entry.get("type")
+        if parent is None or kind == "compaction" or kind == "context_edit":
+            return rebuild(entry.get("id"))
+        frame = _Frame1x()
+        frame.thinking, frame.model = parent.thinking, parent.model
+        frame.edits = parent.edits
+        frame.system_content, frame.sections = parent.system_content, parent.sections
+        frame.tools, frame.prompt = parent.tools, parent.prompt
+        frame.llm = list(parent.llm)
+        if kind == "thinking_level_change":
+            frame.thinking = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            frame.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message") or {}
+            if message.get("role") == "assistant":
+                frame.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        edit = frame.edits.get(entry.get("id"))
+        messages = entry_messages(entry) if edit is None else project_entry(entry, edit)
+        for message in messages:
+            llm = convert(message)
+            if llm is None:
+                continue
+            frame.llm.append(llm)
+            if llm.get("role") == "system":
+                _replay_into(frame, llm)
+        return frame
+
+    stack: list[tuple[Any, _Frame1x | None]] = [(r, None) for r in reversed(tree.roots)]
+    while stack:
+        entry_id, parent = stack.pop()
+        entry = by_id[entry_id]
+        frame = step(parent, entry)
+        yield LeafProjection1x(
+            entry_id,
+            list(frame.llm),
+            frame.thinking,
+            frame.model,
+            frame.prompt,
+            list(frame.tools.values()),
+        )
+        for child in reversed(tree.children(entry_id)):
+            stack.append((child, frame))
