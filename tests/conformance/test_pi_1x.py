@@ -211,3 +211,174 @@ def test_the_one_walk_projection_equals_the_per_leaf_one(path):
         assert leaf.tools == pi_1_x.current_tools(messages)
         seen.append(leaf.leaf_id)
     assert sorted(seen) == sorted(e["id"] for e in session.entries)
+
+
+def _synthetic_session() -> list[dict[str, Any]]:
+    """Hand-written edge cases of the 1.x projection (each checked against Pi 1.6.0 below)."""
+
+    def msg(id_, parent, role, content, **extra):
+        return {
+            "type": "message",
+            "id": id_,
+            "parentId": parent,
+            "timestamp": "2026-11-20T10:00:00.000Z",
+            "message": {"role": role, "content": content, "timestamp": 1763632800000, **extra},
+        }
+
+    tool = {"name": "t1", "description": "first", "parameters": {"type": "object"}}
+    tool2 = {"name": "t2", "description": "second", "parameters": {"type": "object"}}
+    assistant = {"api": "openai-completions", "provider": "p", "model": "m", "stopReason": "stop"}
+    return [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s",
+            "timestamp": "2026-11-20T10:00:00.000Z",
+            "cwd": "/",
+        },
+        msg(
+            "sys1",
+            None,
+            "system",
+            "",
+            sections={"preamble": "P", "tools": "<tools>\nT\n</tools>"},
+            toolsAdded=[tool, tool2],
+        ),
+        msg("u1", "sys1", "user", "first question"),
+        msg("a1", "u1", "assistant", [{"type": "text", "text": "first answer"}], **assistant),
+        # A patch: a new section goes to the end, a section is deleted, content is appended,
+        # a tool removed and re-added (it moves to the end).
+        msg(
+            "sys2",
+            "a1",
+            "system",
+            "extra words",
+            sections={"addendum": "<addendum>\nA\n</addendum>", "tools": None},
+            toolsRemoved=[{"name": "t1"}],
+            toolsAdded=[tool],
+        ),
+        {
+            "type": "custom_message",
+            "id": "c1",
+            "parentId": "sys2",
+            "timestamp": "2026-11-20T10:00:01.000Z",
+            "customType": "note",
+            "content": "a note",
+            "display": True,
+        },
+        msg("u2", "c1", "user", None),
+        # Edits: the custom message rewritten (stays a string), the user's null content replaced,
+        # the first answer edited twice (the latest wins), a system message "edited" (ignored).
+        {
+            "type": "context_edit",
+            "id": "e1",
+            "parentId": "u2",
+            "timestamp": "2026-11-20T10:00:02.000Z",
+            "targetId": "c1",
+            "replacement": {"content": "rewritten note"},
+        },
+        {
+            "type": "context_edit",
+            "id": "e2",
+            "parentId": "e1",
+            "timestamp": "2026-11-20T10:00:02.000Z",
+            "targetId": "u2",
+            "replacement": {"content": [{"type": "text", "text": "edited"}]},
+        },
+        {
+            "type": "context_edit",
+            "id": "e3",
+            "parentId": "e2",
+            "timestamp": "2026-11-20T10:00:02.000Z",
+            "targetId": "a1",
+            "replacement": {"content": "shortened"},
+        },
+        {
+            "type": "context_edit",
+            "id": "e4",
+            "parentId": "e3",
+            "timestamp": "2026-11-20T10:00:02.000Z",
+            "targetId": "a1",
+            "replacement": None,
+        },
+        {
+            "type": "context_edit",
+            "id": "e5",
+            "parentId": "e4",
+            "timestamp": "2026-11-20T10:00:02.000Z",
+            "targetId": "sys2",
+            "replacement": {"content": "ignored"},
+        },
+        msg("a2", "e5", "assistant", [{"type": "text", "text": "second answer"}], **assistant),
+        # A compaction with the replayed state: system messages before the cut are skipped.
+        {
+            "type": "compaction",
+            "id": "k1",
+            "parentId": "a2",
+            "timestamp": "2026-11-20T10:00:03.000Z",
+            "summary": "S",
+            "firstKeptEntryId": "sys2",
+            "tokensBefore": 10,
+            "systemMessage": {
+                "role": "system",
+                "content": "",
+                "sections": {"preamble": "P2"},
+                "toolsAdded": [tool2],
+                "timestamp": 5,
+            },
+        },
+        msg("u3", "k1", "user", "after the compaction"),
+        # A second compaction whose kept range holds the first: the first contributes nothing.
+        {
+            "type": "compaction",
+            "id": "k2",
+            "parentId": "u3",
+            "timestamp": "2026-11-20T10:00:04.000Z",
+            "summary": "S2",
+            "firstKeptEntryId": "k1",
+            "tokensBefore": 20,
+        },
+        # An edit of an entry before the cut, and a branch from the first answer.
+        {
+            "type": "context_edit",
+            "id": "e6",
+            "parentId": "k2",
+            "timestamp": "2026-11-20T10:00:05.000Z",
+            "targetId": "u1",
+            "replacement": None,
+        },
+        msg("u4", "a1", "user", "a branch"),
+        {
+            "type": "context_edit",
+            "id": "e7",
+            "parentId": "u4",
+            "timestamp": "2026-11-20T10:00:05.000Z",
+            "targetId": "missing",
+            "replacement": None,
+        },
+    ]
+
+
+@pytest.mark.oracle
+def test_edge_cases_project_as_pi_1_6_0_projects_them(tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in _synthetic_session()) + "\n")
+    theirs = run_oracle("project.mjs", {"file": str(path)}, version="1.6.0")["leaves"]
+    session = parse_session_file(path)
+    walked = {leaf.leaf_id: leaf for leaf in pi_1_x.iter_leaf_projections_1x(session.entries)}
+    assert len(theirs) == len(session.entries) == len(walked)
+    for leaf in theirs:
+        projection = pi_1_x.build_session_projection(session.entries, leaf["leafId"])
+        messages = pi_1_x.convert_to_llm(projection.messages)
+        head = pi_1_x.current_system_message(messages)
+        where = f"leaf {leaf['leafId']}"
+        assert json_stringify(messages) == leaf["messages"], where
+        assert json_stringify(walked[leaf["leafId"]].messages) == leaf["messages"], where
+        assert (pi_1_x.system_message_text(head) if head else "") == leaf["systemPrompt"], where
+        assert walked[leaf["leafId"]].system_prompt == leaf["systemPrompt"], where
+        assert json_stringify(pi_1_x.current_tools(messages)) == leaf["tools"], where
+    by_leaf = {leaf["leafId"]: leaf for leaf in theirs}
+    # The replay rule, as Pi applies it: a new section at the end, a deleted one gone, content
+    # appended first.
+    assert by_leaf["u2"]["systemPrompt"] == "extra words\n\nP\n\n<addendum>\nA\n</addendum>"
+    assert [t["name"] for t in json.loads(by_leaf["u2"]["tools"])] == ["t2", "t1"]
