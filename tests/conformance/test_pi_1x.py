@@ -382,3 +382,104 @@ def test_edge_cases_project_as_pi_1_6_0_projects_them(tmp_path):
     # appended first.
     assert by_leaf["u2"]["systemPrompt"] == "extra words\n\nP\n\n<addendum>\nA\n</addendum>"
     assert [t["name"] for t in json.loads(by_leaf["u2"]["tools"])] == ["t2", "t1"]
+
+
+# --- compaction -----------------------------------------------------------------------------
+
+KEEP_RECENT_TOKENS = 150  # the recorded agent dir's settings.json
+
+
+def _compaction_groups() -> list[tuple[str, str, list[dict[str, Any]]]]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for manifest in MANIFESTS:
+        for request_ in manifest["requests"]:
+            op = (request_["operation"] or {}).get("op")
+            if request_["kind"] == "summary" and op != "navigateTree":
+                groups.setdefault((manifest["scenario"], request_["leafId"]), []).append(request_)
+    return [(s, leaf, rs) for (s, leaf), rs in groups.items()]
+
+
+COMPACTIONS = _compaction_groups()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "leaf", "requests_"),
+    COMPACTIONS,
+    ids=[f"{s}-{leaf}" for s, leaf, _ in COMPACTIONS],
+)
+def test_it_rebuilds_the_compaction_requests_pi_1_6_0_sent(scenario, leaf, requests_):
+    from contextlab.pi.dialects import pi_1_x_compaction
+    from contextlab.pi.session import SessionTree
+
+    manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+    session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+    tree = SessionTree(session.entries)
+    plan = pi_1_x_compaction.prepare_compaction(
+        tree.path(leaf), keep_recent_tokens=KEEP_RECENT_TOKENS
+    )
+    assert plan is not None
+    model = _model(manifest, requests_[0]["model"]["id"])
+    ours = pi_1_x_compaction.compaction_requests(
+        plan,
+        model,
+        thinking_level=pi_1_x.build_session_projection(session.entries, leaf).thinking_level,
+        custom_instructions=(requests_[0]["operation"] or {}).get("customInstructions"),
+    )
+    recorded = [(CORPUS_1X / scenario / r["body"]).read_text() for r in requests_]
+    # compact() sends the history request, then the turn prefix: a summary rejected on length
+    # stops it after the first.
+    assert [o.body for o in ours[: len(recorded)]] == recorded
+    rejected = manifest.get("rejectedSummary") and len(recorded) < len(ours)
+    # The entry Pi appended (when the summaries were accepted) is the one we would append.
+    entry = next(
+        (e for e in session.entries if e["type"] == "compaction" and e["parentId"] == leaf), None
+    )
+    assert (entry is None) == bool(rejected)
+    if entry is not None:
+        assert entry["firstKeptEntryId"] == plan.first_kept_entry_id
+        assert entry["tokensBefore"] == plan.tokens_before
+        # The replayed state, but for its timestamp: Pi stamps the system message it holds in
+        # memory with the clock of the latest prompt, which the file does not record.
+        assert {**entry["systemMessage"], "timestamp": 0} == {**plan.system_message, "timestamp": 0}
+
+
+def test_the_compact_dry_run_of_a_1x_turn_carries_max_tokens_and_the_system_message():
+    manifest = next(m for m in MANIFESTS if m["scenario"] == "edits")
+    scenario, leaf, requests_ = next(c for c in COMPACTIONS if c[0] == "edits")
+    model = _model(manifest, requests_[0]["model"]["id"])
+    out = io.StringIO()
+    call_command(
+        "compact",
+        str(CORPUS_1X / scenario / "session.jsonl"),
+        "--leaf",
+        leaf,
+        "--keep-recent-tokens",
+        str(KEEP_RECENT_TOKENS),
+        "--instructions",
+        requests_[0]["operation"]["customInstructions"],
+        "--context-window",
+        str(model["contextWindow"]),
+        "--model-max-tokens",
+        str(model["maxTokens"]),
+        "--dry-run",
+        "--json",
+        stdout=out,
+    )
+    result = json.loads(out.getvalue())
+    session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+    entry = next(e for e in session.entries if e["type"] == "compaction" and e["parentId"] == leaf)
+    assert list(result)[:5] == [
+        "firstKeptEntryId",
+        "tokensBefore",
+        "isSplitTurn",
+        "request",
+        "turnPrefixRequest",
+    ]
+    assert {**result["systemMessage"], "timestamp": 0} == {**entry["systemMessage"], "timestamp": 0}
+    assert result["firstKeptEntryId"] == entry["firstKeptEntryId"]
+    bodies = [json.loads((CORPUS_1X / scenario / r["body"]).read_text()) for r in requests_]
+    for key, body in zip(("request", "turnPrefixRequest"), bodies, strict=True):
+        assert result[key]["maxTokens"] == body["max_completion_tokens"]
+        assert result[key]["messages"][0]["content"] == body["messages"][1]["content"]
+        assert result[key]["systemPrompt"] == body["messages"][0]["content"]
+    assert result["dialect"] == "1.x"
