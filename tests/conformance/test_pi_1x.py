@@ -483,3 +483,46 @@ def test_the_compact_dry_run_of_a_1x_turn_carries_max_tokens_and_the_system_mess
         assert result[key]["messages"][0]["content"] == body["messages"][1]["content"]
         assert result[key]["systemPrompt"] == body["messages"][0]["content"]
     assert result["dialect"] == "1.x"
+
+
+def _branch_summaries() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (m["scenario"], r)
+        for m in MANIFESTS
+        for r in m["requests"]
+        if r["kind"] == "summary" and (r["operation"] or {}).get("op") == "navigateTree"
+    ]
+
+
+BRANCH_SUMMARIES = _branch_summaries()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "request_"), BRANCH_SUMMARIES, ids=[f"{s}-{r['seq']}" for s, r in BRANCH_SUMMARIES]
+)
+def test_it_rebuilds_the_branch_summary_request_pi_1_6_0_sent(scenario, request_):
+    from contextlab.pi.dialects import pi_1_x_compaction
+    from contextlab.pi.session import SessionTree
+
+    manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+    session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+    tree = SessionTree(session.entries)
+    operation = request_["operation"]
+    entries, _ = pi_1_x_compaction.collect_entries_for_branch_summary(
+        tree, operation["oldLeafId"], operation["targetId"]
+    )
+    # The summarised branch holds edited entries: the summary sees them as edited.
+    assert any(e["type"] == "context_edit" for e in entries) or any(
+        e["type"] == "compaction" for e in entries
+    )
+    ours = pi_1_x_compaction.branch_summary_request(
+        entries,
+        _model(manifest, request_["model"]["id"]),
+        thinking_level=pi_1_x.build_session_projection(
+            session.entries, operation["oldLeafId"]
+        ).thinking_level,
+        custom_instructions=operation["customInstructions"],
+        replace_instructions=operation["replaceInstructions"],
+    )
+    assert ours is not None
+    assert ours.body == (CORPUS_1X / scenario / request_["body"]).read_text()

@@ -22,6 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextlab.pi.context import (
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
 from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.dialects.pi_1_x_data import (
     SUMMARIZATION_PROMPT,
@@ -35,8 +40,11 @@ from contextlab.pi.providers import openai_completions_1x as provider
 __all__ = [
     "CompactionPlan",
     "SummaryRequest",
+    "branch_summary_request",
+    "collect_entries_for_branch_summary",
     "compaction_requests",
     "estimate_tokens",
+    "prepare_branch_entries",
     "prepare_compaction",
     "serialize_conversation",
 ]
@@ -424,3 +432,103 @@ def compaction_requests(
         prompt = turn_prefix_prompt(plan.turn_prefix_messages, custom_instructions)
         out.append(summary_request("turnPrefix", prompt, model, thinking_level, variant))
     return out
+
+
+# --- branch summaries (dist/core/compaction/branch-summarization.js) -------------------------
+
+
+def collect_entries_for_branch_summary(
+    tree: Any, old_leaf_id: Any, target_id: Any
+) -> tuple[list[Json], Any]:
+    """``collectEntriesForBranchSummary``: the entries from the old leaf back to (not including)
+    the deepest entry it shares with the target's path, oldest first."""
+    if not old_leaf_id:
+        return [], None
+    old_path = {e.get("id") for e in tree.path(old_leaf_id)}
+    common = None
+    for entry in reversed(tree.path(target_id)):
+        if entry.get("id") in old_path:
+            common = entry.get("id")
+            break
+    out: list[Json] = []
+    current = old_leaf_id
+    while current and current != common:
+        entry = tree.by_id.get(current)
+        if entry is None:
+            break
+        out.append(entry)
+        current = entry.get("parentId")
+    out.reverse()
+    return out, common
+
+
+def _branch_message(entry: Json, edit: Json | None) -> Json | None:
+    kind = entry.get("type")
+    if kind == "message":
+        if (entry.get("message") or {}).get("role") == "toolResult":
+            return None
+        if edit is not None:
+            projected = pi_1_x.project_entry(entry, edit)
+            return projected[0] if projected else None
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+    if kind == "custom_message":
+        if edit is not None:
+            projected = pi_1_x.project_entry(entry, edit)
+            return projected[0] if projected else None
+        return create_custom_message(entry)
+    if kind == "branch_summary":
+        return create_branch_summary_message(entry)
+    if kind == "compaction":
+        return create_compaction_summary_message(entry)
+    return None
+
+
+def prepare_branch_entries(entries: Sequence[Json], token_budget: int = 0) -> list[Json]:
+    """``prepareBranchEntries``: newest first until the budget is spent (tool results skipped,
+    context edits applied; a summary that does not fit is kept while under 90 %)."""
+    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+    messages: list[Json] = []
+    total = 0
+    for entry in reversed(entries):
+        message = _branch_message(entry, edits.get(entry.get("id")))
+        if message is None:
+            continue
+        tokens = estimate_tokens(message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
+                messages.insert(0, message)
+                total += tokens
+            break
+        messages.insert(0, message)
+        total += tokens
+    return messages
+
+
+def branch_summary_request(
+    entries: Sequence[Json],
+    model: Mapping[str, Any],
+    *,
+    thinking_level: Any,
+    reserve_tokens: int = 16384,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    variant: str = "1.6",
+) -> SummaryRequest | None:
+    """The request ``generateBranchSummary`` sends for ``entries`` (None: nothing to summarise,
+    Pi writes "No content to summarize" without a request)."""
+    from contextlab.pi.dialects.pi_1_x_data import BRANCH_SUMMARY_PROMPT
+
+    budget = int(model.get("contextWindow") or 128000) - reserve_tokens
+    messages = prepare_branch_entries(entries, budget)
+    if not messages:
+        return None
+    if replace_instructions and custom_instructions:
+        instructions = custom_instructions
+    elif custom_instructions:
+        instructions = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
+    else:
+        instructions = BRANCH_SUMMARY_PROMPT
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    prompt = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
+    return summary_request("branch", prompt, model, thinking_level, variant)
