@@ -526,3 +526,32 @@ def test_it_rebuilds_the_branch_summary_request_pi_1_6_0_sent(scenario, request_
     )
     assert ours is not None
     assert ours.body == (CORPUS_1X / scenario / request_["body"]).read_text()
+
+
+def test_the_branch_summary_dry_run_of_a_1x_branch_carries_max_tokens():
+    scenario, request_ = BRANCH_SUMMARIES[0]
+    manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+    model = _model(manifest, request_["model"]["id"])
+    operation = request_["operation"]
+    out = io.StringIO()
+    call_command(
+        "branch-summary",
+        str(CORPUS_1X / scenario / "session.jsonl"),
+        "--from",
+        operation["oldLeafId"],
+        "--to",
+        operation["targetId"],
+        "--context-window",
+        str(model["contextWindow"]),
+        "--model-max-tokens",
+        str(model["maxTokens"]),
+        "--dry-run",
+        "--json",
+        stdout=out,
+    )
+    result = json.loads(out.getvalue())
+    body = json.loads((CORPUS_1X / scenario / request_["body"]).read_text())
+    assert list(result)[:3] == ["commonAncestorId", "entryIds", "request"]
+    assert result["request"]["maxTokens"] == body["max_completion_tokens"]
+    assert result["request"]["messages"][0]["content"] == body["messages"][1]["content"]
+    assert result["dialect"] == "1.x"
