@@ -555,3 +555,27 @@ def test_the_branch_summary_dry_run_of_a_1x_branch_carries_max_tokens():
     assert result["request"]["maxTokens"] == body["max_completion_tokens"]
     assert result["request"]["messages"][0]["content"] == body["messages"][1]["content"]
     assert result["dialect"] == "1.x"
+
+
+@pytest.mark.parametrize(
+    "path", _sessions(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
+)
+def test_the_dialect_of_every_turn_is_detected_in_one_walk(path):
+    from contextlab.pi.dialects.detect import detect_turn_dialect, dialects_per_entry
+
+    session = parse_session_file(path)
+    by_id = {e.get("id"): e for e in session.entries}
+    walked = dialects_per_entry(session.entries)
+    for entry in session.entries:
+        assert walked[entry["id"]] == detect_turn_dialect(session.entries, entry["id"], by_id)
+    for chosen in ("0.73", "1.3"):
+        walked = dialects_per_entry(session.entries, chosen=chosen)
+        for entry in session.entries:
+            assert walked[entry["id"]] == detect_turn_dialect(
+                session.entries, entry["id"], by_id, chosen=chosen
+            )
+    if path.parent.name == "resumed":
+        kinds = [
+            walked_choice.dialect for walked_choice in dialects_per_entry(session.entries).values()
+        ]
+        assert "0.80" in kinds and "1.x" in kinds

@@ -24,6 +24,7 @@ __all__ = [
     "CHOICES",
     "DialectChoice",
     "detect_turn_dialect",
+    "dialects_per_entry",
     "first_system_message_id",
     "parse_choice",
 ]
@@ -128,3 +129,44 @@ def detect_turn_dialect(
         "no system message on the path: a Pi 0.x turn; 0.73 and 0.80 cannot be told apart from "
         f"the file, {DEFAULT_0X} assumed",
     )
+
+
+def dialects_per_entry(
+    entries: Sequence[Json], tree: Any = None, *, chosen: str | None = None
+) -> dict[Any, DialectChoice]:
+    """``detect_turn_dialect`` for every entry as leaf, in one walk of the tree (for a chart or
+    an inspector that labels every request): an entry is 1.x once a system message (or a
+    compaction carrying one) is on its path."""
+    from contextlab.pi.session import SessionTree
+
+    tree = tree or SessionTree(entries)
+    out: dict[Any, DialectChoice] = {}
+    zero = detect_turn_dialect([], None, {}, chosen=chosen)
+    stack: list[tuple[Any, Any]] = [(r, None) for r in reversed(tree.roots)]
+    while stack:
+        entry_id, first = stack.pop()
+        entry = tree.by_id[entry_id]
+        if first is None and _is_1x_entry(entry):
+            first = entry_id
+        if chosen is not None:
+            dialect, variant = parse_choice(chosen)
+            found = f"a 1.x system message ({first})" if first is not None else "no system message"
+            out[entry_id] = DialectChoice(
+                zero.dialect,
+                False,
+                f"chosen; the path holds {found}",
+                (variant or DEFAULT_1X_VARIANT) if dialect == "1.x" else None,
+            )
+        elif first is not None:
+            out[entry_id] = DialectChoice(
+                "1.x",
+                True,
+                f"the path holds Pi 1.x system message {first}; pi-ai generation "
+                f"{DEFAULT_1X_VARIANT} assumed (the file does not record it)",
+                DEFAULT_1X_VARIANT,
+            )
+        else:
+            out[entry_id] = zero
+        for child in reversed(tree.children(entry_id)):
+            stack.append((child, first))
+    return out
