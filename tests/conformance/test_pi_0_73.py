@@ -161,3 +161,44 @@ def test_without_a_choice_a_0_x_turn_is_0_80_and_the_reason_says_it_cannot_be_to
     choice = detect_turn_dialect(session.entries, session.entries[-1]["id"])
     assert (choice.dialect, choice.detected) == ("0.80", False)
     assert "cannot be told apart" in choice.reason
+
+
+def test_compact_dialect_0_73_rebuilds_the_compaction_requests_pi_0_73_1_sent():
+    manifest = MANIFESTS[0]
+    session_path = CORPUS / manifest["scenario"] / "session.jsonl"
+    from contextlab.pi.session import parse_session_file
+
+    session = parse_session_file(session_path)
+    entry = next(e for e in session.entries if e["type"] == "compaction")
+    out = io.StringIO()
+    call_command(
+        "compact",
+        str(session_path),
+        "--leaf",
+        entry["parentId"],
+        "--keep-recent-tokens",
+        "150",
+        "--dialect",
+        "0.73",
+        "--dry-run",
+        "--json",
+        stdout=out,
+    )
+    result = json.loads(out.getvalue())
+    assert result["dialect"] == "0.73"
+    assert result["firstKeptEntryId"] == entry["firstKeptEntryId"]
+    assert result["tokensBefore"] == entry["tokensBefore"]
+    model = next(m for m in manifest["models"] if m["id"] == "fake-reasoner")
+    ours = []
+    for key in ("request", "turnPrefixRequest"):
+        request = result[key]
+        options = simple_options(model, reasoning="medium", max_tokens=request["maxTokens"])
+        context = {"systemPrompt": request["systemPrompt"], "messages": request["messages"]}
+        ours.append(build_request_body(model, context, options))
+    recorded = [
+        (CORPUS / manifest["scenario"] / r["body"]).read_text()
+        for r in manifest["requests"]
+        if r["kind"] == "summary"
+    ]
+    # 0.73 sends both in parallel: their arrival order is not fixed.
+    assert sorted(ours) == sorted(recorded)

@@ -9,6 +9,8 @@ Pi 1.6.0: the cut over the projection (context edits applied), the 1.x turn-pref
 request's ``maxTokens`` = pi-ai's clamp for the model (``--context-window`` and
 ``--model-max-tokens`` when the catalogue does not know it; null otherwise), and, after the
 usual keys, ``systemMessage`` (what the entry would carry), ``dialect`` and ``dialectSource``.
+``--dialect 0.73`` previews a 0.x turn as Pi 0.73.1 (its summarisation system prompt, budgets not
+capped by the model's maxTokens) and adds ``dialect`` / ``dialectSource``.
 
 Without ``--dry-run`` it runs for real through ``contextlab.jobs.cli``: for a stored session (its
 session id, or ``pk:N``) a job appends the entry; for a file, the JSONL line Pi would append is
@@ -24,8 +26,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contextlab.jobs import cli
 from contextlab.pi import compaction
-from contextlab.pi.dialects import pi_1_x, pi_1_x_compaction
-from contextlab.pi.dialects.detect import DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects import DEFAULT_DIALECT, pi_1_x, pi_1_x_compaction
+from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.pi_0_73 import PI_0_73
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
 from contextlab.pi.session import SessionFile, SessionTree, parse_session_file
@@ -179,6 +182,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--model-max-tokens", type=non_negative, default=0, help="model maxTokens (0: none)"
         )
+        parser.add_argument(
+            "--dialect",
+            choices=CHOICES,
+            help="the Pi version (default: detected; 0.80 for 0.x turns)",
+        )
         parser.add_argument("--dry-run", action="store_true", help="preview only, call no model")
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument(
@@ -221,7 +229,8 @@ class Command(BaseCommand):
             self.run_compaction(parsed, leaf, options)
             return
 
-        choice = detect_turn_dialect(parsed.entries, leaf, tree.by_id)
+        chosen = options.get("dialect")
+        choice = detect_turn_dialect(parsed.entries, leaf, tree.by_id, chosen=chosen)
         if choice.dialect == "1.x":
             self._emit(preview_1x(parsed, tree, leaf, path, options, choice), options)
             return
@@ -231,9 +240,11 @@ class Command(BaseCommand):
             compaction.CompactionOptions(
                 reserve_tokens=options["reserve_tokens"],
                 keep_recent_tokens=options["keep_recent_tokens"],
-                model_max_tokens=options["model_max_tokens"],
+                # 0.73 did not cap the summary budgets by the model's maxTokens.
+                model_max_tokens=0 if choice.dialect == "0.73" else options["model_max_tokens"],
                 custom_instructions=options["instructions"] or None,
             ),
+            PI_0_73 if choice.dialect == "0.73" else DEFAULT_DIALECT,
         )
         result = preview.to_json()
         if path and path[-1].get("type") == "compaction":
@@ -246,6 +257,9 @@ class Command(BaseCommand):
                 options["context_window"],
                 options["reserve_tokens"],
             )
+        if chosen is not None:
+            result["dialect"] = choice.dialect
+            result["dialectSource"] = choice.as_dict()
         self._emit(result, options)
 
     def run_compaction(
