@@ -579,3 +579,27 @@ def test_the_dialect_of_every_turn_is_detected_in_one_walk(path):
             walked_choice.dialect for walked_choice in dialects_per_entry(session.entries).values()
         ]
         assert "0.80" in kinds and "1.x" in kinds
+
+
+def test_a_chosen_1x_generation_reaches_the_clamp():
+    """The file does not say which 1.x wrote it: ``--dialect 1.0`` (chars/4 estimate, fixed 4096
+    margin) gives another ``maxTokens`` than the default 1.6 near a full window."""
+    path = CORPUS_1X / "edits" / "session.jsonl"
+    session = parse_session_file(path)
+    leaf = "600bf647"
+    limits = ("--context-window", "12000", "--model-max-tokens", "16384")
+    default = _context(str(path), "--leaf", leaf, *limits)
+    old = _context(str(path), "--leaf", leaf, *limits, "--dialect", "1.0")
+    model = {"contextWindow": 12000, "maxTokens": 16384, "api": "openai-completions"}
+    assert default["maxTokens"] == pi_1_x.request_at_leaf(session.entries, leaf, model).max_tokens
+    assert old["maxTokens"] == (
+        pi_1_x.request_at_leaf(session.entries, leaf, model, variant="1.0").max_tokens
+    )
+    assert old["maxTokens"] != default["maxTokens"]
+    assert default["dialectSource"]["variant"] == "1.6" and default["dialectSource"]["detected"]
+    assert old["dialectSource"] == {
+        "dialect": "1.x",
+        "detected": False,
+        "reason": old["dialectSource"]["reason"],
+        "variant": "1.0",
+    }
