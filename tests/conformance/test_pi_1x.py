@@ -163,6 +163,8 @@ def test_the_context_command_prints_what_pi_1_6_0_sent(scenario, request_):
     ]
     assert result["dialect"] == "1.x"
     assert result["dialectSource"]["detected"] is True
+    assert list(result)[9:] == ["dialectSource", "promptSections", "toolOrigins"]
+    assert sorted(result["toolOrigins"]) == sorted(t["name"] for t in result["tools"])
     assert result["leafId"] == request_["leafId"]
     assert body["messages"][0] == {"role": "system", "content": result["systemPrompt"]}
     assert [{"type": "function", "function": t} for t in result["tools"]] == body.get("tools", [])
@@ -603,3 +605,34 @@ def test_a_chosen_1x_generation_reaches_the_clamp():
         "reason": old["dialectSource"]["reason"],
         "variant": "1.0",
     }
+
+
+@pytest.mark.parametrize(
+    "path", sorted(CORPUS_1X.glob("*/session.jsonl")), ids=lambda p: p.parent.name
+)
+def test_the_prompt_parts_name_the_entry_that_last_set_them(path):
+    session = parse_session_file(path)
+    by_id = {e.get("id"): e for e in session.entries}
+    for entry in session.entries:
+        projection = pi_1_x.build_session_projection(session.entries, entry["id"], by_id)
+        messages = pi_1_x.convert_to_llm(projection.messages)
+        head = pi_1_x.current_system_message(messages)
+        parts = pi_1_x.prompt_sections(projection)
+        assert "\n\n".join(p.text for p in parts if p.text) == (
+            pi_1_x.system_message_text(head) if head else ""
+        )
+        origins = pi_1_x.tool_origins(projection)
+        assert list(origins) == [t["name"] for t in pi_1_x.current_tools(messages)]
+        for part in parts:
+            source = by_id[part.entry_id]
+            carried = (
+                source.get("systemMessage") if source["type"] == "compaction" else source["message"]
+            )
+            assert part.name == "" or carried["sections"][part.name] == part.text
+    # The patches scenario: after reload() the addendum comes from the patch, not the first prompt.
+    if path.parent.name == "patches":
+        last = pi_1_x.build_session_projection(session.entries)
+        origin = {p.name: p.entry_id for p in pi_1_x.prompt_sections(last)}
+        systems = [e["id"] for e in session.entries if pi_1_x.is_system_message_entry(e)]
+        assert origin["preamble"] == systems[0] and "addendum" not in origin
+        assert origin["tools"] == systems[-1]

@@ -47,6 +47,7 @@ from contextlab.pi.providers.openai_completions_1x import (
 __all__ = [
     "CHARS_PER_TOKEN_NUMERATOR",
     "Projection",
+    "PromptSection",
     "RequestAtLeaf",
     "build_session_projection",
     "clamp_max_tokens",
@@ -59,10 +60,12 @@ __all__ = [
     "iter_leaf_projections_1x",
     "length_stopped_tool_call_text",
     "message_for_display",
+    "prompt_sections",
     "request_at_leaf",
     "sent_messages",
     "summary_rejected_text",
     "system_message_text",
+    "tool_origins",
 ]
 
 Json = dict[str, Any]
@@ -684,3 +687,51 @@ def iter_leaf_projections_1x(
         )
         for child in reversed(tree.children(entry_id)):
             stack.append((child, frame))
+
+
+# --- where each part of the prompt came from ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromptSection:
+    """One part of a replayed 1.x prompt and the entry that last set it (a system message entry,
+    or the compaction whose ``systemMessage`` carried it)."""
+
+    name: str  # a section name, or "" for appended ``content``
+    text: str
+    entry_id: Any
+
+
+def prompt_sections(projection: Projection) -> list[PromptSection]:
+    """The parts of the prompt ``system_message_text(current_system_message(...))`` joins, in its
+    order (content first, then sections in first-seen order), each with its origin."""
+    content: list[PromptSection] = []
+    sections: dict[str, PromptSection] = {}
+    for entry, messages in projection.entries:
+        for message in messages:
+            if message.get("role") != "system":
+                continue
+            text = provider.content_text(message.get("content", ""))
+            if text:
+                content.append(PromptSection("", text, entry.get("id")))
+            for name, value in (message.get("sections") or {}).items():
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    # A patched name keeps its place (a dict keeps insertion order).
+                    sections[name] = PromptSection(name, value, entry.get("id"))
+    return [*content, *sections.values()]
+
+
+def tool_origins(projection: Projection) -> dict[Any, Any]:
+    """Tool name -> the entry whose system message last declared it (current tools only)."""
+    origins: dict[Any, Any] = {}
+    for entry, messages in projection.entries:
+        for message in messages:
+            if message.get("role") != "system":
+                continue
+            for tool in message.get("toolsRemoved") or []:
+                origins.pop(tool.get("name"), None)
+            for tool in message.get("toolsAdded") or []:
+                origins[tool.get("name")] = entry.get("id")
+    return origins

@@ -22,7 +22,9 @@ message, or chosen with ``--dialect``) the object is instead ``{"leafId", "syste
 ``dialectSource``: the prompt and tool declarations are the replay of the session's system
 messages, ``messages`` shows them in place with their sections and tool names, ``maxTokens`` is
 pi-ai's clamp (null when the model's limits are unknown: give ``--context-window`` /
-``--model-max-tokens``). With ``--dialect 0.73|0.80`` a 0.x turn's object is built in that
+``--model-max-tokens``); then ``promptSections`` (``[{name, entryId}]``: the entry that last
+set each part of the prompt, ``name`` "" for appended content) and ``toolOrigins`` (tool ->
+entry). With ``--dialect 0.73|0.80`` a 0.x turn's object is built in that
 version's dialect (0.73: markdown project context, no project trust, its guideline) and gets
 ``maxTokens`` (0.73: pi-ai's ``min(model.maxTokens, 32000)``; 0.80 sends none: null),
 ``dialect`` and ``dialectSource`` after its usual keys.
@@ -225,6 +227,11 @@ def build_context_1x(
     )
     result["dialect"] = choice.dialect
     result["dialectSource"] = choice.as_dict()
+    # Where each part of the prompt and each tool was last set (the entry that patched it).
+    result["promptSections"] = [
+        {"name": part.name, "entryId": part.entry_id} for part in pi_1_x.prompt_sections(projection)
+    ]
+    result["toolOrigins"] = pi_1_x.tool_origins(projection)
     return result
 
 
