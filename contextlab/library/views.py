@@ -7,15 +7,17 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch, TextField
-from django.db.models.functions import Cast
+from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
+from contextlab.library.importer import import_session_file
+from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
+    filter_sessions,
     projects_for_user,
     search_entries,
     session_for_user_or_404,
@@ -24,7 +26,6 @@ from contextlab.library.selectors import (
     unusable_file_problem,
     unusable_files_for,
 )
-from contextlab.library.services import import_session_file
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record
@@ -40,30 +41,7 @@ def index(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     sort = filters.get("sort") or "recent"
 
-    sessions = sessions_for_user(request.user)
-    if filters.get("q"):
-        text = filters["q"]
-        sessions = sessions.filter(name__icontains=text) | sessions.filter(
-            first_message__icontains=text
-        )
-    if filters.get("project"):
-        sessions = sessions.filter(project_id=filters["project"])
-    if filters.get("model"):
-        # models_used is a JSON list; matching its text works on PostgreSQL and SQLite alike.
-        sessions = sessions.annotate(models_text=Cast("models_used", TextField())).filter(
-            models_text__icontains=filters["model"]
-        )
-    flag = filters.get("flag")
-    if flag == "problems":
-        sessions = sessions.filter(problem_count__gt=0)
-    elif flag == "compacted":
-        sessions = sessions.filter(compaction_count__gt=0)
-    elif flag == "branched":
-        sessions = sessions.filter(branch_count__gt=1)
-
-    if filters.get("review_label"):
-        # (session, name) is unique, so this join keeps one row per session.
-        sessions = sessions.filter(review_labels__name=filters["review_label"])
+    sessions = filter_sessions(sessions_for_user(request.user), filters)
     sessions = sessions.prefetch_related(
         Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
     )
@@ -95,6 +73,8 @@ def index(request: HttpRequest) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:500]
     hits = list(search_entries(query, user=request.user)[:SEARCH_LIMIT]) if query else []
+    for hit in hits:
+        hit.snippet_html = snippet_html(hit)
     context = {
         "nav": "library",
         "search_query": query,
@@ -118,18 +98,22 @@ def upload(request: HttpRequest) -> HttpResponse:
                 results.append({"name": upload_file.name, "error": refusal})
                 continue
             outcome = import_session_file(
-                fileobj=upload_file, name=upload_file.name, user=request.user
+                fileobj=upload_file,
+                name=upload_file.name,
+                user=request.user,
+                # The uploader's ownership of a project the upload created, and the audit
+                # event, commit with the entries.
+                within=lambda result, created=created_project: upload_record(
+                    user=request.user,
+                    session=result.session,
+                    status=result.status,
+                    created_project=created,
+                ),
             )
         except Exception as exc:  # one bad file must not hide the results of the others
             results.append({"name": upload_file.name, "error": str(exc)})
             continue
         if outcome.session is not None:
-            upload_record(
-                user=request.user,
-                session=outcome.session,
-                status=outcome.status,
-                created_project=created_project,
-            )
             # Build the session's tree index now, while the user waits for the upload anyway,
             # so that opening a large session right after is quick (in this process).
             session_index(outcome.session)

@@ -22,6 +22,7 @@ from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.jsutil import js_string
+from contextlab.pi.models import get_model
 from contextlab.pi.session import SessionTree, entry_time_ms, js_trim, js_truthy
 
 __all__ = [
@@ -331,8 +332,6 @@ def model_for_transform(
     Such a model carries ``"assumed": True``.
     """
     if catalog_lookup is None:
-        from contextlab.pi.models import get_model
-
         catalog_lookup = get_model
     if model is None:
         return {

@@ -340,7 +340,7 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
         result = decode_entry(text, line_no)
         if isinstance(result, Problem):
             problems.append(result)
-            if _pi_keeps(text):
+            if pi_keeps(text):
                 pi_positions.append((line_no, None))
             continue
         decoded.append((line_no, result))
@@ -409,7 +409,8 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
     )
 
 
-def _pi_keeps(text: str) -> bool:
+def pi_keeps(text: str) -> bool:
+    """Whether Pi's loader keeps this line: JSON that parses to an entry-like object."""
     try:
         return _is_pi_entry(_parse_json(text))
     except (ValueError, RecursionError):

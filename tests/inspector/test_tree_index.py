@@ -16,8 +16,8 @@ from contextlab.inspector import selectors
 from contextlab.inspector.models import TreeIndex
 from contextlab.inspector.selectors import build_index, clear_cache, session_index
 from contextlab.inspector.treeview import FILTER_MODES, finish, pi_line
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
-from contextlab.library.services import import_session_file
 from tests.conftest import REPO
 from tests.inspector.sessions import write_session
 from tests.inspector.test_selectors import _generated

@@ -1,6 +1,6 @@
 """``manage.py context SESSION_FILE [--leaf ID|line:N] ... --json``: what Pi sent at a leaf.
 
-The command-line contract of issue 2 (other parts and outside checks rely on it):
+The command-line contract (README.md, "Command line"; other parts and outside checks rely on it):
 
     python manage.py context SESSION_FILE [--leaf ENTRY_ID] [--agent-dir DIR] [--pi-root DIR]
         [--date YYYY-MM-DD] [--tools a,b,c] --json
@@ -55,6 +55,8 @@ from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_di
 from contextlab.pi.dialects.pi_0_73 import PI_0_73, agent_turn_max_tokens
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
+from contextlab.pi.prompt import build_system_prompt
+from contextlab.pi.resources import discover_resources
 from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
 
 Json = dict[str, Any]
@@ -123,9 +125,6 @@ def build_context(
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
     """The command's JSON object (see the module docstring)."""
-    from contextlab.pi.prompt import build_system_prompt
-    from contextlab.pi.resources import discover_resources
-
     context = build_session_context(parsed.entries, leaf_id, tree.by_id)
     messages = convert_to_llm(context.messages)
     model = model_for_transform(
