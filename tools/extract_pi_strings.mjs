@@ -2,7 +2,7 @@
 // Run from tests/conformance/oracle (where the real Pi is installed):
 //   node ../../../tools/extract_pi_strings.mjs > strings.json
 // tools/gen_dialect.py turns the JSON into contextlab/pi/dialects/pi_0_80.py.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
@@ -110,7 +110,11 @@ function literalPart(file, anchor, index = 0, pkgDist = dist) {
   return parts[index];
 }
 
-const aiDist = path.join(root, "../pi-ai/dist");
+// pi-ai keeps transformMessages in dist/api/ (0.80) or dist/providers/ (0.73).
+const aiRoot = path.join(root, "../pi-ai/dist");
+const aiDist = existsSync(path.join(aiRoot, "api/transform-messages.js")) ? aiRoot : path.join(aiRoot, "providers");
+const aiTransform = existsSync(path.join(aiRoot, "api/transform-messages.js")) ? "api/transform-messages.js" : "transform-messages.js";
+const ifFile = (file, read) => (existsSync(path.join(dist, file)) ? read() : null);
 
 const out = {
   COMPACTION_SUMMARY_PREFIX: templateConst("messages.js", "COMPACTION_SUMMARY_PREFIX"),
@@ -194,13 +198,13 @@ const out = {
   SKILL_NAME_COLLISION: formatTemplate("skills.js", "name \"${skill.name}\" collision"),
   SKILL_PATH_MISSING: literalPart("skills.js", "skill path does not exist"),
   SKILL_PATH_NOT_MARKDOWN: literalPart("skills.js", "skill path is not a markdown file"),
-  // Project trust (dist/core/trust-manager.js)
-  TRUST_STORE_UNREADABLE: formatTemplate("trust-manager.js", "Failed to read trust store "),
-  TRUST_STORE_NOT_OBJECT: formatTemplate("trust-manager.js", ": expected an object"),
+  // Project trust (dist/core/trust-manager.js; 0.73 has none: null)
+  TRUST_STORE_UNREADABLE: ifFile("trust-manager.js", () => formatTemplate("trust-manager.js", "Failed to read trust store ")),
+  TRUST_STORE_NOT_OBJECT: ifFile("trust-manager.js", () => formatTemplate("trust-manager.js", ": expected an object")),
   // transformMessages (pi-ai dist/api/transform-messages.js)
-  USER_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(image omitted: model", 0, aiDist),
-  TOOL_IMAGE_PLACEHOLDER: literalPart("api/transform-messages.js", "(tool image omitted: model", 0, aiDist),
-  NO_RESULT_TEXT: literalPart("api/transform-messages.js", "No result provided", 0, aiDist),
+  USER_IMAGE_PLACEHOLDER: literalPart(aiTransform, "(image omitted: model", 0, aiDist),
+  TOOL_IMAGE_PLACEHOLDER: literalPart(aiTransform, "(tool image omitted: model", 0, aiDist),
+  NO_RESULT_TEXT: literalPart(aiTransform, "No result provided", 0, aiDist),
 };
 for (const file of ["tools/find.js", "tools/ls.js"]) {
   if (formatTemplate(file, "DEFAULT_MAX_BYTES)} limit reached") !== out.BYTE_LIMIT_REACHED) throw new Error(`${file} words the byte limit differently`);
@@ -209,6 +213,14 @@ for (const file of ["tools/find.js", "tools/ls.js"]) {
 }
 if (out.BRANCH_ADDITIONAL_FOCUS !== out.ADDITIONAL_FOCUS) throw new Error("the two 'Additional focus' texts differ");
 delete out.BRANCH_ADDITIONAL_FOCUS;
+// Pi 0.73's markdown project context and its exploration guideline (absent from 0.80).
+const systemPromptSrc = readFileSync(path.join(dist, "system-prompt.js"), "utf8");
+if (systemPromptSrc.includes("# Project Context")) {
+  out.PROJECT_CONTEXT_HEADING = literalPart("system-prompt.js", "# Project Context");
+  out.PROJECT_CONTEXT_PREAMBLE = literalPart("system-prompt.js", "Project-specific instructions and guidelines:");
+  out.PROJECT_CONTEXT_FILE = formatTemplate("system-prompt.js", "## ${filePath}");
+  out.BASH_WITH_EXPLORERS_GUIDELINE = literalPart("system-prompt.js", "Prefer grep/find/ls tools over bash");
+}
 {
   const compactionSrc = readFileSync(path.join(dist, "compaction/compaction.js"), "utf8");
   const conversation = "`<conversation>\\n${conversationText}\\n</conversation>\\n\\n";

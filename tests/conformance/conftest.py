@@ -22,9 +22,24 @@ from typing import Any
 
 import pytest
 
-ORACLE_DIR = Path(__file__).resolve().parent / "oracle"
+HERE = Path(__file__).resolve().parent
+ORACLE_DIR = HERE / "oracle"
 PI_PACKAGE_DIR = ORACLE_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent"
-CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+CORPUS_DIR = HERE / "corpus"
+
+# Each installed Pi: its directory (scripts next to the pinned node_modules) and its package.
+# "0.80.2" is the default oracle; the others are installed by `make oracle-1.6.0 oracle-0.73.1`.
+ORACLES: dict[str, tuple[Path, Path]] = {
+    "0.80.2": (ORACLE_DIR, PI_PACKAGE_DIR),
+    "1.6.0": (
+        HERE / "oracle-1.6.0",
+        HERE / "oracle-1.6.0" / "node_modules" / "@earendil-works" / "pi-coding-agent",
+    ),
+    "0.73.1": (
+        HERE / "oracle-0.73.1",
+        HERE / "oracle-0.73.1" / "node_modules" / "@mariozechner" / "pi-coding-agent",
+    ),
+}
 
 
 def node_binary() -> str | None:
@@ -49,8 +64,8 @@ def node_binary() -> str | None:
     return shutil.which("node")
 
 
-def oracle_available() -> bool:
-    return node_binary() is not None and PI_PACKAGE_DIR.joinpath("package.json").exists()
+def oracle_available(version: str = "0.80.2") -> bool:
+    return node_binary() is not None and ORACLES[version][1].joinpath("package.json").exists()
 
 
 def run_oracle(
@@ -60,16 +75,21 @@ def run_oracle(
     timeout: float = 600,
     env: dict[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    version: str = "0.80.2",
 ) -> Any:
     """Run ``oracle/<script>`` under Node with ``payload`` as JSON on stdin; return parsed stdout.
 
     ``env`` entries are added to the current environment (e.g. ``TZ``, ``PI_PACKAGE_DIR``).
-    Skips the calling test when Node or the pinned Pi is not installed.
+    ``version`` picks the installed Pi (a key of ``ORACLES``); the script is looked up in that
+    oracle's directory. Skips the calling test when Node or that pinned Pi is not installed.
     """
     node = node_binary()
-    if node is None or not oracle_available():
-        pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
-    script_path = ORACLE_DIR / script
+    oracle_dir = ORACLES[version][0]
+    if node is None or not oracle_available(version):
+        pytest.skip(
+            f"Node 24 or the pinned Pi {version} oracle ({oracle_dir.name}) is not installed"
+        )
+    script_path = oracle_dir / script
     if not script_path.exists():
         raise FileNotFoundError(script_path)
     full_env = {**os.environ, **(env or {})}
@@ -81,7 +101,7 @@ def run_oracle(
         capture_output=True,
         timeout=timeout,
         env=full_env,
-        cwd=str(cwd) if cwd is not None else str(ORACLE_DIR),
+        cwd=str(cwd) if cwd is not None else str(oracle_dir),
         check=False,
     )
     if proc.returncode != 0:

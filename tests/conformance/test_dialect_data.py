@@ -25,3 +25,24 @@ def test_it_keeps_the_strings_the_extractor_reads_from_pi():
     assert len(extracted) > 60
     for name, value in extracted.items():
         assert getattr(pi_0_80_data, name) == value, name
+
+
+@pytest.mark.oracle
+def test_it_keeps_the_1x_strings_the_extractor_reads_from_pi_1_6_0():
+    from contextlab.pi.dialects import pi_1_x_data
+    from tests.conformance.conftest import ORACLES
+
+    node = node_binary()
+    if node is None or not oracle_available("1.6.0"):
+        pytest.skip("Node 24 or the pinned Pi 1.6.0 oracle is not installed")
+    out = subprocess.run(
+        [node, str(EXTRACTOR.with_name("extract_pi_1x_strings.mjs"))],
+        cwd=ORACLES["1.6.0"][0],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    extracted = json.loads(out.stdout)
+    assert len(extracted) >= 13
+    for name, value in extracted.items():
+        assert getattr(pi_1_x_data, name) == value, name

@@ -43,3 +43,23 @@ def test_it_records_a_scenario_whose_requests_the_port_rebuilds(tmp_path: Path) 
         options = simple_options(model, reasoning=request["reasoning"])
         body = (scenario / request["body"]).read_text()
         assert build_request_body(model, context, options) == body
+
+
+def test_the_1_6_0_recorder_records_requests_the_1x_dialect_rebuilds(tmp_path: Path) -> None:
+    """A fresh recording with the real Pi 1.6.0 (context edits from an extension, a split-turn
+    compaction, a branch summary): every agent request is rebuilt from the new session file."""
+    from contextlab.pi.dialects import pi_1_x
+    from contextlab.pi.session import parse_session_file
+    from tests.conformance.recorder.record_versions import record_scenario as record_version
+
+    if not oracle_available("1.6.0"):
+        pytest.skip("Node 24 or the Pi 1.6.0 oracle is not installed")
+    manifest = record_version("1.6.0", "edits", base=tmp_path / "root", corpus=tmp_path / "corpus")
+    scenario = tmp_path / "corpus" / "edits"
+    session = parse_session_file(scenario / "session.jsonl")
+    agent = [r for r in manifest["requests"] if r["kind"] == "agent"]
+    assert len(agent) == 7 and len(manifest["requests"]) == 10
+    for request in agent:
+        model = next(m for m in manifest["models"] if m["id"] == request["model"]["id"])
+        rebuilt = pi_1_x.request_at_leaf(session.entries, request["leafId"], model)
+        assert rebuilt.body == (scenario / request["body"]).read_text(), request["seq"]

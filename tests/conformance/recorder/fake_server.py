@@ -31,10 +31,15 @@ class ScriptError(RuntimeError):
 
 
 class FakeChatServer:
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, *, accept_untagged: bool = False) -> None:
         self.log_dir = log_dir
+        self.accept_untagged = accept_untagged
+        self.untagged = 0
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.queue: deque[dict[str, Any]] = deque()
+        # Scripted summary answers (e.g. one cut by the token cap); when empty, summaries are
+        # answered automatically.
+        self.summary_queue: deque[dict[str, Any]] = deque()
         self.lock = threading.Lock()
         self.summary_count = 0
         self.call_count = 0
@@ -64,6 +69,8 @@ class FakeChatServer:
                 SUMMARISER_PREFIX
             ):
                 self.summary_count += 1
+                if self.summary_queue:
+                    return self.summary_queue.popleft()
                 return {"text": _summary_text(request, self.summary_count)}
             if not self.queue:
                 raise ScriptError(f"request {self.call_count}: script queue is empty")
@@ -178,6 +185,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner.queue.extend(answers)
             self._reply_json(200, {"queued": len(answers)})
             return
+        if self.path == "/__queue_summaries":
+            answers = json.loads(body)
+            with self.owner.lock:
+                self.owner.summary_queue.extend(answers)
+            self._reply_json(200, {"queued": len(answers)})
+            return
         if self.path == "/__status":
             with self.owner.lock:
                 self._reply_json(200, {"pending": len(self.owner.queue)})
@@ -186,6 +199,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply_json(404, {"error": {"message": f"unknown path {self.path}"}})
             return
         seq = self.headers.get("x-contextlab-seq")
+        if not seq and self.owner.accept_untagged:
+            # Pi 0.73 sends summaries through pi-ai's completeSimple, past the driver's tap.
+            with self.owner.lock:
+                self.owner.untagged += 1
+                seq = f"untagged-{self.owner.untagged:03d}"
         if not seq:
             self.owner.errors.append("request without x-contextlab-seq header")
             self._reply_json(400, {"error": {"message": "missing x-contextlab-seq"}})
@@ -197,6 +215,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ScriptError as error:
             self.owner.errors.append(str(error))
             self._reply_json(500, {"error": {"message": str(error)}})
+            return
+        if "error" in answer:
+            # A provider error, e.g. a context overflow: `{"error": message, "status": code}`.
+            status = int(answer.get("status", 400))
+            self._reply_json(status, {"error": {"message": answer["error"]}})
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")

@@ -16,6 +16,19 @@ prints one JSON object ``{"leafId", "systemPrompt", "layers", "messages", "sent"
   skills, SYSTEM.md and APPEND_SYSTEM.md found on disk in the agent dir and the cwd;
 - ``model``: ``{"provider", "modelId"}`` or null; ``thinkingLevel`` as buildSessionContext says.
 
+For a Pi 1.x turn (issue 10; detected per turn: the leaf's path holds a persisted ``system``
+message, or chosen with ``--dialect``) the object is instead ``{"leafId", "systemPrompt",
+"tools", "messages", "sent", "model", "thinkingLevel", "maxTokens", "dialect"}`` followed by
+``dialectSource``: the prompt and tool declarations are the replay of the session's system
+messages, ``messages`` shows them in place with their sections and tool names, ``maxTokens`` is
+pi-ai's clamp (null when the model's limits are unknown: give ``--context-window`` /
+``--model-max-tokens``); then ``promptSections`` (``[{name, entryId}]``: the entry that last
+set each part of the prompt, ``name`` "" for appended content) and ``toolOrigins`` (tool ->
+entry). With ``--dialect 0.73|0.80`` a 0.x turn's object is built in that
+version's dialect (0.73: markdown project context, no project trust, its guideline) and gets
+``maxTokens`` (0.73: pi-ai's ``min(model.maxTokens, 32000)``; 0.80 sends none: null),
+``dialect`` and ``dialectSource`` after its usual keys.
+
 Strings are printed exactly as Pi's ``JSON.stringify`` would print them. Without ``--json``: a
 readable rendering with a heading per layer. Bad input: exit status 1 and one line naming the
 file, the line and the reason; lines Pi would skip are reported on stderr and skipped.
@@ -37,7 +50,9 @@ from contextlab.pi.context import (
     model_for_transform,
     transform_messages,
 )
-from contextlab.pi.dialects import DEFAULT_DIALECT
+from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect, pi_1_x
+from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.pi_0_73 import PI_0_73, agent_turn_max_tokens
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
 from contextlab.pi.prompt import build_system_prompt
@@ -107,6 +122,7 @@ def build_context(
     date: str | None,
     tools: list[str] | None,
     home: str | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
     """The command's JSON object (see the module docstring)."""
     context = build_session_context(parsed.entries, leaf_id, tree.by_id)
@@ -123,13 +139,14 @@ def build_context(
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
     if date is None:
         date = local_date(now) or local_date(entry_time_ms(header.get("timestamp")))
-    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home)
+    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home, dialect=dialect)
     prompt = build_system_prompt(
         cwd=cwd,
         date=date or "",
         pi_root=pi_root,
         tools=tools,
         resources=resources,
+        dialect=dialect,
     )
     return {
         "leafId": leaf_id,
@@ -140,6 +157,81 @@ def build_context(
         "model": context.model,
         "thinkingLevel": context.thinking_level,
     }
+
+
+def model_limits(
+    model_ref: Json | None,
+    agent_dir: str,
+    messages: list[Json],
+    *,
+    context_window: int | None,
+    max_tokens: int | None,
+) -> Json | None:
+    """The leaf's model with its limits: ``agent_dir``/models.json, then the catalogue; the
+    command's ``--context-window`` / ``--model-max-tokens`` override (and stand in for a model
+    neither knows). None when the limits stay unknown."""
+    found = None
+    if model_ref:
+        found = find_model(model_ref.get("provider"), model_ref.get("modelId"), agent_dir)
+    if found is None:
+        if context_window is None or max_tokens is None or not model_ref:
+            return None
+        found = dict(
+            model_for_transform(
+                model_ref,
+                messages=messages,
+                catalog_lookup=lambda provider, model_id: None,
+            )
+        )
+        found.setdefault("baseUrl", "")
+    model = dict(found)
+    if context_window is not None:
+        model["contextWindow"] = context_window
+    if max_tokens is not None:
+        model["maxTokens"] = max_tokens
+    return model
+
+
+def build_context_1x(
+    parsed: SessionFile,
+    tree: SessionTree,
+    *,
+    leaf_id: str | None,
+    agent_dir: str,
+    choice: DialectChoice,
+    context_window: int | None,
+    max_tokens: int | None,
+) -> Json:
+    """The command's object for a Pi 1.x turn (see the module docstring)."""
+    projection = pi_1_x.build_session_projection(parsed.entries, leaf_id, tree.by_id)
+    model = model_limits(
+        projection.model,
+        agent_dir,
+        projection.messages,
+        context_window=context_window,
+        max_tokens=max_tokens,
+    )
+    transform_model = model_for_transform(
+        projection.model,
+        messages=projection.messages,
+        catalog_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
+    )
+    result = pi_1_x.context_result(
+        parsed.entries,
+        leaf_id,
+        model,
+        transform_model=transform_model,
+        by_id=tree.by_id,
+        variant=choice.variant or "1.6",
+    )
+    result["dialect"] = choice.dialect
+    result["dialectSource"] = choice.as_dict()
+    # Where each part of the prompt and each tool was last set (the entry that patched it).
+    result["promptSections"] = [
+        {"name": part.name, "entryId": part.entry_id} for part in pi_1_x.prompt_sections(projection)
+    ]
+    result["toolOrigins"] = pi_1_x.tool_origins(projection)
+    return result
 
 
 def _content_text(content: Any) -> str:
@@ -168,7 +260,17 @@ def render_text(result: Json) -> str:
     model = result["model"]
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "(none)"
     out.append(f"model: {model_text}   thinking level: {result['thinkingLevel']}")
-    for layer in result["layers"]:
+    if "dialectSource" in result:
+        source = result["dialectSource"]
+        how = "detected" if source["detected"] else "chosen"
+        out.append(f"dialect: Pi {result['dialect']} ({how}: {source['reason']})")
+    if "maxTokens" in result:
+        out.append(f"max tokens sent: {result['maxTokens']}")
+    if "layers" not in result:
+        out.append(f"\n## System prompt (replayed from the session)\n{result['systemPrompt']}")
+        names = ", ".join(str(t["name"]) for t in result["tools"])
+        out.append(f"\n## Tools ({len(result['tools'])}): {names}")
+    for layer in result.get("layers", []):
         sources = ", ".join(layer["sources"])
         out.append(f"\n## {layer['title']} (~{layer['tokens']} tokens)")
         if sources:
@@ -193,6 +295,13 @@ class Command(BaseCommand):
         parser.add_argument("--pi-root", help="Pi's package folder (README/docs paths)")
         parser.add_argument("--date", help="the prompt's date, YYYY-MM-DD")
         parser.add_argument("--tools", help="active tools, comma-separated")
+        parser.add_argument(
+            "--dialect",
+            choices=CHOICES,
+            help="the Pi version that sent the turn (default: detected; 0.80 for 0.x turns)",
+        )
+        parser.add_argument("--context-window", type=int, help="the model's context window")
+        parser.add_argument("--model-max-tokens", type=int, help="the model's maxTokens")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -202,21 +311,54 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: --date {date}: expected YYYY-MM-DD")
         parsed, tree = load_session(path, self.stderr)
         leaf_id = resolve_leaf(parsed, tree, options.get("leaf"))
+        agent_dir = options.get("agent_dir") or settings.PI_AGENT_DIR
+        chosen = options.get("dialect")
+        choice = detect_turn_dialect(parsed.entries, leaf_id, tree.by_id, chosen=chosen)
+        if choice.dialect == "1.x":
+            result = build_context_1x(
+                parsed,
+                tree,
+                leaf_id=leaf_id,
+                agent_dir=agent_dir,
+                choice=choice,
+                context_window=options.get("context_window"),
+                max_tokens=options.get("model_max_tokens"),
+            )
+            self._write(result, options)
+            return
+        dialect = PI_0_73 if choice.dialect == "0.73" else DEFAULT_DIALECT
         tools_arg = options.get("tools")
         tools = (
             [t.strip() for t in tools_arg.split(",") if t.strip()]
             if tools_arg is not None
-            else list(DEFAULT_DIALECT.default_active_tools)
+            else list(dialect.default_active_tools)
         )
         result = build_context(
             parsed,
             tree,
             leaf_id=leaf_id,
-            agent_dir=options.get("agent_dir") or settings.PI_AGENT_DIR,
+            agent_dir=agent_dir,
             pi_root=options.get("pi_root"),
             date=date,
             tools=tools,
+            dialect=dialect,
         )
+        if chosen is not None:
+            # Extra keys after the 0.x contract: what the chosen version also sent.
+            model = model_limits(
+                result["model"],
+                agent_dir,
+                [],
+                context_window=options.get("context_window"),
+                max_tokens=options.get("model_max_tokens"),
+            )
+            limit = model.get("maxTokens") if model else None
+            result["maxTokens"] = agent_turn_max_tokens(limit) if choice.dialect == "0.73" else None
+            result["dialect"] = choice.dialect
+            result["dialectSource"] = choice.as_dict()
+        self._write(result, options)
+
+    def _write(self, result: Json, options: dict[str, Any]) -> None:
         if options.get("json"):
             self.stdout.write(json_stringify(result))
         else:

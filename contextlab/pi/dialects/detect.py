@@ -1,0 +1,172 @@
+"""Which Pi dialect produced a turn, told from the session file where it can be, chosen where not.
+
+* 1.x vs 0.x, per turn: Pi 1.x persists its prompt as ``system`` message entries (and a
+  compaction's ``systemMessage``); a turn whose path holds one was sent by 1.x. A 0.x session
+  resumed under 1.x switches at its first system message.
+* 0.73 vs 0.80: not in general (same format, entry types and keys, no version recorded): the
+  chosen dialect is used, 0.80 by default, and the choice says so.
+* Within 1.x the file does not say which pi-ai generation shaped the body: 1.6 unless chosen.
+
+    choice = detect_turn_dialect(entries, leaf_id, chosen="0.73")
+    choice.dialect, choice.detected, choice.reason
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contextlab.pi.jsutil import js_truthy
+from contextlab.pi.providers.openai_completions_1x import VARIANTS
+
+__all__ = [
+    "CHOICES",
+    "DialectChoice",
+    "detect_turn_dialect",
+    "dialects_per_entry",
+    "first_system_message_id",
+    "parse_choice",
+]
+
+Json = dict[str, Any]
+DEFAULT_0X = "0.80"
+DEFAULT_1X_VARIANT = "1.6"
+# What a user (``--dialect``, a project's profile) may choose: a dialect, or a 1.x generation.
+CHOICES = ("0.73", "0.80", "1.x", *VARIANTS)
+
+
+@dataclass(frozen=True)
+class DialectChoice:
+    dialect: str  # "0.73", "0.80" or "1.x"
+    detected: bool  # told from the file (True) or chosen / defaulted (False)
+    reason: str
+    variant: str | None = None  # the pi-ai generation of a 1.x turn
+
+    def as_dict(self) -> Json:
+        out: Json = {"dialect": self.dialect, "detected": self.detected, "reason": self.reason}
+        if self.variant is not None:
+            out["variant"] = self.variant
+        return out
+
+
+def parse_choice(value: str | None) -> tuple[str | None, str | None]:
+    """``--dialect`` value -> (dialect, 1.x variant); ``ValueError`` for an unknown one."""
+    if value is None:
+        return None, None
+    if value not in CHOICES:
+        raise ValueError(f"unknown dialect {value!r}; expected one of {', '.join(CHOICES)}")
+    if value in VARIANTS:
+        return "1.x", value
+    return value, None
+
+
+def _path(leaf_id: Any, entries: Sequence[Json], by_id: Mapping[Any, Json]) -> list[Json]:
+    leaf = by_id.get(leaf_id) if js_truthy(leaf_id) else None
+    if leaf is None and leaf_id is not None:
+        leaf = entries[-1] if entries else None
+    path: list[Json] = []
+    seen: set[int] = set()
+    while leaf is not None and id(leaf) not in seen:
+        seen.add(id(leaf))
+        path.append(leaf)
+        parent = leaf.get("parentId")
+        leaf = by_id.get(parent) if js_truthy(parent) else None
+    path.reverse()
+    return path
+
+
+def _is_1x_entry(entry: Mapping[str, Any]) -> bool:
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict):
+        return message.get("role") == "system"
+    return entry.get("type") == "compaction" and isinstance(entry.get("systemMessage"), dict)
+
+
+def first_system_message_id(
+    entries: Sequence[Json], leaf_id: Any, by_id: Mapping[Any, Json] | None = None
+) -> Any:
+    """The id of the first entry on the leaf's path that only Pi 1.x writes, or None."""
+    if by_id is None:
+        by_id = {e.get("id"): e for e in entries}
+    for entry in _path(leaf_id, entries, by_id):
+        if _is_1x_entry(entry):
+            return entry.get("id")
+    return None
+
+
+def detect_turn_dialect(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    by_id: Mapping[Any, Json] | None = None,
+    *,
+    chosen: str | None = None,
+) -> DialectChoice:
+    """The dialect of the request sent with the context at ``leaf_id``.
+
+    ``chosen`` (a value of ``CHOICES``) overrides detection; otherwise a path with a system
+    message is 1.x (variant 1.6, which the file cannot confirm), and one without is 0.80 by default
+    (0.73 cannot be told from the file).
+    """
+    dialect, variant = parse_choice(chosen)
+    first = first_system_message_id(entries, leaf_id, by_id)
+    if dialect is not None:
+        if dialect == "1.x":
+            variant = variant or DEFAULT_1X_VARIANT
+        found = f"a 1.x system message ({first})" if first is not None else "no system message"
+        return DialectChoice(dialect, False, f"chosen; the path holds {found}", variant)
+    if first is not None:
+        return DialectChoice(
+            "1.x",
+            True,
+            f"the path holds Pi 1.x system message {first}; pi-ai generation "
+            f"{DEFAULT_1X_VARIANT} assumed (the file does not record it)",
+            DEFAULT_1X_VARIANT,
+        )
+    return DialectChoice(
+        DEFAULT_0X,
+        False,
+        "no system message on the path: a Pi 0.x turn; 0.73 and 0.80 cannot be told apart from "
+        f"the file, {DEFAULT_0X} assumed",
+    )
+
+
+def dialects_per_entry(
+    entries: Sequence[Json], tree: Any = None, *, chosen: str | None = None
+) -> dict[Any, DialectChoice]:
+    """``detect_turn_dialect`` for every entry as leaf, in one walk of the tree (for a chart or
+    an inspector that labels every request): an entry is 1.x once a system message (or a
+    compaction carrying one) is on its path."""
+    from contextlab.pi.session import SessionTree
+
+    tree = tree or SessionTree(entries)
+    out: dict[Any, DialectChoice] = {}
+    zero = detect_turn_dialect([], None, {}, chosen=chosen)
+    stack: list[tuple[Any, Any]] = [(r, None) for r in reversed(tree.roots)]
+    while stack:
+        entry_id, first = stack.pop()
+        entry = tree.by_id[entry_id]
+        if first is None and _is_1x_entry(entry):
+            first = entry_id
+        if chosen is not None:
+            dialect, variant = parse_choice(chosen)
+            found = f"a 1.x system message ({first})" if first is not None else "no system message"
+            out[entry_id] = DialectChoice(
+                zero.dialect,
+                False,
+                f"chosen; the path holds {found}",
+                (variant or DEFAULT_1X_VARIANT) if dialect == "1.x" else None,
+            )
+        elif first is not None:
+            out[entry_id] = DialectChoice(
+                "1.x",
+                True,
+                f"the path holds Pi 1.x system message {first}; pi-ai generation "
+                f"{DEFAULT_1X_VARIANT} assumed (the file does not record it)",
+                DEFAULT_1X_VARIANT,
+            )
+        else:
+            out[entry_id] = zero
+        for child in reversed(tree.children(entry_id)):
+            stack.append((child, first))
+    return out

@@ -1,0 +1,737 @@
+"""Pi 1.x (npm @earendil-works/pi-coding-agent@1.6.0; 1.0.3 to 1.5.2 differ only as
+docs/pi-dialects.md records): the prompt persisted in the session as ``system`` messages.
+
+Ported from ``dist/core/session-manager.js`` (``buildSessionProjection``, ``projectContextEntry``,
+``buildContextEntries``), ``dist/core/messages.js`` (``convertToLlm``) and pi-ai 1.6.0's
+``dist/utils/estimate.js`` / ``dist/api/simple-options.js`` (the ``maxTokens`` clamp); MIT
+licence, (c) Mario Zechner / Earendil Works.
+
+Everything a 1.x request holds comes from the session file: the prompt and tool declarations are
+the replay of the system messages on the projected path, ``context_edit`` entries rewrite or omit
+messages, and a compaction restarts the projection at ``[systemMessage, summary, kept...]``. Only
+the model's limits (context window, maxTokens) come from outside (the catalogue or the caller).
+
+    projection = build_session_projection(entries, leaf_id)
+    request = request_at_leaf(entries, leaf_id, model)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.pi.context import (
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
+from contextlab.pi.dialects.pi_1_x_data import (
+    BRANCH_SUMMARY_PREFIX,
+    BRANCH_SUMMARY_SUFFIX,
+    COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+    LENGTH_STOPPED_TOOL_CALL_CLOSE,
+    LENGTH_STOPPED_TOOL_CALL_OPEN,
+    SUMMARY_TOKEN_CAP_SUFFIX,
+)
+from contextlab.pi.jsutil import js_len, js_string, js_truthy, json_stringify
+from contextlab.pi.providers import openai_completions_1x as provider
+from contextlab.pi.providers.openai_completions_1x import (
+    current_system_message,
+    current_tools,
+    system_message_text,
+)
+
+__all__ = [
+    "CHARS_PER_TOKEN_NUMERATOR",
+    "Projection",
+    "PromptSection",
+    "RequestAtLeaf",
+    "build_session_projection",
+    "clamp_max_tokens",
+    "context_result",
+    "convert_to_llm",
+    "current_system_message",
+    "current_tools",
+    "estimate_context_tokens",
+    "is_system_message_entry",
+    "iter_leaf_projections_1x",
+    "length_stopped_tool_call_text",
+    "message_for_display",
+    "prompt_sections",
+    "request_at_leaf",
+    "sent_messages",
+    "summary_rejected_text",
+    "system_message_text",
+    "tool_origins",
+]
+
+Json = dict[str, Any]
+_DEFAULT: Any = object()
+# pi-ai 1.x estimates chars / 3.5 = 2 * chars / 7 (exact in integers).
+CHARS_PER_TOKEN_NUMERATOR = 2
+ESTIMATED_IMAGE_CHARS = 4800
+CONTEXT_SAFETY_TOKENS = 4096
+CONTEXT_SAFETY_RATIO = 0.15
+MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
+
+
+def length_stopped_tool_call_text(tool_name: str) -> str:
+    """The error result Pi 1.x (pi-agent-core's agent loop) gives each tool call of a reply that
+    stopped on ``length``: the call is not executed."""
+    return LENGTH_STOPPED_TOOL_CALL_OPEN + tool_name + LENGTH_STOPPED_TOOL_CALL_CLOSE
+
+
+def summary_rejected_text(label: str) -> str:
+    """The error of a summary that stopped on ``length`` (no entry is written); ``label`` is e.g.
+    "Summarization" or "Turn prefix summarization"."""
+    return label + SUMMARY_TOKEN_CAP_SUFFIX
+
+
+def is_system_message_entry(entry: Mapping[str, Any]) -> bool:
+    message = entry.get("message")
+    return (
+        entry.get("type") == "message"
+        and isinstance(message, dict)
+        and message.get("role") == "system"
+    )
+
+
+# --- buildSessionProjection (dist/core/session-manager.js) ------------------------------------
+
+
+def _session_path(entries: Sequence[Json], leaf_id: Any, by_id: Mapping[Any, Json]) -> list[Json]:
+    if leaf_id is None:
+        return []
+    leaf = by_id.get(leaf_id) if leaf_id is not _DEFAULT and js_truthy(leaf_id) else None
+    if leaf is None:
+        leaf = entries[-1] if entries else None
+    path: list[Json] = []
+    seen: set[int] = set()
+    current = leaf
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        path.append(current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if js_truthy(parent) else None
+    path.reverse()
+    return path
+
+
+def _context_settings(path: Iterable[Json]) -> tuple[Any, Json | None]:
+    thinking: Any = "off"
+    model: Json | None = None
+    for entry in path:
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            thinking = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message") or {}
+            if message.get("role") == "assistant":
+                model = {"provider": message.get("provider"), "modelId": message.get("model")}
+    return thinking, model
+
+
+def context_entries(path: list[Json]) -> list[Json]:
+    """``buildContextEntries``: after the latest compaction on the path, the compaction itself,
+    the kept entries from ``firstKeptEntryId`` (system messages before the cut skipped: the
+    compaction's ``systemMessage`` replaces them), then everything after it."""
+    compaction = None
+    for entry in path:
+        if entry.get("type") == "compaction":
+            compaction = entry
+    if compaction is None:
+        return path
+    index = next(i for i, e in enumerate(path) if e is compaction)
+    out = [compaction]
+    found = False
+    for entry in path[:index]:
+        if entry.get("id") == compaction.get("firstKeptEntryId"):
+            found = True
+        if found and not is_system_message_entry(entry):
+            out.append(entry)
+    out.extend(path[index + 1 :])
+    return out
+
+
+def entry_messages(entry: Json) -> list[Json]:
+    """``sessionEntryToContextMessages``."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return []
+        role = message.get("role")
+        if role == "system" and message.get("content") is None:
+            return [{**message, "content": ""}]
+        if role in ("user", "assistant", "toolResult") and message.get("content") is None:
+            return [{**message, "content": []}]
+        return [message]
+    if kind == "custom_message":
+        custom = dict(entry)
+        if custom.get("content") is None:
+            custom["content"] = []
+        return [create_custom_message(custom)]
+    if kind == "branch_summary" and js_truthy(entry.get("summary")):
+        return [create_branch_summary_message(entry)]
+    if kind == "compaction":
+        summary = create_compaction_summary_message(entry)
+        system = entry.get("systemMessage")
+        return [system, summary] if isinstance(system, dict) else [summary]
+    return []
+
+
+def project_entry(entry: Json, edit: Json | None) -> list[Json]:
+    """``projectContextEntry``: the entry's messages with its latest context edit applied."""
+    messages = entry_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return []
+    out = []
+    for message in messages:
+        role = message.get("role")
+        if role not in ("user", "assistant", "toolResult", "custom"):
+            out.append(message)
+            continue
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        if role in ("assistant", "toolResult") and isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        out.append({**message, "content": content})
+    return out
+
+
+@dataclass
+class Projection:
+    """``buildSessionProjection``: per context entry its messages, and the flat list."""
+
+    entries: list[tuple[Json, list[Json]]]
+    messages: list[Json]
+    thinking_level: Any = "off"
+    model: Json | None = None
+    # Entry id -> the context_edit entry that applies to it (latest on the context entries).
+    edits: dict[Any, Json] = field(default_factory=dict)
+
+
+def build_session_projection(
+    entries: Sequence[Json], leaf_id: Any = _DEFAULT, by_id: Mapping[Any, Json] | None = None
+) -> Projection:
+    if by_id is None:
+        by_id = {e.get("id"): e for e in entries}
+    path = _session_path(entries, leaf_id, by_id)
+    thinking, model = _context_settings(path)
+    chosen = context_entries(path)
+    edits: dict[Any, Json] = {}
+    for entry in chosen:
+        if entry.get("type") == "context_edit":
+            edits[entry.get("targetId")] = entry
+    projected: list[tuple[Json, list[Json]]] = []
+    for index, entry in enumerate(chosen):
+        if entry.get("type") == "compaction" and index > 0:
+            projected.append((entry, []))
+        else:
+            projected.append((entry, project_entry(entry, edits.get(entry.get("id")))))
+    messages = [m for _, ms in projected for m in ms]
+    return Projection(projected, messages, thinking, model, edits)
+
+
+# --- convertToLlm (dist/core/messages.js) ----------------------------------------------------
+
+
+def bash_execution_to_text(message: Mapping[str, Any]) -> str:
+    text = f"Ran `{js_string(message.get('command'), 'command' in message)}`\n"
+    output = message.get("output")
+    if js_truthy(output):
+        text += f"```\n{output}\n```"
+    else:
+        text += "(no output)"
+    exit_code = message.get("exitCode")
+    if js_truthy(message.get("cancelled")):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {js_string(exit_code)}"
+    if js_truthy(message.get("truncated")) and js_truthy(message.get("fullOutputPath")):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text
+
+
+def _with_timestamp(out: Json, message: Mapping[str, Any]) -> Json:
+    if "timestamp" in message:
+        out["timestamp"] = message["timestamp"]
+    return out
+
+
+def convert_message(message: Any) -> Json | None:
+    if not isinstance(message, dict):
+        return None
+    role = message.get("role")
+    if role in ("system", "user", "assistant", "toolResult"):
+        return message
+    if role == "bashExecution":
+        if js_truthy(message.get("excludeFromContext")):
+            return None
+        text = bash_execution_to_text(message)
+        return _with_timestamp(
+            {"role": "user", "content": [{"type": "text", "text": text}]}, message
+        )
+    if role == "custom":
+        content = message.get("content")
+        out: Json = {"role": "user"}
+        if "content" in message:
+            out["content"] = (
+                [{"type": "text", "text": content}] if isinstance(content, str) else content
+            )
+        return _with_timestamp(out, message)
+    if role == "branchSummary":
+        text = BRANCH_SUMMARY_PREFIX + js_string(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
+        return _with_timestamp(
+            {"role": "user", "content": [{"type": "text", "text": text}]}, message
+        )
+    if role == "compactionSummary":
+        text = (
+            COMPACTION_SUMMARY_PREFIX
+            + js_string(message.get("summary"))
+            + COMPACTION_SUMMARY_SUFFIX
+        )
+        return _with_timestamp(
+            {"role": "user", "content": [{"type": "text", "text": text}]}, message
+        )
+    return None
+
+
+def convert_to_llm(messages: Iterable[Any]) -> list[Json]:
+    """Pi 1.x ``convertToLlm``: as 0.80.2, and system messages pass through."""
+    return [c for c in (convert_message(m) for m in messages) if c is not None]
+
+
+# --- pi-ai's estimate and maxTokens clamp ----------------------------------------------------
+
+
+def _tokens_of_chars(chars: int, variant: str = "1.6") -> int:
+    if provider.before(variant, "1.3"):
+        return -(-chars // 4)  # pi-ai 1.0: Math.ceil(chars / 4)
+    # Math.ceil(chars / 3.5)
+    return -(-(chars * CHARS_PER_TOKEN_NUMERATOR) // 7)
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    for block in content or []:
+        if block.get("type") == "text":
+            chars += js_len(block.get("text", ""))
+        else:
+            chars += ESTIMATED_IMAGE_CHARS
+    return chars
+
+
+def _tools_tokens(tools: Any, variant: str) -> int:
+    if not tools:
+        return 0
+    return _tokens_of_chars(js_len(json_stringify(tools)), variant)
+
+
+def estimate_message_tokens(message: Mapping[str, Any], variant: str = "1.6") -> int:
+    role = message.get("role")
+    if role == "system":
+        return (
+            _tokens_of_chars(js_len(system_message_text(message)), variant)
+            + _tools_tokens(message.get("toolsAdded"), variant)
+            + _tools_tokens(message.get("toolsRemoved"), variant)
+        )
+    if role in ("user", "toolResult"):
+        return _tokens_of_chars(_content_chars(message.get("content")), variant)
+    chars = 0
+    for block in message.get("content") or []:
+        kind = block.get("type")
+        if kind == "text":
+            chars += js_len(block.get("text", ""))
+        elif kind == "thinking":
+            chars += js_len(block.get("thinking", ""))
+        else:
+            arguments = json_stringify(block.get("arguments"))
+            chars += js_len(block.get("name", "")) + js_len(arguments)
+    return _tokens_of_chars(chars, variant)
+
+
+def _usage_tokens(usage: Mapping[str, Any]) -> Any:
+    total = usage.get("totalTokens")
+    if js_truthy(total):
+        return total
+    return (
+        (usage.get("input") or 0)
+        + (usage.get("output") or 0)
+        + (usage.get("cacheRead") or 0)
+        + (usage.get("cacheWrite") or 0)
+    )
+
+
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]], variant: str = "1.6") -> int:
+    """pi-ai 1.x ``estimateContextTokens(...).tokens``: the last valid assistant usage (not older
+    than a message inserted before it, such as a compaction summary) plus the estimate of what
+    follows it; without one, the estimate of everything."""
+    latest_prefix = -math.inf
+    usage_index: int | None = None
+    usage_value: Any = 0
+    for index, message in enumerate(messages):
+        timestamp = message.get("timestamp")
+        stamp = timestamp if isinstance(timestamp, (int, float)) else math.nan
+        if message.get("role") == "assistant":
+            usage = message.get("usage") or {}
+            applies = stamp >= latest_prefix
+            tokens = _usage_tokens(usage)
+            if applies and message.get("stopReason") not in ("aborted", "error") and tokens > 0:
+                usage_index, usage_value = index, tokens
+        latest_prefix = max(latest_prefix, stamp) if not math.isnan(stamp) else math.nan
+    if usage_index is not None:
+        trailing = sum(estimate_message_tokens(m, variant) for m in messages[usage_index + 1 :])
+        return int(usage_value + trailing)
+    return sum(estimate_message_tokens(m, variant) for m in messages)
+
+
+def clamp_max_tokens(
+    context_window: int, max_tokens: int, input_tokens: int, variant: str = "1.6"
+) -> int:
+    """``clampMaxTokensToContext``: the output cap left once the input and a safety margin
+    (max(4096, 15 % of the input); only 4096 when that leaves under 32768) are in the window.
+    pi-ai 1.0 to 1.3 kept a fixed 4096 margin."""
+    if context_window <= 0:
+        return max(1, max_tokens)
+    if provider.before(variant, "1.5"):
+        return min(max_tokens, max(1, context_window - input_tokens - CONTEXT_SAFETY_TOKENS))
+    margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(input_tokens * CONTEXT_SAFETY_RATIO))
+    room = context_window - input_tokens - margin
+    if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
+        room = min(
+            MIN_OUTPUT_WITH_RATIO_MARGIN, context_window - input_tokens - CONTEXT_SAFETY_TOKENS
+        )
+    return min(max_tokens, max(1, room))
+
+
+# --- the request Pi 1.x sent at a leaf -------------------------------------------------------
+
+
+@dataclass
+class RequestAtLeaf:
+    """What Pi 1.x sends for an agent turn whose context is the projection at ``leaf_id``."""
+
+    leaf_id: Any
+    projection: Projection
+    # convertToLlm output: the transcript with system messages in place.
+    messages: list[Json]
+    system_prompt: str
+    tools: list[Json]
+    max_tokens: int | None
+    thinking_level: Any
+    reasoning_effort: str | None
+    # The chat-completions body (openai-completions models only; None for other APIs).
+    body: str | None
+
+
+def request_at_leaf(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    model: Mapping[str, Any] | None,
+    *,
+    session_id: str | None = None,
+    by_id: Mapping[Any, Json] | None = None,
+    variant: str = "1.6",
+) -> RequestAtLeaf:
+    """The agent request Pi 1.x sent with the context at ``leaf_id``.
+
+    ``model`` is the pi-ai model (``id``, ``provider``, ``api``, ``baseUrl``, ``reasoning``,
+    ``input``, ``contextWindow``, ``maxTokens``, optional ``compat``/``thinkingLevelMap``); without
+    it, the prompt, tools and messages are still exact, but there is no ``maxTokens`` and no body.
+    ``variant`` is the pi-ai generation (``providers.openai_completions_1x.VARIANTS``): the file
+    does not record it, 1.6 is the default.
+    """
+    projection = build_session_projection(entries, leaf_id, by_id)
+    messages = convert_to_llm(projection.messages)
+    head = current_system_message(messages)
+    prompt = system_message_text(head) if head is not None else ""
+    tools = current_tools(messages)
+    thinking = projection.thinking_level
+    if model is None:
+        return RequestAtLeaf(
+            leaf_id, projection, messages, prompt, tools, None, thinking, None, None
+        )
+    level = thinking if isinstance(thinking, str) and thinking != "off" else None
+    clamped = provider.clamp_thinking_level(model, level) if level else None
+    effort = clamped if clamped and clamped != "off" else None
+    max_tokens = clamp_max_tokens(
+        int(model.get("contextWindow") or 0),
+        int(model.get("maxTokens") or 0),
+        estimate_context_tokens(messages, variant),
+        variant,
+    )
+    body = None
+    if model.get("api") == "openai-completions":
+        body = provider.build_request_body(
+            model,
+            messages,
+            max_tokens=max_tokens,
+            reasoning_effort=effort,
+            session_id=session_id,
+            variant=variant,
+        )
+    return RequestAtLeaf(
+        leaf_id, projection, messages, prompt, tools, max_tokens, thinking, effort, body
+    )
+
+
+# --- the context command's view of a 1.x turn -----------------------------------------------
+
+
+def message_for_display(message: Json) -> Json:
+    """A converted message as the ``context`` command prints it: a system message keeps its
+    content and sections, and names the tools it adds or removes (``tools`` holds them in full)."""
+    if message.get("role") != "system":
+        return message
+    out = dict(message)
+    for key in ("toolsAdded", "toolsRemoved"):
+        if key in out:
+            out[key] = [t.get("name") for t in out[key] or [] if isinstance(t, dict)]
+    return out
+
+
+def sent_messages(
+    messages: Sequence[Json], model: Mapping[str, Any], variant: str = "1.6"
+) -> list[Json]:
+    """What pi-ai hands to the provider besides the prompt and tools: the transcript with its
+    system messages collapsed into the leading one (dropped here: ``systemPrompt``/``tools`` show
+    it) after ``transformMessages``."""
+    collapsed = provider.collapse_system_messages(messages)
+    transformed = provider.transform_messages(collapsed, model, variant)
+    return [m for m in transformed if m.get("role") != "system"]
+
+
+def context_result(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    model: Mapping[str, Any] | None,
+    *,
+    transform_model: Mapping[str, Any],
+    by_id: Mapping[Any, Json] | None = None,
+    variant: str = "1.6",
+) -> Json:
+    """The ``context`` command's object for a 1.x turn: ``{leafId, systemPrompt, tools, messages,
+    sent, model, thinkingLevel, maxTokens}`` (the command adds ``dialect``).
+
+    ``model`` is the pi-ai model with its limits (None when unknown: ``maxTokens`` is null);
+    ``transform_model`` is what ``transformMessages`` compares assistant messages with (provider,
+    api, id, input), known even when the limits are not.
+    """
+    request = request_at_leaf(entries, leaf_id, model, by_id=by_id, variant=variant)
+    return {
+        "leafId": leaf_id,
+        "systemPrompt": request.system_prompt,
+        "tools": [
+            {
+                "name": t.get("name"),
+                "description": t.get("description"),
+                "parameters": t.get("parameters"),
+            }
+            for t in request.tools
+        ],
+        "messages": [message_for_display(m) for m in request.messages],
+        "sent": sent_messages(request.messages, transform_model, variant),
+        "model": request.projection.model,
+        "thinkingLevel": request.thinking_level,
+        "maxTokens": request.max_tokens,
+    }
+
+
+# --- every entry as leaf, sharing work along the tree ---------------------------------------
+
+
+@dataclass
+class LeafProjection1x:
+    """One leaf's 1.x projection: ``convertToLlm`` messages and the replayed prompt and tools."""
+
+    leaf_id: Any
+    messages: list[Json]
+    thinking_level: Any
+    model: Json | None
+    system_prompt: str
+    tools: list[Json]
+
+
+class _Frame1x:
+    __slots__ = (
+        "edits",
+        "llm",
+        "model",
+        "prompt",
+        "sections",
+        "system_content",
+        "thinking",
+        "tools",
+    )
+
+    def __init__(self) -> None:
+        self.thinking: Any = "off"
+        self.model: Json | None = None
+        self.llm: list[Json] = []
+        self.edits: dict[Any, Json] = {}
+        self.system_content: list[str] = []
+        self.sections: dict[str, Any] = {}
+        self.tools: dict[Any, Json] = {}
+        self.prompt = ""
+
+
+def _replay_into(frame: _Frame1x, message: Mapping[str, Any]) -> None:
+    text = provider.content_text(message.get("content", ""))
+    if text:
+        frame.system_content = [*frame.system_content, text]
+    sections = message.get("sections") or {}
+    if sections:
+        frame.sections = dict(frame.sections)
+        for name, value in sections.items():
+            if value is None:
+                frame.sections.pop(name, None)
+            else:
+                frame.sections[name] = value
+    if message.get("toolsRemoved") or message.get("toolsAdded"):
+        frame.tools = dict(frame.tools)
+        for tool in message.get("toolsRemoved") or []:
+            frame.tools.pop(tool.get("name"), None)
+        for tool in message.get("toolsAdded") or []:
+            frame.tools[tool.get("name")] = tool
+    parts = ["\n\n".join(frame.system_content), *frame.sections.values()]
+    frame.prompt = "\n\n".join(p for p in parts if p)
+
+
+def iter_leaf_projections_1x(
+    entries: Sequence[Json], tree: Any = None
+) -> Iterator[LeafProjection1x]:
+    """Every entry as leaf, in one depth-first walk (``SessionTree`` order), each equal to
+    ``build_session_projection`` + ``convert_to_llm`` + the system replay at that leaf.
+
+    A child starts from its parent's state and appends its own messages; an entry that changes
+    earlier messages (a compaction, a context edit) rebuilds the leaf's projection from the path,
+    as Pi does for every leaf.
+    """
+    from contextlab.pi.session import SessionTree
+
+    tree = tree or SessionTree(entries)
+    by_id = tree.by_id
+    converted: dict[int, Json | None] = {}
+
+    def convert(message: Json) -> Json | None:
+        key = id(message)
+        if key not in converted:
+            converted[key] = convert_message(message)
+        return converted[key]
+
+    def rebuild(entry_id: Any) -> _Frame1x:
+        frame = _Frame1x()
+        projection = build_session_projection(entries, entry_id, by_id)
+        frame.thinking, frame.model = projection.thinking_level, projection.model
+        frame.edits = projection.edits
+        for message in projection.messages:
+            llm = convert(message)
+            if llm is None:
+                continue
+            frame.llm.append(llm)
+            if llm.get("role") == "system":
+                _replay_into(frame, llm)
+        return frame
+
+    def step(parent: _Frame1x | None, entry: Json) -> _Frame1x:
+        kind = entry.get("type")
+        if parent is None or kind == "compaction" or kind == "context_edit":
+            return rebuild(entry.get("id"))
+        frame = _Frame1x()
+        frame.thinking, frame.model = parent.thinking, parent.model
+        frame.edits = parent.edits
+        frame.system_content, frame.sections = parent.system_content, parent.sections
+        frame.tools, frame.prompt = parent.tools, parent.prompt
+        frame.llm = list(parent.llm)
+        if kind == "thinking_level_change":
+            frame.thinking = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            frame.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message") or {}
+            if message.get("role") == "assistant":
+                frame.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        edit = frame.edits.get(entry.get("id"))
+        messages = entry_messages(entry) if edit is None else project_entry(entry, edit)
+        for message in messages:
+            llm = convert(message)
+            if llm is None:
+                continue
+            frame.llm.append(llm)
+            if llm.get("role") == "system":
+                _replay_into(frame, llm)
+        return frame
+
+    stack: list[tuple[Any, _Frame1x | None]] = [(r, None) for r in reversed(tree.roots)]
+    while stack:
+        entry_id, parent = stack.pop()
+        entry = by_id[entry_id]
+        frame = step(parent, entry)
+        yield LeafProjection1x(
+            entry_id,
+            list(frame.llm),
+            frame.thinking,
+            frame.model,
+            frame.prompt,
+            list(frame.tools.values()),
+        )
+        for child in reversed(tree.children(entry_id)):
+            stack.append((child, frame))
+
+
+# --- where each part of the prompt came from ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromptSection:
+    """One part of a replayed 1.x prompt and the entry that last set it (a system message entry,
+    or the compaction whose ``systemMessage`` carried it)."""
+
+    name: str  # a section name, or "" for appended ``content``
+    text: str
+    entry_id: Any
+
+
+def prompt_sections(projection: Projection) -> list[PromptSection]:
+    """The parts of the prompt ``system_message_text(current_system_message(...))`` joins, in its
+    order (content first, then sections in first-seen order), each with its origin."""
+    content: list[PromptSection] = []
+    sections: dict[str, PromptSection] = {}
+    for entry, messages in projection.entries:
+        for message in messages:
+            if message.get("role") != "system":
+                continue
+            text = provider.content_text(message.get("content", ""))
+            if text:
+                content.append(PromptSection("", text, entry.get("id")))
+            for name, value in (message.get("sections") or {}).items():
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    # A patched name keeps its place (a dict keeps insertion order).
+                    sections[name] = PromptSection(name, value, entry.get("id"))
+    return [*content, *sections.values()]
+
+
+def tool_origins(projection: Projection) -> dict[Any, Any]:
+    """Tool name -> the entry whose system message last declared it (current tools only)."""
+    origins: dict[Any, Any] = {}
+    for entry, messages in projection.entries:
+        for message in messages:
+            if message.get("role") != "system":
+                continue
+            for tool in message.get("toolsRemoved") or []:
+                origins.pop(tool.get("name"), None)
+            for tool in message.get("toolsAdded") or []:
+                origins[tool.get("name")] = entry.get("id")
+    return origins

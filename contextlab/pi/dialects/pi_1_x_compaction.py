@@ -1,0 +1,534 @@
+"""Pi 1.x compaction requests: what Pi 1.6.0 would send to summarise a session at a leaf.
+
+Ported from ``@earendil-works/pi-coding-agent@1.6.0`` ``dist/core/compaction/compaction.js``
+(``prepareCompaction`` over the session projection, ``findProjectedCutPoint``,
+``estimateTokens``, ``estimateProjectedContextTokens``, the summary prompt texts) and
+``dist/core/compaction/utils.js`` (``serializeConversation`` without thinking); MIT licence,
+(c) Mario Zechner / Earendil Works.
+
+Differences from 0.80.2 (``contextlab.pi.compaction``): the cut is chosen over the projection
+(context edits applied, system messages never summarised), a trailing run of entries omitted by
+recovery edits is not kept, the turn-prefix prompt puts the conversation first and carries the
+custom instructions, summaries set no maxTokens of their own (pi-ai's clamp applies), and the
+entry carries ``systemMessage`` (the replayed system state at the leaf).
+
+    plan = prepare_compaction(path_entries, keep_recent_tokens=20000)
+    requests = compaction_requests(plan, model, thinking_level="medium")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.pi.context import (
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
+from contextlab.pi.dialects import pi_1_x
+from contextlab.pi.dialects.pi_1_x_data import (
+    SUMMARIZATION_PROMPT,
+    SUMMARIZATION_SYSTEM_PROMPT,
+    TURN_PREFIX_SUMMARIZATION_PROMPT,
+    UPDATE_SUMMARIZATION_PROMPT,
+)
+from contextlab.pi.jsutil import js_len, js_slice, json_stringify
+from contextlab.pi.providers import openai_completions_1x as provider
+
+__all__ = [
+    "CompactionPlan",
+    "SummaryRequest",
+    "branch_summary_request",
+    "collect_entries_for_branch_summary",
+    "compaction_requests",
+    "estimate_tokens",
+    "prepare_branch_entries",
+    "prepare_compaction",
+    "serialize_conversation",
+]
+
+Json = dict[str, Any]
+TOOL_RESULT_MAX_CHARS = 2000
+ESTIMATED_IMAGE_CHARS = 4800
+
+
+# --- estimates (compaction.js: chars / 4, unlike pi-ai's chars / 3.5) ------------------------
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    for block in content or []:
+        if block.get("type") == "text" and block.get("text"):
+            chars += js_len(block["text"])
+        elif block.get("type") == "image":
+            chars += ESTIMATED_IMAGE_CHARS
+    return chars
+
+
+def _ceil4(chars: int) -> int:
+    return -(-chars // 4)
+
+
+def estimate_tokens(message: Mapping[str, Any]) -> int:
+    role = message.get("role")
+    if role == "system":
+        chars = _content_chars(message.get("content"))
+        for section in (message.get("sections") or {}).values():
+            if section:
+                chars += js_len(section)
+        if message.get("toolsAdded"):
+            chars += js_len(json_stringify(message["toolsAdded"]))
+        return _ceil4(chars)
+    if role in ("user", "custom", "toolResult"):
+        return _ceil4(_content_chars(message.get("content")))
+    if role == "assistant":
+        chars = 0
+        for block in message.get("content") or []:
+            kind = block.get("type")
+            if kind == "text":
+                chars += js_len(block.get("text", ""))
+            elif kind == "thinking":
+                chars += js_len(block.get("thinking", ""))
+            elif kind == "toolCall":
+                chars += js_len(block.get("name", "")) + js_len(
+                    json_stringify(block.get("arguments"))
+                )
+        return _ceil4(chars)
+    if role == "bashExecution":
+        return _ceil4(js_len(message.get("command", "")) + js_len(message.get("output", "")))
+    if role in ("branchSummary", "compactionSummary"):
+        return _ceil4(js_len(message.get("summary", "")))
+    return 0
+
+
+def _usage_tokens(usage: Mapping[str, Any]) -> Any:
+    total = usage.get("totalTokens")
+    if total:
+        return total
+    return (
+        (usage.get("input") or 0)
+        + (usage.get("output") or 0)
+        + (usage.get("cacheRead") or 0)
+        + (usage.get("cacheWrite") or 0)
+    )
+
+
+def _valid_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    if message.get("role") != "assistant" or "usage" not in message:
+        return None
+    usage = message.get("usage")
+    if message.get("stopReason") in ("aborted", "error") or not usage:
+        return None
+    return usage if _usage_tokens(usage) > 0 else None
+
+
+def estimate_projected_context_tokens(
+    projection: pi_1_x.Projection, branch_entries: Sequence[Json]
+) -> int:
+    """``estimateProjectedContextTokens``: the last valid usage plus estimates of what follows,
+    unless a context edit or compaction came after the entry that reported it; then the
+    estimate of the replayed system message and every other message."""
+    messages = projection.messages
+    usage_index = None
+    for index in range(len(messages) - 1, -1, -1):
+        if _valid_usage(messages[index]) is not None:
+            usage_index = index
+            break
+    if usage_index is not None:
+        usage = _valid_usage(messages[usage_index])
+        assert usage is not None
+        tokens = _usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[usage_index + 1 :])
+        position = 0
+        usage_entry_id = None
+        for entry, entry_messages in projection.entries:
+            if usage_index < position + len(entry_messages):
+                usage_entry_id = entry.get("id")
+                break
+            position += len(entry_messages)
+        ids = [e.get("id") for e in branch_entries]
+        usage_entry_index = ids.index(usage_entry_id) if usage_entry_id in ids else -1
+        invalidating = -1
+        for i in range(len(branch_entries) - 1, -1, -1):
+            if branch_entries[i].get("type") in ("context_edit", "compaction"):
+                invalidating = i
+                break
+        if usage_entry_index > invalidating:
+            return int(tokens)
+    head = pi_1_x.current_system_message(messages)
+    total = estimate_tokens(head) if head is not None else 0
+    return total + sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+
+
+# --- the cut over the projection -------------------------------------------------------------
+
+_CUT_POINT_ROLES = (
+    "user",
+    "assistant",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+)
+_TURN_START_ROLES = ("user", "bashExecution", "custom", "branchSummary", "compactionSummary")
+
+
+def _is_turn_start(entry: Json, messages: list[Json]) -> bool:
+    if entry.get("type") == "compaction":
+        return False
+    return any(m.get("role") in _TURN_START_ROLES for m in messages)
+
+
+def _find_cut_point(
+    projected: list[tuple[Json, list[Json]]], start: int, end: int, keep_recent_tokens: int
+) -> tuple[int, int, bool]:
+    cut_points = [
+        i
+        for i in range(start, end)
+        if projected[i][0].get("type") != "compaction"
+        and any(m.get("role") in _CUT_POINT_ROLES for m in projected[i][1])
+    ]
+    if not cut_points:
+        return start, -1, False
+    accumulated = 0
+    exceeded = False
+    cut = cut_points[0]
+    for i in range(end - 1, start - 1, -1):
+        tokens = sum(estimate_tokens(m) for m in projected[i][1])
+        if tokens == 0:
+            continue
+        accumulated += tokens
+        if accumulated >= keep_recent_tokens:
+            exceeded = True
+            cut = next((c for c in cut_points if c >= i), cut_points[-1])
+            break
+    suffix = projected[cut + 1 : end]
+
+    def visible(entry: Json) -> bool:
+        return entry.get("type") != "context_edit" and bool(pi_1_x.entry_messages(entry))
+
+    omitted_ids = {e.get("id") for e, ms in suffix if visible(e) and not ms}
+    external_replacement = any(
+        e.get("type") == "context_edit"
+        and e.get("replacement") is not None
+        and e.get("targetId") not in omitted_ids
+        for e, _ in suffix
+    )
+    recovery_suffix = (
+        exceeded
+        and not external_replacement
+        and any(
+            e.get("type") == "message"
+            and (e.get("message") or {}).get("role") == "assistant"
+            and visible(e)
+            and not ms
+            for e, ms in suffix
+        )
+        and all(e.get("type") != "compaction" and (not visible(e) or not ms) for e, ms in suffix)
+    )
+    if recovery_suffix:
+        cut += 1
+    while cut > start:
+        previous, previous_messages = projected[cut - 1]
+        if previous.get("type") == "compaction" or previous_messages:
+            break
+        cut -= 1
+    if _is_turn_start(*projected[cut]):
+        return cut, -1, False
+    turn_start = -1
+    for i in range(cut, start - 1, -1):
+        if _is_turn_start(*projected[i]):
+            turn_start = i
+            break
+    return cut, turn_start, turn_start != -1
+
+
+@dataclass
+class CompactionPlan:
+    """``prepareCompaction``'s preparation (file operations left out: they change the stored
+    summary's details, not the requests)."""
+
+    first_kept_entry_id: Any
+    messages_to_summarize: list[Json]
+    turn_prefix_messages: list[Json]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    # What the compaction entry would carry as ``systemMessage``.
+    system_message: Json | None = field(default=None)
+
+
+def prepare_compaction(
+    path_entries: Sequence[Json], *, keep_recent_tokens: int
+) -> CompactionPlan | None:
+    """``prepareCompaction(pathEntries, settings)`` for the branch ending at the leaf."""
+    if path_entries and path_entries[-1].get("type") == "compaction":
+        return None
+    projection = pi_1_x.build_session_projection(path_entries)
+    projected = projection.entries
+    previous_index = next(
+        (i for i, (e, ms) in enumerate(projected) if e.get("type") == "compaction" and ms), -1
+    )
+    previous_summary = None
+    start = 0
+    if previous_index >= 0:
+        previous_summary = projected[previous_index][0].get("summary")
+        start = previous_index + 1
+    tokens_before = estimate_projected_context_tokens(projection, path_entries)
+    cut, turn_start, split = _find_cut_point(projected, start, len(projected), keep_recent_tokens)
+    if cut >= len(projected) or not projected[cut][0].get("id"):
+        return None
+    history_end = turn_start if split else cut
+
+    def summarisable(span: list[tuple[Json, list[Json]]]) -> list[Json]:
+        return [
+            m
+            for e, ms in span
+            if e.get("type") != "compaction"
+            for m in ms
+            if m.get("role") != "system"
+        ]
+
+    to_summarize = summarisable(projected[start:history_end])
+    prefix = summarisable(projected[turn_start:cut]) if split else []
+    if not to_summarize and not prefix:
+        return None
+    return CompactionPlan(
+        projected[cut][0]["id"],
+        to_summarize,
+        prefix,
+        split,
+        tokens_before,
+        previous_summary,
+        pi_1_x.current_system_message(projection.messages),
+    )
+
+
+# --- prompts and requests --------------------------------------------------------------------
+
+
+def _truncate_for_summary(text: str, max_chars: int) -> str:
+    length = js_len(text)
+    if length <= max_chars:
+        return text
+    head = js_slice(text, 0, max_chars)
+    # sliceHead: never split a surrogate pair.
+    if head and 0xD800 <= ord(head[-1]) <= 0xDBFF:
+        head = head[:-1]
+    return f"{head}\n\n[... {length - max_chars} more characters truncated]"
+
+
+def serialize_conversation(messages: Sequence[Json]) -> str:
+    """``serializeConversation`` of Pi 1.x: thinking omitted."""
+    parts = []
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            text = provider.content_text(content, "")
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            calls = []
+            for block in content or []:
+                if block.get("type") == "toolCall":
+                    arguments = block.get("arguments") or {}
+                    rendered = ", ".join(f"{k}={json_stringify(v)}" for k, v in arguments.items())
+                    calls.append(f"{block.get('name')}({rendered})")
+            if any(b.get("type") == "text" for b in content or []):
+                parts.append(f"[Assistant]: {provider.content_text(content)}")
+            if calls:
+                parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
+        elif role == "toolResult":
+            text = provider.content_text(content, "")
+            if text:
+                parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+def history_prompt(
+    messages: Sequence[Json], previous_summary: str | None, custom_instructions: str | None
+) -> str:
+    base = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
+    if custom_instructions:
+        base = f"{base}\n\nAdditional focus: {custom_instructions}"
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    text = f"<conversation>\n{conversation}\n</conversation>\n\n"
+    if previous_summary:
+        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    return text + base
+
+
+def turn_prefix_prompt(messages: Sequence[Json], custom_instructions: str | None) -> str:
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    text = f"# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
+    if custom_instructions:
+        text = f"{text}\n\nAdditional focus: {custom_instructions}"
+    return text
+
+
+@dataclass
+class SummaryRequest:
+    kind: str  # "history" or "turnPrefix"
+    prompt: str
+    max_tokens: int
+    reasoning_effort: str | None
+    body: str | None
+
+
+def summary_request(
+    kind: str,
+    prompt: str,
+    model: Mapping[str, Any],
+    thinking_level: Any,
+    variant: str = "1.6",
+) -> SummaryRequest:
+    """A summarisation call as pi-ai sends it: the summarisation system prompt, the prompt as
+    the one user message, pi-ai's clamp of ``model.maxTokens`` (no budget of its own), the
+    thinking level as reasoning for a reasoning model."""
+    messages: list[Json] = [
+        {"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0},
+        {"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": 0},
+    ]
+    max_tokens = pi_1_x.clamp_max_tokens(
+        int(model.get("contextWindow") or 0),
+        int(model.get("maxTokens") or 0),
+        pi_1_x.estimate_context_tokens(messages, variant),
+        variant,
+    )
+    effort = None
+    if model.get("reasoning") and isinstance(thinking_level, str) and thinking_level != "off":
+        clamped = provider.clamp_thinking_level(model, thinking_level)
+        effort = clamped if clamped != "off" else None
+    body = None
+    if model.get("api") == "openai-completions":
+        body = provider.build_request_body(
+            model, messages, max_tokens=max_tokens, reasoning_effort=effort, variant=variant
+        )
+    return SummaryRequest(kind, prompt, max_tokens, effort, body)
+
+
+def compaction_requests(
+    plan: CompactionPlan,
+    model: Mapping[str, Any],
+    *,
+    thinking_level: Any,
+    custom_instructions: str | None = None,
+    variant: str = "1.6",
+) -> list[SummaryRequest]:
+    """The summarisation requests ``compact`` sends for ``plan``: the history (unless a split turn
+    has nothing before its prefix) and, for a split turn, the turn prefix."""
+    out = []
+    split = plan.is_split_turn and bool(plan.turn_prefix_messages)
+    if not split or plan.messages_to_summarize:
+        prompt = history_prompt(
+            plan.messages_to_summarize, plan.previous_summary, custom_instructions
+        )
+        out.append(summary_request("history", prompt, model, thinking_level, variant))
+    if split:
+        prompt = turn_prefix_prompt(plan.turn_prefix_messages, custom_instructions)
+        out.append(summary_request("turnPrefix", prompt, model, thinking_level, variant))
+    return out
+
+
+# --- branch summaries (dist/core/compaction/branch-summarization.js) -------------------------
+
+
+def collect_entries_for_branch_summary(
+    tree: Any, old_leaf_id: Any, target_id: Any
+) -> tuple[list[Json], Any]:
+    """``collectEntriesForBranchSummary``: the entries from the old leaf back to (not including)
+    the deepest entry it shares with the target's path, oldest first."""
+    if not old_leaf_id:
+        return [], None
+    old_path = {e.get("id") for e in tree.path(old_leaf_id)}
+    common = None
+    for entry in reversed(tree.path(target_id)):
+        if entry.get("id") in old_path:
+            common = entry.get("id")
+            break
+    out: list[Json] = []
+    current = old_leaf_id
+    while current and current != common:
+        entry = tree.by_id.get(current)
+        if entry is None:
+            break
+        out.append(entry)
+        current = entry.get("parentId")
+    out.reverse()
+    return out, common
+
+
+def _branch_message(entry: Json, edit: Json | None) -> Json | None:
+    kind = entry.get("type")
+    if kind == "message":
+        if (entry.get("message") or {}).get("role") == "toolResult":
+            return None
+        if edit is not None:
+            projected = pi_1_x.project_entry(entry, edit)
+            return projected[0] if projected else None
+        message = entry.get("message")
+        return message if isinstance(message, dict) else None
+    if kind == "custom_message":
+        if edit is not None:
+            projected = pi_1_x.project_entry(entry, edit)
+            return projected[0] if projected else None
+        return create_custom_message(entry)
+    if kind == "branch_summary":
+        return create_branch_summary_message(entry)
+    if kind == "compaction":
+        return create_compaction_summary_message(entry)
+    return None
+
+
+def prepare_branch_entries(entries: Sequence[Json], token_budget: int = 0) -> list[Json]:
+    """``prepareBranchEntries``: newest first until the budget is spent (tool results skipped,
+    context edits applied; a summary that does not fit is kept while under 90 %)."""
+    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+    messages: list[Json] = []
+    total = 0
+    for entry in reversed(entries):
+        message = _branch_message(entry, edits.get(entry.get("id")))
+        if message is None:
+            continue
+        tokens = estimate_tokens(message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
+                messages.insert(0, message)
+                total += tokens
+            break
+        messages.insert(0, message)
+        total += tokens
+    return messages
+
+
+def branch_summary_request(
+    entries: Sequence[Json],
+    model: Mapping[str, Any],
+    *,
+    thinking_level: Any,
+    reserve_tokens: int = 16384,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    variant: str = "1.6",
+) -> SummaryRequest | None:
+    """The request ``generateBranchSummary`` sends for ``entries`` (None: nothing to summarise,
+    Pi writes "No content to summarize" without a request)."""
+    from contextlab.pi.dialects.pi_1_x_data import BRANCH_SUMMARY_PROMPT
+
+    budget = int(model.get("contextWindow") or 128000) - reserve_tokens
+    messages = prepare_branch_entries(entries, budget)
+    if not messages:
+        return None
+    if replace_instructions and custom_instructions:
+        instructions = custom_instructions
+    elif custom_instructions:
+        instructions = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
+    else:
+        instructions = BRANCH_SUMMARY_PROMPT
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    prompt = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
+    return summary_request("branch", prompt, model, thinking_level, variant)
