@@ -5,8 +5,8 @@ system prompt, truncation notices); this module only gathers the inputs from the
 arranges the results for templates. Steps of `inspect_entry`:
 
 1. the path root -> entry (only the part the projection sends is fetched in full);
-2. `build_session_context` with the entry as leaf, each emitted message paired with its entry;
-3. `convert_to_llm` then `transform_messages` for the model: what the provider receives;
+2-3. the engine's request at that leaf (`contextlab.pi.request.build_request`): each projected
+   message paired with its entry, and what the provider receives for the leaf's model;
 4. per-message estimates, a running total, Pi's usage-based estimate, the window and reserve,
    the usage the provider reported for the reply to this request;
 5. the system prompt rebuilt by layer from the project's resources (or plainly "unknown");
@@ -43,7 +43,9 @@ from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Project, Session
 from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
+from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
+from contextlab.pi.entries import message_of_entry
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.truncate import locate_notice
@@ -62,14 +64,6 @@ _IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
 
 def _dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-
-
-def _emits(entry: dict[str, Any]) -> bool:
-    """Whether build_session_context emits a message for this entry (Pi's appendMessage rule)."""
-    kind = entry.get("type")
-    if kind in ("message", "custom_message"):
-        return True
-    return kind == "branch_summary" and bool(entry.get("summary"))
 
 
 @dataclass
@@ -384,60 +378,30 @@ def store_tree_indexes(results: list[Any]) -> None:
 # --- the projection --------------------------------------------------------------------------
 
 
-def _model_info(
-    model: dict[str, Any] | None,
-    messages: list[dict[str, Any]] = (),  # type: ignore[assignment]
-    agent_dir: str | None = None,
-) -> dict[str, Any]:
-    """The pi-ai model of a context ({provider, modelId}): from the project's models.json when
-    the resource profile gives an agent dir, else pi-ai's catalog, else assumed (flagged)."""
+def _model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
+    """pi-ai's model for {provider, modelId}: the project's models.json when the resource
+    profile gives an agent dir, else pi-ai's catalog (else the engine assumes one, flagged)."""
+    return lambda provider, model_id: pi_models.find_model(provider, model_id, agent_dir)
 
-    def lookup(provider: Any, model_id: Any) -> Any:
-        return pi_models.find_model(provider, model_id, agent_dir)
 
-    found = pi_context.model_for_transform(model, messages=messages, catalog_lookup=lookup)
+def _model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
+    """The context's model ({provider, modelId}) and the pi-ai model it resolved to."""
+    limits = pi_request.ModelLimits.of(found)
     return {
         "provider": (model or {}).get("provider"),
         "id": (model or {}).get("modelId"),
         "found": found,
-        "assumed": bool(found.get("assumed")),
-        "context_window": found.get("contextWindow"),
-        "max_tokens": found.get("maxTokens"),
+        "assumed": limits.assumed,
+        "context_window": limits.context_window,
+        "max_tokens": limits.max_tokens,
         "input": list(found.get("input") or []),
     }
 
 
-def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dict[str, Any]]]:
-    """build_session_context plus which entry each emitted message came from."""
-    result = pi_context.build_session_context(entries, leaf_id)
-    messages = list(result.messages)
-    compaction_index = None
-    for index in range(len(entries) - 1, -1, -1):
-        if entries[index].get("type") == "compaction":
-            compaction_index = index
-            break
-    owners: list[dict[str, Any]] = []
-    if compaction_index is None:
-        owners = [e for e in entries if _emits(e)]
-    else:
-        compaction = entries[compaction_index]
-        owners.append(compaction)
-        kept_id = compaction.get("firstKeptEntryId")
-        kept_at = next(
-            (i for i in range(compaction_index) if entries[i].get("id") == kept_id), None
-        )
-        if kept_at is not None:
-            owners.extend(e for e in entries[kept_at:compaction_index] if _emits(e))
-        owners.extend(e for e in entries[compaction_index + 1 :] if _emits(e))
-    if len(owners) != len(messages):
-        owners = []
-    return result, owners
-
-
 def _projection(
     session: Session, index: SessionIndex, entry_id: str, agent_dir: str | None
-) -> tuple[list[dict[str, Any]], Any, list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
-    """Path, projection, owners, model and what is sent for one leaf, kept on the index.
+) -> tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]:
+    """Path, the engine's request at this leaf and its model, kept on the index.
 
     A session revision's entries never change, so neither does a leaf's projection (for a given
     models.json): switching tabs or coming back to an entry reuses it. The index is replaced
@@ -448,17 +412,18 @@ def _projection(
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     entries = path_entries(session, index, entry_id)
-    result, owners = _project(entries, entry_id)
-    messages = list(result.messages)
-    info = _model_info(result.model, messages, agent_dir)
-    value = (entries, result, owners, info, _sent_for(messages, info))
+    request = _request(session, entries, entry_id, agent_dir)
+    value = (entries, request, _model_info(request.context.model, request.model))
     index.remember(key, value)
     return value
 
 
-def _sent_for(messages: list[Any], model_info: dict[str, Any]) -> list[dict[str, Any]]:
-    llm = pi_context.convert_to_llm(messages)
-    return list(pi_context.transform_messages(llm, model_info["found"]))
+def _request(
+    session: Session, entries: list[dict[str, Any]], entry_id: str, agent_dir: str | None
+) -> pi_request.PiRequest:
+    return pi_request.build_request(
+        entries, entry_id, header=session.header, model_lookup=_model_lookup(agent_dir)
+    )
 
 
 def _message_views(
@@ -537,9 +502,9 @@ def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> lis
     views only (both kept on the index), not a whole inspection with its prompt."""
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None
-    _, result, owners, _, _ = _projection(session, index, entry_id, agent_dir)
+    _, request, _ = _projection(session, index, entry_id, agent_dir)
     views, _, head_count, tail_start = _message_views(
-        index, entry_id, list(result.messages), owners
+        index, entry_id, request.agent_messages, request.owners
     )
     return views[head_count:tail_start]
 
@@ -547,11 +512,14 @@ def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> lis
 def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab: str) -> Inspection:
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None
-    entries, result, owners, info, sent = _projection(session, index, entry_id, agent_dir)
-    messages: list[dict[str, Any]] = list(result.messages)
-    model = result.model
+    entries, request, info = _projection(session, index, entry_id, agent_dir)
+    messages = request.agent_messages
+    model = request.context.model
+    sent = request.sent
 
-    views, running, head_count, tail_start = _message_views(index, entry_id, messages, owners)
+    views, running, head_count, tail_start = _message_views(
+        index, entry_id, messages, request.owners
+    )
 
     estimate = pi_tokens.estimate_context_tokens(messages)
     pi_estimate = {
@@ -612,12 +580,12 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
 
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = _diff(session, index, entries, sent, info) if tab == "diff" else None
+    diff = _diff(session, index, entries, sent, agent_dir) if tab == "diff" else None
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
         "model": model,
-        "thinkingLevel": result.thinking_level,
+        "thinkingLevel": request.thinking_level,
         "systemPrompt": prompt.text if prompt else None,
         "messages": sent,
     }
@@ -628,7 +596,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         item=index.items[entry_id],
         messages=views,
         sent=sent,
-        thinking_level=str(result.thinking_level),
+        thinking_level=str(request.thinking_level),
         model=model if isinstance(model, dict) else None,
         model_info=info,
         estimate_total=running,
@@ -685,10 +653,8 @@ def _preview(message: dict[str, Any]) -> str:
 
 def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
-    from contextlab.library.services import entry_as_message
-
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
-    message = entry_as_message(entry) if entry else None
+    message = message_of_entry(entry, "estimate") if entry else None
     return _sent_blocks(message) if message else []
 
 
@@ -752,7 +718,7 @@ def _diff(
     index: SessionIndex,
     entries: list[dict[str, Any]],
     sent: list[dict[str, Any]],
-    info: dict[str, Any],
+    agent_dir: str | None,
 ) -> dict[str, Any] | None:
     path = [str(e.get("id")) for e in entries]
     previous = _previous_request(index, path)
@@ -761,8 +727,7 @@ def _diff(
     # Fetched again: the current path's early entries are light stand-ins (a compaction hid
     # them), while the previous request may still have sent them.
     prev_entries = path_entries(session, index, previous)
-    prev_result, _ = _project(prev_entries, previous)
-    prev_sent = _sent_for(list(prev_result.messages), info)
+    prev_sent = _request(session, prev_entries, previous, agent_dir).sent
     before = [_key(m) for m in prev_sent]
     after = [_key(m) for m in sent]
     common = 0
@@ -877,7 +842,7 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
             message = entries_by_id(session, index, [entry_id])[entry_id]["message"]
             model = {"provider": message.get("provider"), "modelId": message.get("model")}
             break
-    info = _model_info(model)
+    info = _model_info(model, pi_context.model_for_transform(model))
     return {
         "points": points,
         "contextWindow": info.get("context_window"),

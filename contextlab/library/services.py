@@ -28,11 +28,7 @@ from django.db.models import Max
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import index_revision
-from contextlab.pi.context import (
-    create_branch_summary_message,
-    create_compaction_summary_message,
-    create_custom_message,
-)
+from contextlab.pi.entries import message_of_entry
 from contextlab.pi.session import (
     Migrator,
     Problem,
@@ -40,7 +36,6 @@ from contextlab.pi.session import (
     decode_entry,
     entry_time_ms,
     js_trim,
-    js_truthy,
 )
 from contextlab.pi.tokens import estimate_tokens
 
@@ -460,18 +455,8 @@ def _ms_to_datetime(ms: float | None) -> datetime | None:
 
 
 def entry_as_message(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """The message an entry puts into a context (Pi's create*Message), for its token estimate."""
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        return message if isinstance(message, dict) else None
-    if kind == "compaction":
-        return create_compaction_summary_message(entry)
-    if kind == "branch_summary" and js_truthy(entry.get("summary")):
-        return create_branch_summary_message(entry)
-    if kind == "custom_message":
-        return create_custom_message(entry)
-    return None
+    """The message an entry puts into a context (the engine's rule), for its token estimate."""
+    return message_of_entry(entry, "estimate")
 
 
 def entry_tokens(entry: dict[str, Any]) -> int:

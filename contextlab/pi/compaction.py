@@ -19,14 +19,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextlab.pi.context import (
-    build_session_context,
-    convert_to_llm,
-    create_branch_summary_message,
-    create_compaction_summary_message,
-    create_custom_message,
-)
+from contextlab.pi.context import build_session_context, convert_to_llm
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.entries import Json, message_of_entry
 from contextlab.pi.jsutil import (
     date_parse_ms,
     js_len,
@@ -45,8 +40,6 @@ from contextlab.pi.tokens import (
     estimate_tokens,
     should_compact,
 )
-
-Json = dict[str, Any]
 
 __all__ = [
     "DEFAULT_COMPACTION_SETTINGS",
@@ -69,7 +62,6 @@ __all__ = [
     "find_valid_cut_points",
     "format_file_operations",
     "join_split_turn",
-    "message_from_entry",
     "prepare_compaction",
     "serialize_conversation",
     "should_compact",
@@ -93,26 +85,6 @@ class CompactionSettings:
 
 
 DEFAULT_COMPACTION_SETTINGS = CompactionSettings()
-
-
-# ---------------------------------------------------------------------------------------------
-# Entries → messages (compaction.js getMessageFromEntry)
-
-
-def message_from_entry(entry: Json, *, include_compaction: bool = False) -> Json | None:
-    """The AgentMessage an entry contributes (compaction entries only when asked: branch
-    summaries include them, compaction does not — older summaries reach it as previousSummary)."""
-    kind = entry.get("type")
-    if kind == "message":
-        message: Json | None = entry.get("message")
-        return message
-    if kind == "custom_message":
-        return create_custom_message(entry)
-    if kind == "branch_summary":
-        return create_branch_summary_message(entry)
-    if kind == "compaction" and include_compaction:
-        return create_compaction_summary_message(entry)
-    return None
 
 
 def _role(entry: Json) -> Any:
@@ -427,7 +399,7 @@ def _messages_in(path: list[Json], start: int, end: int) -> list[tuple[str, Json
     """``(entry id, message)`` for the entries of ``path[start:end]`` that contribute one."""
     out: list[tuple[str, Json]] = []
     for entry in path[start:end] if end > start else []:
-        message = message_from_entry(entry)
+        message = message_of_entry(entry, "compaction")
         if message:
             out.append((entry.get("id", ""), message))
     return out

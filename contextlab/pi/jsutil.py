@@ -31,6 +31,7 @@ __all__ = [
     "JS_WHITESPACE",
     "JS_WHITESPACE_CLASS",
     "date_parse_ms",
+    "entry_time_ms",
     "js_len",
     "js_slice",
     "js_sorted",
@@ -293,3 +294,18 @@ def to_fixed(value: float, digits: int) -> str:
     """``value.toFixed(digits)``: the exact binary value rounded half-up."""
     quantum = Decimal(1).scaleb(-digits)
     return str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def entry_time_ms(value: Any) -> float | None:
+    """``new Date(value).getTime()``; ``None`` where JavaScript gives NaN."""
+    if isinstance(value, str):
+        return date_parse_ms(value)
+    if value is None:
+        return 0  # new Date(null) is the epoch
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return math.trunc(value) if abs(value) <= 8.64e15 else None
+    return None

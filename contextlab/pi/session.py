@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextlab.pi.jsutil import date_parse_ms, js_trim, js_truthy
+from contextlab.pi.jsutil import entry_time_ms, js_trim, js_truthy
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -41,21 +41,6 @@ __all__ = [
 ]
 
 CURRENT_SESSION_VERSION = 3
-
-
-def entry_time_ms(value: Any) -> float | None:
-    """``new Date(value).getTime()``; ``None`` where JavaScript gives NaN."""
-    if isinstance(value, str):
-        return date_parse_ms(value)
-    if value is None:
-        return 0  # new Date(null) is the epoch
-    if isinstance(value, bool):
-        return 1 if value else 0
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return math.trunc(value) if abs(value) <= 8.64e15 else None
-    return None
 
 
 @dataclass(frozen=True)

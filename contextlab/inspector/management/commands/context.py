@@ -31,16 +31,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contextlab.pi.context import (
-    build_session_context,
-    convert_to_llm,
-    model_for_transform,
-    transform_messages,
-)
 from contextlab.pi.dialects import DEFAULT_DIALECT
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
-from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
+from contextlab.pi.request import PromptSource, build_request
+from contextlab.pi.resources import discover_resources
+from contextlab.pi.session import SessionFile, SessionTree, parse_session_file
 
 Json = dict[str, Any]
 
@@ -76,18 +72,8 @@ def resolve_leaf(parsed: SessionFile, tree: SessionTree, value: str | None) -> s
     return value
 
 
-def request_time_ms(tree: SessionTree, leaf_id: str | None, header: Json | None) -> Any:
-    """When the request after ``leaf_id`` was made: the newest valid timestamp on its path."""
-    for entry in reversed(tree.path(leaf_id)):
-        stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
-        if stamp is not None:
-            return stamp
-    if header is not None and "timestamp" in header:
-        return entry_time_ms(header.get("timestamp"))
-    return None
-
-
 def local_date(ms: Any) -> str | None:
+    """The day of ``ms`` in this process's time zone, as Pi's prompt prints it."""
     if ms is None:
         return None
     if hasattr(time, "tzset"):
@@ -106,41 +92,28 @@ def build_context(
     tools: list[str] | None,
     home: str | None = None,
 ) -> Json:
-    """The command's JSON object (see the module docstring)."""
-    from contextlab.pi.prompt import build_system_prompt
-    from contextlab.pi.resources import discover_resources
-
-    context = build_session_context(parsed.entries, leaf_id, tree.by_id)
-    messages = convert_to_llm(context.messages)
-    model = model_for_transform(
-        context.model,
-        messages=context.messages,
-        catalog_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
-    )
-    now = request_time_ms(tree, leaf_id, parsed.header)
-    sent = transform_messages(messages, model, now_ms=now)
-
+    """The command's JSON object (see the module docstring): the engine's request at the leaf."""
     header = parsed.header or {}
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
-    if date is None:
-        date = local_date(now) or local_date(entry_time_ms(header.get("timestamp")))
-    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home)
-    prompt = build_system_prompt(
+    source = PromptSource(
         cwd=cwd,
-        date=date or "",
-        pi_root=pi_root,
+        resources=discover_resources(cwd=cwd, agent_dir=agent_dir, home=home),
         tools=tools,
-        resources=resources,
+        pi_root=pi_root,
+        date=date,
+        local_date=local_date,
     )
-    return {
-        "leafId": leaf_id,
-        "systemPrompt": prompt.text,
-        "layers": [layer.as_dict() for layer in prompt.layers],
-        "messages": messages,
-        "sent": sent,
-        "model": context.model,
-        "thinkingLevel": context.thinking_level,
-    }
+    request = build_request(
+        parsed.entries,
+        leaf_id,
+        by_id=tree.by_id,
+        header=parsed.header,
+        model_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
+        prompt=source,
+    )
+    result = request.cli_json()
+    result["leafId"] = leaf_id
+    return result
 
 
 def _content_text(content: Any) -> str:
