@@ -16,10 +16,9 @@ A run follows Pi 0.80.2's own sequence (``AgentSession.compact`` / ``navigateTre
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -35,36 +34,17 @@ from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
 from contextlab.library.services import Figures, TreeState, entry_tokens
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+from contextlab.pi.writer import (
+    SessionWriter,
+    iso_timestamp,
+    leaf_after_navigation,
+    ordered_entry,
+    summarizer_thinking_level,
+)
 
 logger = logging.getLogger(__name__)
 
 Json = dict[str, Any]
-
-# Pi's key order for the entries contextlab writes (session-manager.js appendCompaction and
-# branchWithSummary); PostgreSQL's jsonb does not keep key order, so export re-applies it.
-ENTRY_KEY_ORDER = {
-    "compaction": (
-        "type",
-        "id",
-        "parentId",
-        "timestamp",
-        "summary",
-        "firstKeptEntryId",
-        "tokensBefore",
-        "details",
-        "fromHook",
-    ),
-    "branch_summary": (
-        "type",
-        "id",
-        "parentId",
-        "timestamp",
-        "fromId",
-        "summary",
-        "details",
-        "fromHook",
-    ),
-}
 
 
 class JobError(Exception):
@@ -146,7 +126,7 @@ def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, nam
         split_turn=bool(prep.is_split_turn and prep.turn_prefix_messages),
     )
     # Pi passes the session's thinking level to the summariser (used only by reasoning models).
-    reasoning = params.get("thinkingLevel") or _path_thinking_level(path)
+    reasoning = params.get("thinkingLevel") or summarizer_thinking_level(path)
     if preview.request is not None:
         plan.calls.append(
             PlannedCall(
@@ -168,14 +148,6 @@ def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, nam
             )
         )
     return plan
-
-
-def _path_thinking_level(path: list[Json]) -> str | None:
-    level = None
-    for entry in path:
-        if entry.get("type") == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-    return level if level and level != "off" else None
 
 
 def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Json) -> Plan:
@@ -204,23 +176,13 @@ def plan_branch_summary_entries(
         replace_instructions=bool(params.get("replaceInstructions")),
     )
     preview = engine.branch_summary_preview(tree, old_leaf, target, options)
-    # Where the leaf lands (agent-session.js navigateTree): a user message or a custom message
-    # sends its text back to the editor, so the leaf is its parent.
-    target_entry = by_id[target]
-    if (
-        target_entry.get("type") == "message"
-        and (target_entry.get("message") or {}).get("role") == "user"
-    ) or target_entry.get("type") == "custom_message":
-        new_leaf = target_entry.get("parentId")
-    else:
-        new_leaf = target
+    new_leaf = leaf_after_navigation(by_id[target])
     plan = Plan(
         "branch_summary",
         preview.to_json(),
         read_files=list(preview.read_files),
         modified_files=list(preview.modified_files),
         parent_id=new_leaf,
-        entry={"fromId": new_leaf if new_leaf is not None else "root"},
     )
     if not preview.entry_ids:
         plan.nothing = "Nothing to summarise: the target is on the current branch"
@@ -597,12 +559,6 @@ def _reload(job: Job) -> Job:
     return job
 
 
-def iso_ms(moment: datetime) -> str:
-    """``new Date().toISOString()``: UTC, milliseconds, ``Z``."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 class _TakenIds:
     """The entry ids of a revision, asked one candidate at a time (not all loaded)."""
 
@@ -613,28 +569,23 @@ class _TakenIds:
         return bool(self.entries.filter(entry_id=entry_id).exists())
 
 
-def new_entry_id(existing: Container[str]) -> str:
-    """Pi's ``generateId``: 8 hex chars of a random UUID not used in the session (100 tries)."""
-    for _ in range(100):
-        candidate = str(uuid.uuid4())[:8]
-        if candidate not in existing:
-            return candidate
-    return str(uuid.uuid4())
-
-
-def build_entry(plan: Plan, entry_id: str, timestamp: str, summary: str, details: Json) -> Json:
-    values = {
-        "type": plan.kind,
-        "id": entry_id,
-        "parentId": plan.parent_id,
-        "timestamp": timestamp,
-        "summary": summary,
-        "details": details,
-        # Pi itself writes fromHook false (not omitted) for summaries it generated.
-        "fromHook": False,
-        **plan.entry,
-    }
-    return {key: values[key] for key in ENTRY_KEY_ORDER[plan.kind]}
+def build_entry(
+    plan: Plan, taken: Container[str], moment: datetime, summary: str, details: Json
+) -> Json:
+    """The entry Pi's SessionManager appends for this plan (the engine's writer)."""
+    writer = SessionWriter(taken, plan.parent_id)
+    timestamp = iso_timestamp(moment)
+    if plan.kind == Job.Kind.COMPACTION:
+        return writer.append_compaction(
+            timestamp=timestamp,
+            summary=summary,
+            first_kept_entry_id=plan.entry["firstKeptEntryId"],
+            tokens_before=plan.entry["tokensBefore"],
+            details=details,
+        )
+    return writer.branch_with_summary(
+        plan.parent_id, timestamp=timestamp, summary=summary, details=details
+    )
 
 
 def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment: datetime) -> Job:
@@ -653,8 +604,8 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             return _fail(
                 job, f"Entry {plan.parent_id} is no longer in the session's current revision"
             )
-        entry_id = new_entry_id(_TakenIds(entries))
-        data = build_entry(plan, entry_id, iso_ms(moment), summary, details)
+        data = build_entry(plan, _TakenIds(entries), moment, summary, details)
+        entry_id = data["id"]
         # Depth, branches and figures as the import keeps them for the lines it reads.
         depth, leaves, _ = TreeState(revision).add(entry_id, plan.parent_id, 0)
         tokens = entry_tokens(data)
@@ -726,15 +677,6 @@ def job_execute(
 # --------------------------------------------------------------------------------------------
 
 
-def _ordered_entry(data: Json) -> Json:
-    order = ENTRY_KEY_ORDER.get(data.get("type", ""))
-    if order is None:
-        return data
-    ordered = {key: data[key] for key in order if key in data}
-    ordered.update({k: v for k, v in data.items() if k not in ordered})
-    return ordered
-
-
 def session_export_chunks(session: Session) -> Iterator[bytes]:
     """The session as a Pi JSONL v3 file, including the entries contextlab appended.
 
@@ -773,7 +715,7 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
         .values_list("data", flat=True)
     )
     for data in added:
-        yield (json_stringify(_ordered_entry(data)) + "\n").encode("utf-8")
+        yield (json_stringify(ordered_entry(data)) + "\n").encode("utf-8")
 
 
 def session_export_filename(session: Session) -> str:
@@ -842,11 +784,5 @@ def summarise_file_entries(
     if outcome.error:
         raise JobError(outcome.error)
     existing = {str(e.get("id")) for e in entries}
-    entry = build_entry(
-        plan,
-        new_entry_id(existing),
-        iso_ms(now or timezone.now()),
-        outcome.summary,
-        outcome.details,
-    )
+    entry = build_entry(plan, existing, now or timezone.now(), outcome.summary, outcome.details)
     return entry, outcome
