@@ -19,7 +19,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,13 +31,16 @@ __all__ = [
     "Migrator",
     "Problem",
     "SessionFile",
+    "SessionFileError",
     "SessionTree",
     "decode_entry",
     "entry_time_ms",
     "js_trim",
     "js_truthy",
+    "load_session_file",
     "parse_session_bytes",
     "parse_session_file",
+    "resolve_entry",
 ]
 
 CURRENT_SESSION_VERSION = 3
@@ -404,6 +407,53 @@ def _pi_keeps(text: str) -> bool:
 def parse_session_file(path: str | Path) -> SessionFile:
     data = Path(path).read_bytes()
     return parse_session_bytes(data, source=str(path))
+
+
+class SessionFileError(ValueError):
+    """A session file Pi would not open, or an entry reference that names nothing in it; the
+    message reads ``<file>:<line>: <reason>`` (or ``<file>: <option> <value>: <reason>``)."""
+
+
+def load_session_file(
+    path: str | Path, warn: Callable[[str], None] | None = None
+) -> tuple[SessionFile, SessionTree]:
+    """Open a session file as Pi opens it, for the command-line tools (one loader for all).
+
+    1. An unreadable file, and a file Pi rejects whole (``Problem.fatal``: no header, no usable
+       line), raise ``SessionFileError``.
+    2. Every line Pi skips (invalid JSON or UTF-8, a byte order mark, ...) is handed to ``warn``
+       as ``<file>:<line>: <reason> (skipped, as Pi does)`` and left out.
+    """
+    name = str(path)
+    try:
+        parsed = parse_session_file(path)
+    except OSError as exc:
+        raise SessionFileError(f"{name}: cannot read the file: {exc.strerror or exc}") from exc
+    fatal = [p for p in parsed.problems if p.fatal]
+    if fatal:
+        raise SessionFileError(f"{name}:{fatal[0].line}: {fatal[0].reason}")
+    for problem in parsed.problems:
+        if warn is not None:
+            warn(f"{name}:{problem.line}: {problem.reason} (skipped, as Pi does)")
+    return parsed, SessionTree(parsed.entries)
+
+
+def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: str) -> str:
+    """The entry id named by ``value``: an id, or ``line:N`` (the entry read from line N, the
+    header being line 1); ``option`` names the command-line option in errors."""
+    if value.startswith("line:"):
+        number = value[len("line:") :]
+        if not number.isdigit():
+            raise SessionFileError(
+                f"{parsed.source}: {option} {value}: expected line:N with a number"
+            )
+        entry = parsed.entry_at_line(int(number))
+        if entry is None:
+            raise SessionFileError(f"{parsed.source}:{number}: {option}: no entry on this line")
+        return str(entry["id"])
+    if value not in tree.by_id:
+        raise SessionFileError(f"{parsed.source}: {option} {value}: no entry with this id")
+    return value
 
 
 # --------------------------------------------------------------------------------------------

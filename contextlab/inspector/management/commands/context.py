@@ -25,51 +25,27 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.pi.dialects import DEFAULT_DIALECT
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
 from contextlab.pi.request import PromptSource, build_request
 from contextlab.pi.resources import discover_resources
-from contextlab.pi.session import SessionFile, SessionTree, parse_session_file
+from contextlab.pi.session import SessionFile, SessionTree
 
 Json = dict[str, Any]
-
-
-def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
-    """Parse the file; what Pi would refuse is an error, lines Pi skips are warnings."""
-    try:
-        parsed = parse_session_file(Path(path_arg))
-    except OSError as exc:
-        raise CommandError(f"{path_arg}: cannot read the file: {exc.strerror or exc}") from exc
-    fatal = [p for p in parsed.problems if p.fatal]
-    if fatal:
-        raise CommandError(f"{path_arg}:{fatal[0].line}: {fatal[0].reason}")
-    for problem in parsed.problems:
-        stderr.write(f"{path_arg}:{problem.line}: {problem.reason} (skipped, as Pi does)")
-    return parsed, SessionTree(parsed.entries)
 
 
 def resolve_leaf(parsed: SessionFile, tree: SessionTree, value: str | None) -> str | None:
     """The leaf's id: the given id, ``line:N``, or (None) the entry Pi resumes at."""
     if value is None:
         return tree.leaf_id
-    if value.startswith("line:"):
-        number = value[len("line:") :]
-        if not number.isdigit():
-            raise CommandError(f"{parsed.source}: --leaf {value}: expected line:N with a number")
-        entry = parsed.entry_at_line(int(number))
-        if entry is None:
-            raise CommandError(f"{parsed.source}:{number}: --leaf: no entry on this line")
-        return str(entry["id"])
-    if value not in tree.by_id:
-        raise CommandError(f"{parsed.source}: --leaf {value}: no entry with this id")
-    return value
+    return resolve_entry(parsed, tree, value, "--leaf")
 
 
 def local_date(ms: Any) -> str | None:
