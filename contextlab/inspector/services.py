@@ -39,7 +39,6 @@ from contextlab.inspector.selectors import (
     path_entries,
     store_index,
 )
-from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Project, Session
 from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
@@ -48,6 +47,7 @@ from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.entries import message_of_entry
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
+from contextlab.pi.tree_selector import TreeItem
 from contextlab.pi.truncate import locate_notice
 
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and

@@ -1,4 +1,5 @@
-"""Pi's /tree view (tree-selector.js of 0.80.2), as rows a web page can render.
+"""Pi's /tree view (``dist/modes/interactive/components/tree-selector.js`` of 0.80.2), as rows
+a web page can render.
 
 Plain Python, no Django: the inputs are light per-entry records (`TreeItem`), already ordered
 the way Pi's `getTree()` orders children (helper module `contextlab.pi.session`). This module
@@ -20,8 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from contextlab.pi.jsutil import js_len, js_slice, json_stringify
-from contextlab.pi.session import js_trim, js_truthy
+from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_stringify
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 SETTINGS_TYPES = frozenset(
@@ -472,9 +472,10 @@ def tree_item(
 ) -> TreeItem:
     """The display line, the search text and the hide flag of one entry."""
     entry_type = str(entry.get("type"))
+    parent = entry.get("parentId")
     item = TreeItem(
         id=str(entry.get("id")),
-        parent_id=entry.get("parentId") if isinstance(entry.get("parentId"), str) else None,
+        parent_id=parent if isinstance(parent, str) else None,
         type=entry_type,
         tokens=tokens,
     )
