@@ -15,7 +15,6 @@ Nothing here calls a model: a *preview* is the preparation plus the request bodi
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,14 +22,18 @@ from contextlab.pi.context import build_session_context, convert_to_llm
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.entries import Json, message_of_entry
 from contextlab.pi.jsutil import (
+    array_join_item,
     date_parse_ms,
+    int_if_whole,
+    js_key_order,
     js_len,
     js_slice,
-    js_sorted,
+    js_sort_any,
     js_string,
     js_truthy,
     json_stringify,
     number_to_string,
+    object_entries,
 )
 from contextlab.pi.tokens import (
     DEFAULT_KEEP_RECENT_TOKENS,
@@ -230,16 +233,7 @@ def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
     """``(readFiles, modifiedFiles)``: read-only files and modified files, each JS-sorted."""
     modified = {**ops.edited, **ops.written}
     read_only = [f for f in ops.read if f not in modified]
-    return _js_sort_any(read_only), _js_sort_any(list(modified))
-
-
-def _js_sort_any(items: list[Any]) -> list[Any]:
-    # Array.prototype.sort() compares the String() of each item; details from a file may hold
-    # non-strings.
-    if all(isinstance(i, str) for i in items):
-        return js_sorted(items)
-    keyed = sorted(items, key=lambda i: js_string(i).encode("utf-16-be", "surrogatepass"))
-    return keyed
+    return js_sort_any(read_only), js_sort_any(list(modified))
 
 
 def format_file_operations(
@@ -273,37 +267,6 @@ def join_split_turn(
 # serializeConversation
 
 
-def _js_join_item(value: Any) -> str:
-    # Array.prototype.join renders null and undefined as "".
-    return "" if value is None else js_string(value)
-
-
-_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
-
-
-def _js_key_order(value: Any) -> Any:
-    """The value with every object's keys in JavaScript's property order (integer-like keys
-    first, ascending), as ``JSON.parse`` builds them and ``JSON.stringify`` prints them."""
-    if isinstance(value, dict):
-        return {k: _js_key_order(v) for k, v in _object_entries(value)}
-    if isinstance(value, list):
-        return [_js_key_order(v) for v in value]
-    return value
-
-
-def _object_entries(obj: Any) -> list[tuple[str, Any]]:
-    """``Object.entries``: integer-like keys first in ascending order, then insertion order."""
-    if isinstance(obj, list):
-        return [(str(i), v) for i, v in enumerate(obj)]
-    if isinstance(obj, str):
-        return [(str(i), ch) for i, ch in enumerate(obj)]
-    if not isinstance(obj, dict):
-        return []
-    integer_keys = sorted((k for k in obj if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1), key=int)
-    others = [k for k in obj if k not in set(integer_keys)]
-    return [(k, obj[k]) for k in [*integer_keys, *others]]
-
-
 def _truncate_for_summary(text: str, dialect: Dialect) -> str:
     t = dialect.summary_texts
     max_chars = t.tool_result_max_chars
@@ -320,7 +283,7 @@ def _text_blocks(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     return "".join(
-        _js_join_item(c.get("text"))
+        array_join_item(c.get("text"))
         for c in content
         if isinstance(c, dict) and c.get("type") == "text"
     )
@@ -347,13 +310,13 @@ def serialize_conversation(messages: list[Json], dialect: Dialect = DEFAULT_DIAL
                     continue
                 kind = block.get("type")
                 if kind == "text":
-                    texts.append(_js_join_item(block.get("text")))
+                    texts.append(array_join_item(block.get("text")))
                 elif kind == "thinking":
-                    thinkings.append(_js_join_item(block.get("thinking")))
+                    thinkings.append(array_join_item(block.get("thinking")))
                 elif kind == "toolCall":
                     args = ", ".join(
-                        f"{k}={json_stringify(_js_key_order(v))}"
-                        for k, v in _object_entries(block.get("arguments"))
+                        f"{k}={json_stringify(js_key_order(v))}"
+                        for k, v in object_entries(block.get("arguments"))
                     )
                     calls.append(f"{js_string(block.get('name'))}({args})")
             if thinkings:
@@ -775,7 +738,7 @@ def auto_compaction_what_if(
         results.append(
             WhatIfCompaction(
                 after_entry_id=entry.get("id", ""),
-                context_tokens=_int_if_whole(tokens),
+                context_tokens=int_if_whole(tokens),
                 first_kept_entry_id=prep.first_kept_entry_id,
                 tokens_before=prep.tokens_before,
                 is_split_turn=prep.is_split_turn,
@@ -786,7 +749,3 @@ def auto_compaction_what_if(
         )
         freed += max(0.0, tokens - tokens_after)
     return results
-
-
-def _int_if_whole(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value

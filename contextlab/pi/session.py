@@ -18,13 +18,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextlab.pi.jsutil import entry_time_ms, js_trim, js_truthy
+from contextlab.pi.jsutil import (
+    entry_time_ms,
+    js_number,
+    js_trim,
+    js_truthy,
+    json_parse,
+    json_type_name,
+    v8_sort_with_nan,
+)
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -63,62 +70,6 @@ class Problem:
 # --------------------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    # Python's json accepts NaN/Infinity; JSON.parse does not.
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _js_int(text: str) -> int | float:
-    # JSON.parse reads every number as a double: integers beyond 2**53 lose precision.
-    value = int(text)
-    if -(2**53) <= value <= 2**53:
-        return value
-    return float(text)
-
-
-def _json_type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
-
-
-# A key JavaScript treats as an array index ("0", "17", below 2**32 - 1): JSON.parse puts such
-# keys first, in ascending order, whatever their place in the text.
-_INDEX_KEY = re.compile(r'"(?:0|[1-9][0-9]{0,9})"\s*:')
-_MAX_INDEX = 2**32 - 2
-
-
-def _is_index_key(key: str) -> bool:
-    return key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_INDEX
-
-
-def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    index_keys = [k for k in obj if _is_index_key(k)]
-    if not index_keys:
-        return obj
-    ordered = {k: obj[k] for k in sorted(index_keys, key=int)}
-    ordered.update((k, v) for k, v in obj.items() if k not in ordered)
-    return ordered
-
-
-def _parse_json(text: str) -> Any:
-    """``JSON.parse``: doubles for numbers, no NaN, integer-like keys first (object key order)."""
-    if _INDEX_KEY.search(text) is None:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
-    return json.loads(
-        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
-    )
-
-
 def _is_pi_entry(value: Any) -> bool:
     """Whether Pi's loader would keep this parsed value (it keeps every truthy value)."""
     return js_truthy(value)
@@ -141,25 +92,25 @@ def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
     if text.startswith("\ufeff"):
         return Problem(line_no, "starts with a byte order mark (JSON.parse rejects the line)")
     try:
-        value = _parse_json(text)
+        value = json_parse(text)
     except json.JSONDecodeError as exc:
         return Problem(line_no, f"invalid JSON: {exc.msg} at column {exc.colno}")
     except (ValueError, RecursionError) as exc:
         return Problem(line_no, f"invalid JSON: {exc}")
     if not isinstance(value, dict):
-        return Problem(line_no, f"not a JSON object (got {_json_type_name(value)})")
+        return Problem(line_no, f"not a JSON object (got {json_type_name(value)})")
     kind = value.get("type")
     if "type" not in value:
         return Problem(line_no, 'missing "type" field')
     if not isinstance(kind, str) or not kind:
-        return Problem(line_no, f'"type" must be a non-empty string, got {_json_type_name(kind)}')
+        return Problem(line_no, f'"type" must be a non-empty string, got {json_type_name(kind)}')
     if "id" in value and not isinstance(value["id"], str):
-        return Problem(line_no, f'"id" must be a string, got {_json_type_name(value["id"])}')
+        return Problem(line_no, f'"id" must be a string, got {json_type_name(value["id"])}')
     if kind != "session" and "parentId" in value:
         parent = value["parentId"]
         if parent is not None and not isinstance(parent, str):
             return Problem(
-                line_no, f'"parentId" must be a string or null, got {_json_type_name(parent)}'
+                line_no, f'"parentId" must be a string or null, got {json_type_name(parent)}'
             )
     return value
 
@@ -167,25 +118,6 @@ def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
 # --------------------------------------------------------------------------------------------
 # Migration
 # --------------------------------------------------------------------------------------------
-
-
-def _js_number(value: Any) -> float:
-    """ToNumber for the header's version (``"2"`` compares as 2 in JavaScript)."""
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        return float(value)
-    if value is None:
-        return 0.0
-    if isinstance(value, str):
-        stripped = js_trim(value)
-        if stripped == "":
-            return 0.0
-        try:
-            return float(stripped)
-        except ValueError:
-            return math.nan
-    return math.nan
 
 
 class Migrator:
@@ -211,7 +143,7 @@ class Migrator:
         raw_version = version if version is not None else (header or {}).get("version")
         if raw_version is None:
             raw_version = 1
-        number = _js_number(raw_version)
+        number = js_number(raw_version)
         self._needs_v2 = number < 2
         self._needs_v3 = number < 3
         self.version: int = int(number) if math.isfinite(number) and number == int(number) else 0
@@ -399,7 +331,7 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
 
 def _pi_keeps(text: str) -> bool:
     try:
-        return _is_pi_entry(_parse_json(text))
+        return _is_pi_entry(json_parse(text))
     except (ValueError, RecursionError):
         return False
 
@@ -461,54 +393,6 @@ def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: st
 # --------------------------------------------------------------------------------------------
 
 
-def _v8_sort_with_nan(items: list[Any], keys: list[float | None]) -> list[Any]:
-    """V8's Array.prototype.sort (TimSort) for ``(a, b) => ms(a) - ms(b)`` when some are NaN.
-
-    With NaN the comparator is inconsistent and the result depends on the algorithm; V8 sorts an
-    array shorter than 64 as one run (CountAndMakeRun, then binary insertion), ported here. For
-    longer arrays with unparsable timestamps (never seen in practice) this is an approximation.
-    """
-    pairs = list(zip(items, keys, strict=True))
-
-    def cmp(a: tuple[Any, float | None], b: tuple[Any, float | None]) -> float:
-        if a[1] is None or b[1] is None:
-            return math.nan
-        return a[1] - b[1]
-
-    n = len(pairs)
-    if n < 2:
-        return items[:]
-    # CountAndMakeRun(0, n)
-    run = 2
-    order = cmp(pairs[1], pairs[0])
-    descending = order < 0
-    previous = pairs[1]
-    for i in range(2, n):
-        order = cmp(pairs[i], previous)
-        if descending:
-            if order >= 0:
-                break
-        elif order < 0:
-            break
-        previous = pairs[i]
-        run += 1
-    if descending:
-        pairs[0:run] = reversed(pairs[0:run])
-    # BinaryInsertionSort(0, run, n)
-    for index in range(run, n):
-        left, right = 0, index
-        pivot = pairs[index]
-        while left < right:
-            mid = left + ((right - left) >> 1)
-            if cmp(pivot, pairs[mid]) < 0:
-                right = mid
-            else:
-                left = mid + 1
-        pairs[left + 1 : index + 1] = pairs[left:index]
-        pairs[left] = pivot
-    return [item for item, _ in pairs]
-
-
 def _timestamp_ms(entry: dict[str, Any]) -> float | None:
     # A missing timestamp is `new Date(undefined)`: NaN, unlike null (the epoch).
     return entry_time_ms(entry["timestamp"]) if "timestamp" in entry else None
@@ -567,7 +451,7 @@ class SessionTree:
                 continue
             keys = [_timestamp_ms(self.by_id[i]) for i in ids]
             if any(k is None for k in keys):
-                self._children[parent] = _v8_sort_with_nan(ids, keys)
+                self._children[parent] = v8_sort_with_nan(ids, keys)
             else:
                 valid = [k if k is not None else 0.0 for k in keys]
                 order = sorted(range(len(ids)), key=valid.__getitem__)
