@@ -2,7 +2,7 @@
 
 Truth: ``dist/core/compaction/branch-summarization.js`` (``collectEntriesForBranchSummary``,
 ``prepareBranchEntries``, ``generateBranchSummary``) and ``AgentSession.navigateTree`` in
-``dist/core/agent-session.js``; pi-reference.md §7.
+``dist/core/agent-session.js``; docs/pi-engine.md, "Branch summaries".
 
 Unlike Pi's docs, the code does not stop at compaction entries (their summaries become input),
 skips tool results, and caps the summary at a fixed 2048 tokens with no reasoning option.

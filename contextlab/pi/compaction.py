@@ -4,7 +4,7 @@ Truth: ``dist/core/compaction/compaction.js`` (``prepareCompaction``, ``findCutP
 ``findTurnStartIndex``, private ``findValidCutPoints``, ``generateSummary``,
 ``generateTurnPrefixSummary``, ``compact``), ``dist/core/compaction/utils.js`` (file operations,
 ``serializeConversation``), ``AgentSession.compact`` / ``_checkCompaction`` in
-``dist/core/agent-session.js``; pi-reference.md §5–§6.
+``dist/core/agent-session.js``; docs/pi-engine.md, "Compaction".
 
 Nothing here calls a model: a *preview* is the preparation plus the request bodies
 (``{"systemPrompt", "messages", "maxTokens"}``, messages in pi-ai form without timestamps) that

@@ -1,7 +1,8 @@
 """Tool-output truncation and the notices Pi's tools append, as Pi 0.80.2 does them.
 
 Truth: ``dist/core/tools/truncate.js``, ``dist/core/tools/output-accumulator.js`` and the tool files
-``read.js``, ``bash.js``, ``grep.js``, ``find.js``, ``ls.js`` (pi-reference.md §4).
+``read.js``, ``bash.js``, ``grep.js``, ``find.js``, ``ls.js`` (docs/pi-engine.md, "Tool output
+truncation").
 
 Byte counts follow Node's ``Buffer.byteLength``: a lone surrogate (possible after a UTF-16 cut)
 counts as the 3-byte U+FFFD. Character counts (``truncate_line``) are UTF-16 code units.
@@ -501,7 +502,7 @@ def format_read_output(
 
     ``path`` is the path as the model gave it (it appears in the oversized-line notice). Notices
     count lines with ``split("\\n")``, so a trailing newline is an extra line there while
-    ``details.truncation`` does not count it (pi-reference.md §4.3).
+    ``details.truncation`` does not count it (docs/pi-engine.md, "Tool output truncation").
     """
     t = dialect.tool_texts
     all_lines = file_text.split("\n")

@@ -8,8 +8,8 @@ agent request this test:
 1. recreates the scenario's resource files (AGENTS.md/CLAUDE.md files, skills, settings) at the
    absolute paths they had when recording, since Pi's prompt names them;
 2. runs ``manage.py context SESSION --leaf ID --agent-dir DIR --pi-root DIR --date D --tools ...
-   --json`` (the command-line contract of issue 2): system prompt, model, thinking level and the
-   ``sent`` messages come from our engine (contextlab.pi.session/context/prompt/resources);
+   --json`` (the command-line contract in docs/pi-engine.md): system prompt, model, thinking
+   level and the ``sent`` messages come from our engine (contextlab.pi.request);
 3. turns them into a chat-completions body with our port of pi-ai's provider
    (contextlab.pi.providers.openai_completions), the built-in tool definitions from our dialect, and
    the thinking level as the reasoning effort, exactly as the coding agent calls ``streamSimple``;

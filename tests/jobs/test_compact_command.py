@@ -1,4 +1,5 @@
-"""The ``compact`` and ``branch-summary`` commands' --dry-run --json contract (issue 5)."""
+"""The ``compact`` and ``branch-summary`` commands' --dry-run --json contract
+(docs/pi-engine.md)."""
 
 from __future__ import annotations
 

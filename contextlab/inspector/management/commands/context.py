@@ -1,6 +1,7 @@
 """``manage.py context SESSION_FILE [--leaf ID|line:N] ... --json``: what Pi sent at a leaf.
 
-The command-line contract of issue 2 (other parts and outside checks rely on it):
+The command-line contract (docs/pi-engine.md, "The context command"; other parts and outside
+checks rely on it):
 
     python manage.py context SESSION_FILE [--leaf ENTRY_ID] [--agent-dir DIR] [--pi-root DIR]
         [--date YYYY-MM-DD] [--tools a,b,c] --json
