@@ -45,7 +45,7 @@ from contextlab.pi import models as pi_models
 from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.entries import message_of_entry
-from contextlab.pi.prompt import SystemPrompt, build_system_prompt
+from contextlab.pi.prompt import SystemPrompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.tree_selector import TreeItem
 from contextlab.pi.truncate import locate_notice
@@ -317,9 +317,8 @@ def system_prompt_for(
         )
     except ResourceError as exc:
         return None, None, [*unknown, str(exc)], []
-    prompt = build_system_prompt(
-        cwd=cwd, date=date, pi_root=pi_root, tools=tools, resources=resources
-    )
+    source = pi_request.PromptSource(cwd=cwd, resources=resources, tools=tools, pi_root=pi_root)
+    prompt = pi_request.build_prompt(source, date=date)
     notes = list(prompt.notes)
     if resources.trust_reason:
         notes.append(f"Project trust: {resources.trust_reason}.")

@@ -74,7 +74,7 @@ class CompactionEntry(_EntryBase):
     type: Literal["compaction"]
     summary: str
     firstKeptEntryId: str
-    tokensBefore: int
+    tokensBefore: int | float
     details: NotRequired[Any]
     fromHook: NotRequired[bool]
 

@@ -56,6 +56,7 @@ __all__ = [
     "PiRequest",
     "PromptSource",
     "RequestSteps",
+    "build_prompt",
     "build_request",
     "iter_leaf_projections",
     "request_time_ms",
@@ -193,6 +194,18 @@ def request_time_ms(path: Sequence[Json], header: Json | None = None) -> Any:
     return None
 
 
+def build_prompt(
+    source: PromptSource,
+    *,
+    date: str,
+    path: Sequence[Json] = (),
+    dialect: Dialect = DEFAULT_DIALECT,
+) -> SystemPrompt:
+    """The system prompt the dialect's Pi used for a request at the end of ``path`` (the step
+    ``build_request`` takes, for callers that need only the prompt)."""
+    return steps_of(dialect).system_prompt(source, list(path), date, dialect)
+
+
 def _tool_definitions(dialect: Dialect, names: Sequence[str] | None) -> list[Json]:
     active = dialect.default_active_tools if names is None else names
     return [tool for name in active for tool in (dialect.tool(name),) if tool is not None]
@@ -245,7 +258,7 @@ def build_request(
         if date is None and prompt.local_date is not None:
             date = prompt.local_date(when)
         request.prompt_date = date or ""
-        request.prompt = steps.system_prompt(prompt, path, request.prompt_date, dialect)
+        request.prompt = build_prompt(prompt, date=request.prompt_date, path=path, dialect=dialect)
         request.tools = _tool_definitions(dialect, prompt.tools)
     return request
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import (
     entry_time_ms,
     js_number,
@@ -75,7 +76,7 @@ def _is_pi_entry(value: Any) -> bool:
     return js_truthy(value)
 
 
-def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
+def decode_entry(raw: bytes | str, line_no: int) -> Json | Problem:
     """Decode one JSONL line into an entry object, or say precisely why it cannot be used.
 
     The object is returned as parsed: unknown entry types and unknown fields are kept intact.
@@ -138,7 +139,7 @@ class Migrator:
     always migrates to the same ids.
     """
 
-    def __init__(self, header: dict[str, Any] | None, *, version: Any = None) -> None:
+    def __init__(self, header: Json | None, *, version: Any = None) -> None:
         self.header = header
         raw_version = version if version is not None else (header or {}).get("version")
         if raw_version is None:
@@ -151,7 +152,7 @@ class Migrator:
         self._ids: set[str] = set()
         self._prev_id: str | None = None
         # Pi's parsed array: header at index 0, then every kept line in order.
-        self._parsed: list[dict[str, Any] | None] = [header] if header is not None else []
+        self._parsed: list[Json | None] = [header] if header is not None else []
         if header is not None and self._needs_v3:
             header["version"] = CURRENT_SESSION_VERSION
 
@@ -175,7 +176,7 @@ class Migrator:
                 return candidate
             attempt += 1
 
-    def feed(self, entry: dict[str, Any], line_no: int) -> dict[str, Any]:
+    def feed(self, entry: Json, line_no: int) -> Json:
         self._parsed.append(entry)
         if entry.get("type") == "session":
             return entry
@@ -208,15 +209,15 @@ class Migrator:
 
 @dataclass
 class SessionFile:
-    header: dict[str, Any] | None
-    entries: list[dict[str, Any]]
+    header: Json | None
+    entries: list[Json]
     line_numbers: list[int]
     problems: list[Problem]
     original_version: int
     source: str = "<bytes>"
     line_of: dict[int, int] = field(default_factory=dict, repr=False)
 
-    def entry_at_line(self, line_no: int) -> dict[str, Any] | None:
+    def entry_at_line(self, line_no: int) -> Json | None:
         """The entry read from line ``line_no`` (header = line 1), or None."""
         if not self.line_of:
             self.line_of = {n: i for i, n in enumerate(self.line_numbers)}
@@ -240,9 +241,9 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
        is reported and left out.
     """
     problems: list[Problem] = []
-    decoded: list[tuple[int, dict[str, Any]]] = []
+    decoded: list[tuple[int, Json]] = []
     # Lines Pi would keep but we do not, by position among Pi's parsed values.
-    pi_positions: list[tuple[int, dict[str, Any] | None]] = []
+    pi_positions: list[tuple[int, Json | None]] = []
     for line_no, raw in _split_lines(data):
         try:
             text = raw.decode("utf-8")
@@ -266,7 +267,7 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
         decoded.append((line_no, result))
         pi_positions.append((line_no, result))
 
-    header: dict[str, Any] | None = None
+    header: Json | None = None
     header_line = 0
     first = pi_positions[0] if pi_positions else None
     if first is not None and first[1] is not None and first[1].get("type") == "session":
@@ -300,7 +301,7 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
     migrator = Migrator(header, version=version_hint)
     original_version = migrator.version
 
-    entries: list[dict[str, Any]] = []
+    entries: list[Json] = []
     line_numbers: list[int] = []
     for line_no, value in pi_positions:
         if value is None:
@@ -393,7 +394,7 @@ def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: st
 # --------------------------------------------------------------------------------------------
 
 
-def _timestamp_ms(entry: dict[str, Any]) -> float | None:
+def _timestamp_ms(entry: Json) -> float | None:
     # A missing timestamp is `new Date(undefined)`: NaN, unlike null (the epoch).
     return entry_time_ms(entry["timestamp"]) if "timestamp" in entry else None
 
@@ -407,9 +408,9 @@ class SessionTree:
     resolve as Pi's ``Map`` does (the last one wins); the shadowed entries are left out of the tree.
     """
 
-    def __init__(self, entries: Iterable[dict[str, Any]]) -> None:
-        self.entries: list[dict[str, Any]] = list(entries)
-        self.by_id: dict[str, dict[str, Any]] = {}
+    def __init__(self, entries: Iterable[Json]) -> None:
+        self.entries: list[Json] = list(entries)
+        self.by_id: dict[str, Json] = {}
         self.index_of: dict[str, int] = {}
         for index, entry in enumerate(self.entries):
             self.by_id[entry["id"]] = entry
@@ -474,14 +475,14 @@ class SessionTree:
             return None
         return parent
 
-    def path(self, entry_id: str | None) -> list[dict[str, Any]]:
+    def path(self, entry_id: str | None) -> list[Json]:
         """Entries from the root to ``entry_id`` (root first), like ``getBranch``.
 
         Pi has no cycle protection (a parentId cycle hangs it); we stop at the first repeat.
         """
         if entry_id is None or entry_id not in self.by_id:
             return []
-        out: list[dict[str, Any]] = []
+        out: list[Json] = []
         seen: set[str] = set()
         current: str | None = entry_id
         while current is not None and current not in seen:

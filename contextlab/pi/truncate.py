@@ -19,10 +19,10 @@ import functools
 import re
 import string
 from dataclasses import dataclass
-from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import ToolTexts
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, number_to_string, to_fixed, utf8_len
 
 __all__ = [
@@ -77,7 +77,7 @@ class TruncationResult:
     max_lines: int
     max_bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Json:
         """The object as Pi stores it, keys in Pi's order."""
         return {
             "content": self.content,
@@ -105,7 +105,7 @@ class ToolText:
     """What a tool returns to the model: the text, its ``details``, and the notice it appended."""
 
     text: str
-    details: dict[str, Any] | None = None
+    details: Json | None = None
     notice: str = ""
 
 
@@ -617,7 +617,7 @@ def format_grep_output(
     if not output_lines:
         return ToolText(t.grep_no_matches)
     truncation = truncate_head("\n".join(output_lines), max_lines=MAX_SAFE_INTEGER)
-    details: dict[str, Any] = {}
+    details: Json = {}
     notices: list[str] = []
     if match_limit_reached:
         notices.append(t.grep_match_limit.format(effective_limit, effective_limit * 2))
@@ -664,7 +664,7 @@ def format_find_output(
         return ToolText(dialect.tool_texts.find_no_files)
     limit_reached = len(relative_paths) >= effective_limit
     truncation = truncate_head("\n".join(relative_paths), max_lines=MAX_SAFE_INTEGER)
-    details: dict[str, Any] = {}
+    details: Json = {}
     if limit_reached:
         details["resultLimitReached"] = effective_limit
     if truncation.truncated:
@@ -691,7 +691,7 @@ def format_ls_output(
     if not entries:
         return ToolText(t.ls_empty)
     truncation = truncate_head("\n".join(entries), max_lines=MAX_SAFE_INTEGER)
-    details: dict[str, Any] = {}
+    details: Json = {}
     notices: list[str] = []
     if entry_limit_reached:
         notices.append(t.ls_entry_limit.format(effective_limit, effective_limit * 2))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Container, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from contextlab.pi.entries import Json
+from contextlab.pi.entries import BranchSummaryEntry, CompactionEntry, Json
 from contextlab.pi.jsutil import js_truthy
 
 __all__ = [
@@ -153,16 +153,16 @@ class SessionWriter:
         *,
         timestamp: str,
         summary: str,
-        first_kept_entry_id: Any,
-        tokens_before: Any,
+        first_kept_entry_id: str,
+        tokens_before: int | float,
         details: Any = None,
         from_hook: bool = False,
-    ) -> Json:
+    ) -> CompactionEntry:
         """``appendCompaction``: a child of the leaf, which then moves to it.
 
         Pi writes ``fromHook: false`` (not omitted) for a summary it generated itself.
         """
-        entry: Json = {
+        entry: CompactionEntry = {
             "type": "compaction",
             "id": self._new_id(),
             "parentId": self.leaf_id,
@@ -184,11 +184,11 @@ class SessionWriter:
         summary: str,
         details: Any = None,
         from_hook: bool = False,
-    ) -> Json:
+    ) -> BranchSummaryEntry:
         """``branchWithSummary``: the leaf goes to ``branch_from_id`` (None: the root), the summary
         is appended there (``fromId`` ``"root"`` for None) and becomes the leaf."""
         self.branch(branch_from_id)
-        entry: Json = {
+        entry: BranchSummaryEntry = {
             "type": "branch_summary",
             "id": self._new_id(),
             "parentId": branch_from_id,

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_slice, js_trim, js_truthy, json_parse, json_stringify
 from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id
 
@@ -39,7 +40,6 @@ __all__ = [
     "supported_thinking_levels",
 ]
 
-Json = dict[str, Any]
 
 EXTENDED_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 OPENAI_PROMPT_CACHE_KEY_MAX_LENGTH = 64

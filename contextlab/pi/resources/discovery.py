@@ -12,6 +12,7 @@ from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
+from contextlab.pi.entries import Json
 from contextlab.pi.resources.context_files import _read_prompt_file, load_project_context_files
 from contextlab.pi.resources.filesystem import (
     FileSystem,
@@ -166,7 +167,7 @@ def discover_resources(
 
 
 def _decide_trust(
-    scope: _Scope, project_trusted: bool | None, global_settings: dict[str, Any]
+    scope: _Scope, project_trusted: bool | None, global_settings: Json
 ) -> tuple[bool, str, str]:
     """Trust (main.js createRuntime + resolveProjectTrusted without a UI): (trusted, source,
     reason)."""
@@ -253,16 +254,14 @@ def _append_prompts(scope: _Scope, given: Iterable[str] | None) -> tuple[list[st
     return texts, paths
 
 
-def _settings_entries(settings: dict[str, Any]) -> list[str]:
+def _settings_entries(settings: Json) -> list[str]:
     entries = settings.get("skills")
     if not isinstance(entries, list):
         return []
     return [e for e in entries if isinstance(e, str)]
 
 
-def _enabled_skill_paths(
-    scope: _Scope, project_settings: dict[str, Any], global_settings: dict[str, Any]
-) -> list[str]:
+def _enabled_skill_paths(scope: _Scope, project_settings: Json, global_settings: Json) -> list[str]:
     """Skills: settings entries, then auto-discovered folders, sorted by precedence, the ones
     switched off dropped (a real path seen before is dropped too)."""
     # path -> (precedence rank, enabled); the first time a path is added wins.
@@ -322,9 +321,7 @@ def _add_settings_skills(
             accumulator[path] = (rank, path in enabled_by_patterns)
 
 
-def _note_unmodelled(
-    scope: _Scope, project_settings: dict[str, Any], global_settings: dict[str, Any]
-) -> None:
+def _note_unmodelled(scope: _Scope, project_settings: Json, global_settings: Json) -> None:
     """Extensions can register tools, add resources and replace the prompt per run
     (before_agent_start); none of that is modelled, so say when some are installed."""
     extension_dirs = [_join(scope.agent_dir, "extensions")]

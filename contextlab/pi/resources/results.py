@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from contextlab.pi.dialects import Dialect
 from contextlab.pi.dialects.base import PromptRules
+from contextlab.pi.entries import Json
 
 # Results
 
@@ -27,7 +27,7 @@ class Skill:
     # "user", "project" or "path", as loadSkills labels it.
     source: str = "path"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Json:
         return {
             "name": self.name,
             "description": self.description,
@@ -50,8 +50,8 @@ class Diagnostic:
     # `yaml` package's message, which this engine does not reproduce word for word).
     exact: bool = True
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "message": self.message, "path": self.path}
+    def as_dict(self) -> Json:
+        out: Json = {"type": self.type, "message": self.message, "path": self.path}
         if self.collision is not None:
             out["collision"] = dict(self.collision)
         if not self.exact:
@@ -81,7 +81,7 @@ class PromptResources:
     # Things Pi would take into account that this engine cannot see or does not model.
     unknown: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Json:
         return {
             "cwd": self.cwd,
             "agentDir": self.agent_dir,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import posixpath
-from typing import Any
 
 from contextlab.pi.dialects.base import PromptRules
+from contextlab.pi.entries import Json
 from contextlab.pi.resources.filesystem import FileSystem, _join
 from contextlab.pi.resources.results import Diagnostic
 from contextlab.pi.resources.skills import _node_fs_message
@@ -15,7 +15,7 @@ from contextlab.pi.resources.skills import _node_fs_message
 # Settings and project trust
 
 
-def _read_json_object(fs: FileSystem, path: str, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+def _read_json_object(fs: FileSystem, path: str, diagnostics: list[Diagnostic]) -> Json:
     if not fs.exists(path):
         return {}
     try:
