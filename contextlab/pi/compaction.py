@@ -654,6 +654,8 @@ def _not_after(message_ms: Any, compaction_ms: float | None) -> bool:
     return bool(message_ms <= compaction_ms)
 
 
+# Long on purpose: a replay of _checkCompaction along the path, whose numbered steps (docstring)
+# share the running state of the walk.
 def auto_compaction_what_if(
     path: list[Json],
     *,

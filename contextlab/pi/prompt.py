@@ -167,6 +167,8 @@ def docs_paths(pi_root: str | None) -> tuple[str, str, str]:
     )
 
 
+# Long on purpose: it follows Pi's buildSystemPrompt statement by statement, so that the two
+# read side by side (tests/conformance/test_prompt_oracle.py compares them).
 def build_system_prompt_from_options(
     *,
     cwd: str,

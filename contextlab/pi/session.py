@@ -230,19 +230,9 @@ def _split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         yield index + 1, line
 
 
-def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
-    """Parse and migrate a whole session file, reporting every line that cannot be used.
-
-    1. Each line is decoded (bytes that are not UTF-8 are replaced by U+FFFD, as Pi's
-       ``StringDecoder`` does, and reported); blank lines are skipped silently, as Pi does.
-    2. The first usable line must be the header (``type: "session"`` with a string ``id``);
-       otherwise Pi would reject the whole file: we say so and keep the entries.
-    3. Entries are migrated to v3 as they stream by (``Migrator``); a v3 entry without ``id``
-       is reported and left out.
-    """
-    problems: list[Problem] = []
-    decoded: list[tuple[int, Json]] = []
-    # Lines Pi would keep but we do not, by position among Pi's parsed values.
+def _decode_lines(data: bytes, problems: list[Problem]) -> list[tuple[int, Json | None]]:
+    """Every line Pi keeps, by position among Pi's parsed values: the entry, or None for a
+    value Pi keeps but we cannot use (reported in ``problems``, as is every line Pi skips)."""
     pi_positions: list[tuple[int, Json | None]] = []
     for line_no, raw in _split_lines(data):
         try:
@@ -264,23 +254,28 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
             if _pi_keeps(text):
                 pi_positions.append((line_no, None))
             continue
-        decoded.append((line_no, result))
         pi_positions.append((line_no, result))
+    return pi_positions
 
-    header: Json | None = None
-    header_line = 0
+
+def _find_header(
+    pi_positions: list[tuple[int, Json | None]], problems: list[Problem]
+) -> Json | None:
+    """The header: Pi's first parsed value, when it is a session header; otherwise Pi rejects
+    the whole file, which is reported as a fatal problem."""
     first = pi_positions[0] if pi_positions else None
     if first is not None and first[1] is not None and first[1].get("type") == "session":
-        header, header_line = first[1], first[0]
+        header = first[1]
         if not isinstance(header.get("id"), str):
             problems.append(
                 Problem(
-                    header_line,
+                    first[0],
                     'session header has no string "id" (Pi would reject the file)',
                     fatal=True,
                 )
             )
-    elif first is not None:
+        return header
+    if first is not None:
         problems.append(
             Problem(
                 first[0],
@@ -290,12 +285,29 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
         )
     elif not problems:
         problems.append(Problem(1, "empty file: no session header", fatal=True))
+    return None
 
+
+def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
+    """Parse and migrate a whole session file, reporting every line that cannot be used.
+
+    1. Each line is decoded (bytes that are not UTF-8 are replaced by U+FFFD, as Pi's
+       ``StringDecoder`` does, and reported); blank lines are skipped silently, as Pi does.
+    2. The first usable line must be the header (``type: "session"`` with a string ``id``);
+       otherwise Pi would reject the whole file: we say so and keep the entries.
+    3. Entries are migrated to v3 as they stream by (``Migrator``); a v3 entry without ``id``
+       is reported and left out.
+    """
+    problems: list[Problem] = []
+    pi_positions = _decode_lines(data, problems)
+    header = _find_header(pi_positions, problems)
     version_hint = None
     if header is None:
         # Without a header Pi would treat the file as v1 and replace every id; keep ids that exist.
         has_ids = any(
-            isinstance(e.get("id"), str) for _, e in decoded if e.get("type") != "session"
+            isinstance(e.get("id"), str)
+            for _, e in pi_positions
+            if e is not None and e.get("type") != "session"
         )
         version_hint = CURRENT_SESSION_VERSION if has_ids else 1
     migrator = Migrator(header, version=version_hint)

@@ -164,6 +164,8 @@ def passes(item: TreeItem, mode: str, label: str | None, tokens: list[str], is_l
     return True
 
 
+# Long on purpose: applyFilter and recalculateVisualStructure of the selector share their
+# state (visible rows, their visible parents); split, each would take a dozen arguments.
 def build_view(
     order: Sequence[str],
     items: dict[str, TreeItem],
@@ -465,6 +467,8 @@ def collect_tool_calls(entry: dict[str, object], into: dict[str, tuple[str, obje
             into[str(block.get("id"))] = (str(block.get("name")), block.get("arguments"))
 
 
+# Long on purpose: one branch per entry type, in the order of Pi's getEntryDisplayText, so that
+# the two read side by side.
 def tree_item(
     entry: dict[str, object],
     tool_calls: dict[str, tuple[str, object]],

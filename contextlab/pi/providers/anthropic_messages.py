@@ -84,6 +84,8 @@ def _tool_result_content(content: list[Json]) -> str | list[Json]:
     return blocks
 
 
+# Long on purpose: it follows pi-ai's convertMessages statement by statement, so that the two
+# read side by side.
 def convert_messages(messages: list[Json], model: Json, cache_control: Json | None) -> list[Json]:
     """``convertMessages`` for API-key auth (tool names are never renamed to Claude Code's)."""
     allow_empty_signature = _compat(model)["allowEmptySignature"]

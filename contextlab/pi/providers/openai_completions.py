@@ -118,6 +118,8 @@ def simple_options(
 # --- compatibility flags ---------------------------------------------------------------------
 
 
+# Long on purpose: it follows pi-ai's detectCompat statement by statement, so that the two read
+# side by side.
 def detect_compat(model: Mapping[str, Any]) -> Json:
     """``detectCompat``: flags guessed from the provider name and base URL."""
     provider = model.get("provider", "")
@@ -328,6 +330,8 @@ def _convert_assistant(
     return assistant
 
 
+# Long on purpose: it follows pi-ai's convertMessages statement by statement, so that the two
+# read side by side.
 def convert_messages(
     model: Mapping[str, Any],
     context: Mapping[str, Any],

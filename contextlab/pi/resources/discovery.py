@@ -108,14 +108,7 @@ def discover_resources(
             f"cwd {cwd} is not a POSIX path on this server: context files, .pi/ resources and "
             ".agents/skills of the project and its ancestors were not searched"
         )
-    if scope.search_cwd:
-        scope.project_dir = _join(scope.search_cwd, scope.rules.config_dir_name)
-        scope.project_allowed = trusted or not scope.rules.project_trust_gates_resources
-    project_settings = (
-        _read_json_object(files, _join(scope.project_dir, "settings.json"), scope.diagnostics)
-        if scope.project_allowed and scope.project_dir
-        else {}
-    )
+    project_settings = _open_project(scope, trusted)
 
     context_files = (
         []
@@ -128,10 +121,9 @@ def discover_resources(
             looked=scope.looked,
         )
     )
-    system_text, system_path = _prompt_input(
-        scope,
-        system_prompt if system_prompt is not None else _discover_prompt_file(scope, "SYSTEM.md"),
-    )
+    if system_prompt is None:
+        system_prompt = _discover_prompt_file(scope, "SYSTEM.md")
+    system_text, system_path = _prompt_input(scope, system_prompt)
     append_texts, append_paths = _append_prompts(scope, append_system_prompt)
 
     # Computed with --no-skills too: its notes on extensions and patterns still hold.
@@ -163,6 +155,20 @@ def discover_resources(
         trust_reason=trust_reason,
         not_found=tuple(dict.fromkeys(scope.looked)),
         unknown=tuple(scope.unknown),
+    )
+
+
+def _open_project(scope: _Scope, trusted: bool) -> dict[str, Any]:
+    """Whether the project's .pi/ may be read (trusted, or a dialect without the trust gate)
+    and, if so, its settings.json."""
+    if not scope.search_cwd:
+        return {}
+    scope.project_dir = _join(scope.search_cwd, scope.rules.config_dir_name)
+    scope.project_allowed = trusted or not scope.rules.project_trust_gates_resources
+    if not scope.project_allowed:
+        return {}
+    return _read_json_object(
+        scope.files, _join(scope.project_dir, "settings.json"), scope.diagnostics
     )
 
 
