@@ -449,9 +449,7 @@ def _message_views(
             tokens=tokens,
             running=running,
             blocks=[],
-            sent_as="user"
-            if role in ("compactionSummary", "branchSummary", "custom", "bashExecution")
-            else role,
+            sent_as=pi_context.sent_role(message) or role,
             usage=usage if isinstance(usage, dict) else None,
             css=_ROLE_CSS.get(role, ""),
             title=_ROLE_TITLE.get(role, role),
@@ -459,11 +457,12 @@ def _message_views(
         )
         if view.usage:
             view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
-        if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+        dropped = pi_context.dropped_by(message)
+        if dropped == "transformMessages":
             view.dropped = (
                 f"stopReason {message.get('stopReason')}: pi-ai's transformMessages skips it"
             )
-        if role == "bashExecution" and message.get("excludeFromContext"):
+        elif dropped == "convertToLlm" and role == "bashExecution":
             view.dropped = "!!cmd (excludeFromContext): convertToLlm drops it"
         if role == "custom":
             view.extra["customType"] = message.get("customType")
@@ -556,13 +555,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         if sent
         else "nothing would be sent (the context is empty)"
     )
-    synthetic = sum(
-        1
-        for m in sent
-        if m.get("role") == "toolResult"
-        and m.get("isError")
-        and _first_text(m) == "No result provided"
-    )
+    synthetic = request.synthetic_results
 
     reply = _reply(session, index, entry_id)
     # What the model saw for an assistant message is the request at its parent: Pi never sends

@@ -45,7 +45,9 @@ __all__ = [
     "create_branch_summary_message",
     "create_compaction_summary_message",
     "create_custom_message",
+    "dropped_by",
     "model_for_transform",
+    "sent_role",
     "session_path",
     "transform_messages",
 ]
@@ -270,6 +272,35 @@ def convert_message(message: Any, dialect: Dialect = DEFAULT_DIALECT) -> Json | 
             {"role": "user", "content": [{"type": "text", "text": text}]}, message
         )
     return None
+
+
+def dropped_by(message: Any) -> str | None:
+    """Which step drops this AgentMessage on its way to the provider: ``"convertToLlm"`` (a
+    ``!!`` bash execution, excluded from context), ``"transformMessages"`` (an error or aborted
+    reply), or None when it is sent."""
+    if not isinstance(message, dict):
+        return "convertToLlm"
+    role = message.get("role")
+    if role == "bashExecution" and js_truthy(message.get("excludeFromContext")):
+        return "convertToLlm"
+    if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+        return "transformMessages"
+    if role not in _LLM_ROLES and role not in _CONVERTED_ROLES:
+        return "convertToLlm"
+    return None
+
+
+def sent_role(message: Any) -> str | None:
+    """The role the provider sees for this AgentMessage after ``convertToLlm`` (summaries,
+    custom messages and bash executions become user messages)."""
+    role = message.get("role") if isinstance(message, dict) else None
+    if role in _LLM_ROLES:
+        return str(role)
+    return "user" if role in _CONVERTED_ROLES else None
+
+
+_LLM_ROLES = frozenset({"user", "assistant", "toolResult"})
+_CONVERTED_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionSummary"})
 
 
 def convert_to_llm(messages: Iterable[Any], dialect: Dialect = DEFAULT_DIALECT) -> list[Json]:

@@ -125,6 +125,18 @@ class PiRequest:
         return self.context.thinking_level
 
     @property
+    def synthetic_results(self) -> int:
+        """How many tool results ``transformMessages`` made up for calls left without one."""
+        text = self.dialect.message_texts.no_result_text
+        return sum(
+            1
+            for m in self.sent
+            if m.get("role") == "toolResult"
+            and m.get("isError") is True
+            and m.get("content") == [{"type": "text", "text": text}]
+        )
+
+    @property
     def limits(self) -> ModelLimits:
         return ModelLimits.of(self.model)
 

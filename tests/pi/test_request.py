@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from contextlab.pi.context import dropped_by, sent_role
 from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.entries import message_of_entry
 from contextlab.pi.jsutil import json_stringify
@@ -133,3 +134,18 @@ def test_one_function_answers_which_message_an_entry_contributes_under_each_rule
     assert message_of_entry(compaction, "branch_summary")["role"] == "compactionSummary"
     assert message_of_entry(compaction, "estimate")["tokensBefore"] == 3
     assert message_of_entry({"type": "message", "id": "m", "message": "x"}, "estimate") is None
+
+
+def test_it_counts_the_results_it_made_up_and_names_what_drops_a_message():
+    request = build_request(_session(), "c")
+    assert request.synthetic_results == 1
+    assert build_request(_session(), "a").synthetic_results == 0
+    failed = assistant([], stop="error")
+    excluded = {"role": "bashExecution", "command": "x", "excludeFromContext": True}
+    assert dropped_by(failed) == "transformMessages"
+    assert dropped_by(excluded) == "convertToLlm"
+    assert dropped_by({"role": "weird"}) == "convertToLlm"
+    assert dropped_by(user("x")) is None
+    assert sent_role({"role": "compactionSummary"}) == "user"
+    assert sent_role(failed) == "assistant"
+    assert sent_role({"role": "weird"}) is None
