@@ -328,6 +328,7 @@ def iter_leaf_projections(
     tree: SessionTree | None = None,
     header: Json | None = None,
     with_sent: bool = True,
+    with_owners: bool = False,
     now_ms: Any = None,
     dialect: Dialect = DEFAULT_DIALECT,
     catalog_lookup: ModelLookup | None = None,
@@ -336,7 +337,8 @@ def iter_leaf_projections(
 
     Yields, for each entry reachable from a root (depth first, Pi's child order), the same
     context, LLM messages and (``with_sent``) sent messages as ``build_request(entries,
-    entry_id)``. Synthetic tool results are stamped with ``now_ms``, or (None) each leaf's
+    entry_id)`` (the contexts' ``owners`` only ``with_owners``: copying them costs a third more).
+    Synthetic tool results are stamped with ``now_ms``, or (None) each leaf's
     ``request_time_ms``.
 
     1. A child starts from a copy of its parent's state and appends its own message (converted
@@ -348,7 +350,7 @@ def iter_leaf_projections(
     if not steps_of(dialect).incremental:
         yield from _per_leaf(entries, tree, header, with_sent, now_ms, dialect, catalog_lookup)
         return
-    walk = _Walk(dialect, catalog_lookup, with_sent, now_ms, header)
+    walk = _Walk(dialect, catalog_lookup, with_sent, now_ms, header, with_owners)
     stack: list[tuple[str, _Frame | None, int]] = [(r, None, 0) for r in reversed(tree.roots)]
     while stack:
         entry_id, parent_frame, depth = stack.pop()
@@ -401,8 +403,10 @@ class _Walk:
         with_sent: bool,
         now_ms: Any,
         header: Json | None,
+        with_owners: bool,
     ) -> None:
         self.dialect = dialect
+        self.with_owners = with_owners
         self.catalog_lookup = catalog_lookup
         self.with_sent = with_sent
         self.now_ms = now_ms
@@ -444,40 +448,51 @@ class _Walk:
 
     def step(self, parent: _Frame | None, entry: Json) -> _Frame:
         frame = _Frame()
-        stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
         if parent is not None:
             frame.state = list(parent.state)
             frame.model_key = parent.model_key
             frame.transform_model = parent.transform_model
-            frame.request_ms = stamp if stamp is not None else parent.request_ms
-        else:
-            frame.request_ms = stamp if stamp is not None else self.header_ms
+        if self.now_ms is None:  # each leaf's own request time
+            stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+            if stamp is None:
+                stamp = parent.request_ms if parent is not None else self.header_ms
+            frame.request_ms = stamp
         previous_compaction = frame.state[2]
         settings_step(entry, frame.state)
         message = self.message_of(entry)
         rebuilt = frame.state[2] is not previous_compaction
         if rebuilt:
-            frame.raw, frame.owners = messages_for_path(self.path, frame.state[2])
+            frame.raw, owners = messages_for_path(self.path, frame.state[2])
+            if self.with_owners:
+                frame.owners = owners
             self.keep_alive.append(frame.raw)
             frame.llm = [c for m in frame.raw for c in (self.convert(m),) if c is not None]
-            frame.latest = latest_timestamp(frame.llm)
+            if self.now_ms is None:
+                frame.latest = latest_timestamp(frame.llm)
         else:
             frame.raw = list(parent.raw) if parent is not None else []
-            frame.owners = list(parent.owners) if parent is not None else []
             frame.llm = list(parent.llm) if parent is not None else []
+            if self.with_owners:
+                frame.owners = list(parent.owners) if parent is not None else []
             frame.latest = parent.latest if parent is not None else None
             if message is not None:
                 frame.raw.append(message)
-                frame.owners.append(entry)
+                if self.with_owners:
+                    frame.owners.append(entry)
                 converted_message = self.convert(message)
                 if converted_message is not None:
                     frame.llm.append(converted_message)
-                    newest = latest_timestamp((converted_message,))
-                    if newest is not None and (frame.latest is None or newest > frame.latest):
-                        frame.latest = newest
+                    if self.now_ms is None:
+                        self._newer(frame, converted_message)
         if self.with_sent:
             self._share_tracker(parent, frame, message, rebuilt)
         return frame
+
+    @staticmethod
+    def _newer(frame: _Frame, message: Json) -> None:
+        newest = latest_timestamp((message,))
+        if newest is not None and (frame.latest is None or newest > frame.latest):
+            frame.latest = newest
 
     def _share_tracker(
         self, parent: _Frame | None, frame: _Frame, message: Json | None, rebuilt: bool

@@ -67,7 +67,7 @@ def test_it_stamps_synthetic_results_with_the_time_of_the_request():
 def test_every_leaf_of_the_walk_is_the_request_the_builder_gives():
     entries = _session()
     seen = []
-    for projection in iter_leaf_projections(entries, header=HEADER):
+    for projection in iter_leaf_projections(entries, header=HEADER, with_owners=True):
         request = build_request(entries, projection.leaf_id, header=HEADER)
         assert projection.request_time_ms == request.request_time_ms
         assert json_stringify(projection.context.as_dict()) == json_stringify(
