@@ -33,6 +33,16 @@ from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
 from contextlab.library.services import Figures, TreeState, entry_tokens
+from contextlab.pi import branch_summary as pi_branch_summary
+from contextlab.pi import compaction as pi_compaction
+from contextlab.pi.branch_summary import join_branch_summary
+from contextlab.pi.compaction import (
+    auto_compaction_what_if,
+    format_file_operations,
+    join_split_turn,
+)
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.session import SessionTree, parse_session_bytes
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from contextlab.pi.writer import (
     SessionWriter,
@@ -96,19 +106,17 @@ def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
 
 
 def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, name: str) -> Plan:
-    from contextlab.pi import compaction as engine
-    from contextlab.pi.session import SessionTree
 
     path = SessionTree(entries).path(leaf_id)
     if not path:
         raise JobError(f"Entry {leaf_id} is not in session {name}")
-    options = engine.CompactionOptions(
+    options = pi_compaction.CompactionOptions(
         reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         keep_recent_tokens=params.get("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
         model_max_tokens=params.get("modelMaxTokens", 0),
         custom_instructions=params.get("customInstructions") or None,
     )
-    preview = engine.compaction_preview(path, options)
+    preview = pi_compaction.compaction_preview(path, options)
     if path[-1].get("type") == "compaction":
         return Plan("compaction", preview.to_json(), nothing="Already compacted")
     if preview.preparation is None:
@@ -160,8 +168,6 @@ def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Js
 def plan_branch_summary_entries(
     entries: list[Json], old_leaf: str, target: str, params: Json, name: str
 ) -> Plan:
-    from contextlab.pi import branch_summary as engine
-    from contextlab.pi.session import SessionTree
 
     tree = SessionTree(entries)
     by_id = {e.get("id"): e for e in entries}
@@ -169,13 +175,13 @@ def plan_branch_summary_entries(
         raise JobError(f"Entry {target} is not in session {name}")
     if old_leaf not in by_id:
         raise JobError(f"Entry {old_leaf} is not in session {name}")
-    options = engine.BranchSummaryOptions(
+    options = pi_branch_summary.BranchSummaryOptions(
         reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         context_window=params.get("contextWindow", 0),
         custom_instructions=params.get("customInstructions") or None,
         replace_instructions=bool(params.get("replaceInstructions")),
     )
-    preview = engine.branch_summary_preview(tree, old_leaf, target, options)
+    preview = pi_branch_summary.branch_summary_preview(tree, old_leaf, target, options)
     new_leaf = leaf_after_navigation(by_id[target])
     plan = Plan(
         "branch_summary",
@@ -489,8 +495,6 @@ def summarise_plan(
 
 def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
     """Join the model's texts as Pi does (compaction.js compact / generateBranchSummary)."""
-    from contextlab.pi.branch_summary import join_branch_summary
-    from contextlab.pi.compaction import format_file_operations, join_split_turn
 
     if plan.kind == "compaction":
         summary = (
@@ -686,7 +690,6 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
        library stored, so appended entries still point at the right parents).
     3. Then each entry contextlab appended, in order, keys as Pi writes them.
     """
-    from contextlab.pi.jsutil import json_stringify
 
     revision = session.current_revision
     if revision is None:
@@ -701,8 +704,6 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
                 remaining -= len(chunk)
                 yield chunk
         else:
-            from contextlab.pi.session import parse_session_bytes
-
             parsed = parse_session_bytes(fh.read(revision.bytes_read), source=revision.source_path)
             lines = []
             if parsed.header is not None:
@@ -733,8 +734,6 @@ def what_if_auto_compaction(
     keep_recent_tokens: int,
 ) -> list[Json]:
     """Where along the active path Pi would have auto-compacted, and what each would cut."""
-    from contextlab.pi.compaction import auto_compaction_what_if
-    from contextlab.pi.session import SessionTree
 
     tree = SessionTree(engine_entries(session))
     leaf = leaf_id or session.leaf_entry_id
