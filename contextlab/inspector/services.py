@@ -44,7 +44,7 @@ from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
 from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
-from contextlab.pi.entries import message_of_entry
+from contextlab.pi.entries import EMITTING_TYPES, message_of_entry
 from contextlab.pi.prompt import SystemPrompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.tree_selector import TreeItem
@@ -53,7 +53,6 @@ from contextlab.pi.truncate import locate_notice
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
 # are not in the session file.
 DEFAULT_RESERVE_TOKENS = pi_tokens.DEFAULT_RESERVE_TOKENS
-EMITTING_TYPES = ("message", "custom_message", "branch_summary")
 FULL_TAIL = 25
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 _IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
@@ -783,56 +782,39 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
         return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
     summaries = entries_by_id(session, index, [i for i in path if i in index.first_kept])
     page = reverse("inspector:session", args=[session.pk])
-
-    emitted: list[str] = []  # ids of entries whose messages are in the current context
-    summary_tokens = 0
-    position_of = {entry_id: n for n, entry_id in enumerate(path)}
-    pending: dict[str, Any] | None = None
-    current = 0
-    for position, entry_id in enumerate(path):
-        item = index.items[entry_id]
-        if item.type == "compaction":
-            before = summaries.get(entry_id, {}).get("tokensBefore") or 0
-            summary = {
-                "role": "compactionSummary",
-                "summary": summaries.get(entry_id, {}).get("summary", ""),
+    steps = [
+        pi_request.PathEntry(
+            entry_id,
+            index.items[entry_id].type,
+            index.items[entry_id].role,
+            index.items[entry_id].tokens,
+            index.first_kept.get(entry_id),
+        )
+        for entry_id in path
+    ]
+    for estimate in pi_request.request_estimates(steps):
+        compaction = None
+        if estimate.compaction is not None:
+            compaction_id, after = estimate.compaction
+            before = summaries.get(compaction_id, {}).get("tokensBefore") or 0
+            compaction = {"id": compaction_id, "before": before, "after": after}
+        points.append(
+            {
+                "leaf": estimate.leaf,
+                "reply": estimate.reply,
+                "estimate": estimate.tokens,
+                "reported": index.reported.get(estimate.reply),
+                "compaction": compaction,
             }
-            summary_tokens = pi_tokens.estimate_tokens(summary)
-            kept = index.first_kept.get(entry_id)
-            kept_at = position_of.get(kept, position) if kept else position
-            kept_at = kept_at if kept_at < position else position
-            emitted = [
-                i
-                for i in path[kept_at:position]
-                if index.items[i].type in EMITTING_TYPES and index.items[i].type != "compaction"
-            ]
-            current = summary_tokens + sum(index.items[i].tokens for i in emitted)
-            pending = {"id": entry_id, "before": before, "after": current}
-            continue
-        if item.role == "assistant" and position > 0:
-            leaf = path[position - 1]
-            points.append(
-                {
-                    "leaf": leaf,
-                    "reply": entry_id,
-                    "estimate": current,
-                    "reported": index.reported.get(entry_id),
-                    "compaction": pending,
-                }
-            )
-            pending = None
-        if item.type in EMITTING_TYPES:
-            current += item.tokens
+        )
+    # The model of the path's last request: the engine's rule, on the one entry that sets it.
     model = None
     for entry_id in reversed(path):
         item = index.items[entry_id]
-        if item.type == "model_change":
-            entry = entries_by_id(session, index, [entry_id])[entry_id]
-            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-            break
-        if item.type == "message" and item.role == "assistant":
-            message = entries_by_id(session, index, [entry_id])[entry_id]["message"]
-            model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        if item.type == "model_change" or (item.type == "message" and item.role == "assistant"):
+            state: list[Any] = ["off", None, None]
+            pi_context.settings_step(entries_by_id(session, index, [entry_id])[entry_id], state)
+            model = state[1]
             break
     info = _model_info(model, pi_context.model_for_transform(model))
     return {

@@ -21,6 +21,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from contextlab.pi.jsutil import entry_time_ms, js_truthy
 
 __all__ = [
+    "EMITTING_TYPES",
     "BranchSummaryEntry",
     "CompactionEntry",
     "CustomMessageEntry",
@@ -153,6 +154,10 @@ def create_compaction_summary_message(entry: Json) -> Json:
 # - "estimate": what an entry adds to a context wherever it is emitted (the "context" rule, and
 #   a compaction as its summary message): the per-entry token figure of the library and chart.
 MessageRule = Literal["context", "compaction", "branch_summary", "estimate"]
+
+# The entry types that may contribute a message to a context under the "context" rule (a
+# branch summary only with a summary): what a projection keeps or a compaction replaces.
+EMITTING_TYPES = frozenset({"message", "custom_message", "branch_summary"})
 
 
 def message_of_entry(entry: Json, rule: MessageRule = "context") -> Json | None:

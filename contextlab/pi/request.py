@@ -43,7 +43,7 @@ from contextlab.pi.context import (
     transform_messages,
 )
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
-from contextlab.pi.entries import Json, message_of_entry
+from contextlab.pi.entries import EMITTING_TYPES, Json, message_of_entry
 from contextlab.pi.jsutil import entry_time_ms
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.resources import PromptResources
@@ -53,12 +53,15 @@ __all__ = [
     "LeafProjection",
     "ModelLimits",
     "ModelLookup",
+    "PathEntry",
     "PiRequest",
     "PromptSource",
+    "RequestEstimate",
     "RequestSteps",
     "build_prompt",
     "build_request",
     "iter_leaf_projections",
+    "request_estimates",
     "request_time_ms",
     "steps_of",
 ]
@@ -273,6 +276,60 @@ def build_request(
         request.prompt = build_prompt(prompt, date=request.prompt_date, path=path, dialect=dialect)
         request.tools = _tool_definitions(dialect, prompt.tools)
     return request
+
+
+# --------------------------------------------------------------------------------------------
+# The size of every request along a path, from per-entry estimates
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    """What ``request_estimates`` needs of one path entry."""
+
+    id: str
+    type: str
+    role: str  # a message entry's message role, else ""
+    tokens: int  # estimateTokens of its message under the "estimate" rule (0: none)
+    first_kept: str | None = None  # a compaction's firstKeptEntryId
+
+
+@dataclass(frozen=True)
+class RequestEstimate:
+    leaf: str  # the request's leaf: the entry before the reply
+    reply: str  # the assistant message that answered it
+    tokens: int  # the sum of estimateTokens over the messages the request held
+    # The compaction that came into force since the previous request: (its id, the estimate
+    # of the context it left).
+    compaction: tuple[str, int] | None = None
+
+
+def request_estimates(path: Sequence[PathEntry]) -> list[RequestEstimate]:
+    """The estimated size of every request along ``path`` (root first), in one pass.
+
+    A request is the context at the entry before each assistant message (Pi always asked the
+    model with that leaf). Its size is the sum of the per-entry estimates of the messages
+    ``buildSessionContext`` would hold there: every emitting entry; after a compaction, its
+    summary, the emitting entries from ``firstKeptEntryId`` up to it, and those after it.
+    """
+    position_of = {entry.id: n for n, entry in enumerate(path)}
+    out: list[RequestEstimate] = []
+    current = 0
+    pending: tuple[str, int] | None = None
+    for position, entry in enumerate(path):
+        if entry.type == "compaction":
+            kept_at = position_of.get(entry.first_kept, position) if entry.first_kept else position
+            kept_at = min(kept_at, position)
+            kept = path[kept_at:position]
+            current = entry.tokens + sum(e.tokens for e in kept if e.type in EMITTING_TYPES)
+            pending = (entry.id, current)
+            continue
+        if entry.role == "assistant" and entry.type == "message" and position > 0:
+            out.append(RequestEstimate(path[position - 1].id, entry.id, current, pending))
+            pending = None
+        if entry.type in EMITTING_TYPES:
+            current += entry.tokens
+    return out
 
 
 # --------------------------------------------------------------------------------------------

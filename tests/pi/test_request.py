@@ -9,13 +9,17 @@ from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.entries import message_of_entry
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.request import (
+    PathEntry,
     PromptSource,
     RequestSteps,
     build_request,
     iter_leaf_projections,
+    request_estimates,
     request_time_ms,
 )
 from contextlab.pi.resources import PromptResources
+from contextlab.pi.session import SessionTree
+from contextlab.pi.tokens import estimate_tokens
 from tests.pi.test_context import assistant, msg, user
 
 CALL = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
@@ -149,3 +153,36 @@ def test_it_counts_the_results_it_made_up_and_names_what_drops_a_message():
     assert sent_role({"role": "compactionSummary"}) == "user"
     assert sent_role(failed) == "assistant"
     assert sent_role({"role": "weird"}) is None
+
+
+def test_the_size_of_each_request_along_a_path_is_the_estimate_of_what_it_projects():
+    entries = [
+        *_session()[:5],
+        msg("g", "e", assistant([{"type": "text", "text": "after the compaction"}])),
+        msg("h", "g", user("three" * 7)),
+        {"type": "branch_summary", "id": "i", "parentId": "h", "fromId": "h", "summary": "B" * 9},
+        {"type": "branch_summary", "id": "j", "parentId": "i", "fromId": "i", "summary": ""},
+        msg("k", "j", assistant([{"type": "text", "text": "done"}])),
+    ]
+    path = SessionTree(entries).path("k")
+
+    def estimate(entry):
+        message = message_of_entry(entry, "estimate")
+        return estimate_tokens(message) if message is not None else 0
+
+    steps = [
+        PathEntry(
+            e["id"],
+            e["type"],
+            (e.get("message") or {}).get("role", "") if e["type"] == "message" else "",
+            estimate(e),
+            e.get("firstKeptEntryId"),
+        )
+        for e in path
+    ]
+    found = request_estimates(steps)
+    assert [(r.leaf, r.reply) for r in found] == [("a", "b"), ("e", "g"), ("j", "k")]
+    assert [r.compaction is not None for r in found] == [False, True, False]
+    for r in found:
+        projected = build_request(entries, r.leaf).agent_messages
+        assert r.tokens == sum(estimate_tokens(m) for m in projected), r.leaf
