@@ -9,7 +9,8 @@ built-in tools and (given where to find its resources) the system prompt with it
 "The request at a leaf".
 
 The steps that differ between Pi versions (how the context is projected, converted and
-transformed, how the system prompt is assembled) are methods of ``RequestSteps``; a dialect
+transformed, how the system prompt is assembled, what the provider's HTTP body holds) are
+methods of ``RequestSteps``; a dialect
 whose Pi does otherwise carries a subclass in ``Dialect.steps``. Pi 0.80's steps are the
 defaults.
 
@@ -46,6 +47,7 @@ from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.entries import EMITTING_TYPES, Json, message_of_entry
 from contextlab.pi.jsutil import entry_time_ms
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
+from contextlab.pi.providers import openai_completions
 from contextlab.pi.resources import PromptResources
 from contextlab.pi.session import SessionTree
 
@@ -143,6 +145,18 @@ class PiRequest:
     def limits(self) -> ModelLimits:
         return ModelLimits.of(self.model)
 
+    def chat_completions_body(self, model: Json | None = None) -> str:
+        """What an openai-completions provider receives for this request (``model``: the
+        provider's model, default the one the transform ran for)."""
+        return steps_of(self.dialect).chat_completions_body(
+            model if model is not None else self.model,
+            system_prompt=self.prompt.text if self.prompt else None,
+            messages=self.sent,
+            tools=self.tools,
+            thinking_level=self.thinking_level,
+            dialect=self.dialect,
+        )
+
     def cli_json(self) -> Json:
         """The ``context`` command's object (docs/pi-engine.md, "The context command")."""
         return {
@@ -188,6 +202,31 @@ class RequestSteps:
             resources=source.resources,
             dialect=dialect,
         )
+
+    def chat_completions_body(
+        self,
+        model: Json,
+        *,
+        system_prompt: str | None,
+        messages: list[Json],
+        tools: Sequence[Json],
+        thinking_level: Any,
+        dialect: Dialect,
+    ) -> str:
+        """The HTTP body pi-ai's openai-completions provider sends for an agent turn, as the
+        coding agent calls ``streamSimple``: the thinking level as the reasoning effort, no
+        ``max_tokens``, the tools' name, description and parameters."""
+        reasoning = None if thinking_level in (None, "off") else str(thinking_level)
+        context = {
+            "systemPrompt": system_prompt,
+            "messages": messages,
+            "tools": [
+                {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+                for t in tools
+            ],
+        }
+        options = openai_completions.simple_options(model, reasoning=reasoning)
+        return openai_completions.build_request_body(model, context, options)
 
 
 DEFAULT_STEPS = RequestSteps()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from contextlab.pi.context import dropped_by, sent_role
 from contextlab.pi.dialects import PI_0_80
@@ -186,3 +187,30 @@ def test_the_size_of_each_request_along_a_path_is_the_estimate_of_what_it_projec
     for r in found:
         projected = build_request(entries, r.leaf).agent_messages
         assert r.tokens == sum(estimate_tokens(m) for m in projected), r.leaf
+
+
+def test_the_providers_body_comes_from_the_dialects_step():
+    model = {
+        "id": "m",
+        "provider": "p",
+        "api": "openai-completions",
+        "baseUrl": "http://127.0.0.1:1/v1",
+        "reasoning": False,
+        "input": ["text"],
+        "maxTokens": 100,
+    }
+    resources = PromptResources(cwd="/p", agent_dir="/agent", home="/home")
+    source = PromptSource(cwd="/p", resources=resources, tools=["read"], date="2025-01-01")
+    request = build_request(_session(), "c", prompt=source)
+    body = json.loads(request.chat_completions_body(model))
+    assert body["messages"][0] == {"role": "system", "content": request.prompt.text}
+    assert [t["function"]["name"] for t in body["tools"]] == ["read"]
+
+    class _Clamped(RequestSteps):
+        def chat_completions_body(self, model, **parts):
+            body = json.loads(super().chat_completions_body(model, **parts))
+            return json.dumps({**body, "max_completion_tokens": model["maxTokens"]})
+
+    dialect = dataclasses.replace(PI_0_80, version="test", steps=_Clamped())
+    clamped = build_request(_session(), "c", prompt=source, dialect=dialect)
+    assert json.loads(clamped.chat_completions_body(model))["max_completion_tokens"] == 100
