@@ -5,14 +5,14 @@ dialect, the AgentMessages ``buildSessionContext`` projects (with the entry each
 their ``convertToLlm`` form, what pi-ai's ``transformMessages`` hands the provider for the
 leaf's model, that model and its limits, the thinking level, the time of the request, the
 built-in tools and (given where to find its resources) the system prompt with its layers. The
-``context`` command, the inspector, the chart and the jobs all call it; see docs/pi-engine.md,
-"The request at a leaf".
+``context`` command, the inspector and the differential suite call it; the chart and the
+benchmark walk every leaf with ``iter_leaf_projections`` and ``request_estimates`` (below); see
+docs/pi-engine.md, "The request at a leaf".
 
 The steps that differ between Pi versions (how the context is projected, converted and
 transformed, how the system prompt is assembled, what the provider's HTTP body holds) are
-methods of ``RequestSteps``; a dialect
-whose Pi does otherwise carries a subclass in ``Dialect.steps``. Pi 0.80's steps are the
-defaults.
+methods of ``RequestSteps``; a dialect whose Pi does otherwise carries a subclass in
+``Dialect.steps``. Pi 0.80's steps are the defaults.
 
 ``iter_leaf_projections`` gives the same answer for every entry as leaf in one depth-first walk,
 sharing the work of a parent with its children (Pi re-walks the whole path for each leaf); it
