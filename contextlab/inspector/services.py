@@ -279,9 +279,13 @@ def _prompt_date(entries: list[dict[str, Any]]) -> str:
 
 
 def system_prompt_for(
-    session: Session, profile: ResourceProfile | None, date: str
+    session: Session,
+    profile: ResourceProfile | None,
+    date: str,
+    path: list[dict[str, Any]] | None = None,
 ) -> tuple[SystemPrompt | None, PromptResources | None, list[str], list[str]]:
-    """Rebuild the prompt, or say plainly why parts of it cannot be known on this server."""
+    """Rebuild the prompt (the dialect's prompt step for a request at the end of ``path``), or
+    say plainly why parts of it cannot be known on this server."""
     cwd = str(session.header.get("cwd") or session.project.cwd)
     unknown: list[str] = []
     fs: Any = None
@@ -317,7 +321,7 @@ def system_prompt_for(
     except ResourceError as exc:
         return None, None, [*unknown, str(exc)], []
     source = pi_request.PromptSource(cwd=cwd, resources=resources, tools=tools, pi_root=pi_root)
-    prompt = pi_request.build_prompt(source, date=date)
+    prompt = pi_request.build_prompt(source, date=date, path=path or [])
     notes = list(prompt.notes)
     if resources.trust_reason:
         notes.append(f"Project trust: {resources.trust_reason}.")
@@ -568,7 +572,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     )
 
     date = _prompt_date(entries)
-    prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
+    prompt, resources, unknown, notes = system_prompt_for(session, profile, date, entries)
 
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
     diff = _diff(session, index, entries, sent, agent_dir) if tab == "diff" else None
