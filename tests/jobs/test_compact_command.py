@@ -281,6 +281,14 @@ def test_compact_and_branch_summary_accept_every_file_context_accepts(session_fi
         assert list(outputs["compact"])[:5] == CONTRACT_KEYS
         assert outputs["branch-summary"]["entryIds"], name
 
+    # A header and no entry yet: context prints an empty request, compact says there is nothing
+    # to compact (it used to refuse the file).
+    header_only = tmp_path / "header-only.jsonl"
+    header_only.write_bytes(session_file.read_bytes().splitlines(keepends=True)[0])
+    assert run("context", str(header_only), "--json")["messages"] == []
+    nothing = run("compact", str(header_only), "--dry-run", "--json")
+    assert nothing["nothingToCompact"] == "Nothing to compact (session too small)"
+
     refused = tmp_path / "headless.jsonl"
     refused.write_bytes(b'\xef\xbb\xbf{"type":"session","id":"s"}\n{"type":"x","id":"a"}\n')
     messages = set()
