@@ -7,8 +7,8 @@ import posixpath
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.resources.filesystem import FileSystem, _join
-from contextlab.pi.resources.results import ContextFile, _prompt_rules
+from contextlab.pi.resources.filesystem import FileSystem, path_join
+from contextlab.pi.resources.results import ContextFile, prompt_rules
 
 # Context files, SYSTEM.md / APPEND_SYSTEM.md
 
@@ -17,7 +17,7 @@ def _load_context_file_from_dir(
     fs: FileSystem, directory: str, rules: PromptRules, looked: list[str]
 ) -> ContextFile | None:
     for name in rules.context_file_names:
-        path = _join(directory, name)
+        path = path_join(directory, name)
         if fs.exists(path):
             try:
                 return ContextFile(path, fs.read_text(path))
@@ -39,7 +39,7 @@ def load_project_context_files(
 
     ``cwd`` None means a cwd that cannot be searched here (foreign path): only the agent dir.
     """
-    rules = _prompt_rules(dialect)
+    rules = prompt_rules(dialect)
     looked = looked if looked is not None else []
     files: list[ContextFile] = []
     seen: set[str] = set()
@@ -64,7 +64,7 @@ def load_project_context_files(
     return files
 
 
-def _read_prompt_file(fs: FileSystem, path: str) -> str:
+def read_prompt_file(fs: FileSystem, path: str) -> str:
     """resolvePromptInput on a discovered file: its text, or the path itself if unreadable."""
     try:
         return fs.read_text(path)

@@ -13,27 +13,27 @@ from typing import Any
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.entries import Json
-from contextlab.pi.resources.context_files import _read_prompt_file, load_project_context_files
+from contextlab.pi.resources.context_files import load_project_context_files, read_prompt_file
 from contextlab.pi.resources.filesystem import (
     FileSystem,
-    _expand,
-    _join,
-    _normalize,
     as_file_system,
+    expand_home,
     is_foreign_path,
+    path_join,
+    path_normalize,
 )
-from contextlab.pi.resources.patterns import _apply_patterns, _is_enabled_by_overrides, _is_pattern
+from contextlab.pi.resources.patterns import apply_patterns, is_enabled_by_overrides, is_pattern
 from contextlab.pi.resources.results import (
     Diagnostic,
     PromptResources,
     ResourceError,
-    _prompt_rules,
+    prompt_rules,
 )
-from contextlab.pi.resources.skills import _collect_skill_entries, load_skills
+from contextlab.pi.resources.skills import collect_skill_entries, load_skills
 from contextlab.pi.resources.trust import (
-    _read_json_object,
-    _trust_store_decision,
     has_trust_requiring_project_resources,
+    read_json_object,
+    trust_store_decision,
 )
 
 
@@ -91,14 +91,14 @@ def discover_resources(
         home = os.environ.get("HOME") or os.path.expanduser("~")
     scope = _Scope(
         files=files,
-        rules=_prompt_rules(dialect),
+        rules=prompt_rules(dialect),
         cwd=cwd,
-        agent_dir=_normalize(agent_dir),
-        home=_normalize(home),
-        search_cwd=None if is_foreign_path(cwd) else _normalize(cwd),
+        agent_dir=path_normalize(agent_dir),
+        home=path_normalize(home),
+        search_cwd=None if is_foreign_path(cwd) else path_normalize(cwd),
     )
-    global_settings = _read_json_object(
-        files, _join(scope.agent_dir, "settings.json"), scope.diagnostics
+    global_settings = read_json_object(
+        files, path_join(scope.agent_dir, "settings.json"), scope.diagnostics
     )
     trusted, trust_source, trust_reason = _decide_trust(scope, project_trusted, global_settings)
     for raw in getattr(files, "skipped", []):
@@ -163,12 +163,12 @@ def _open_project(scope: _Scope, trusted: bool) -> dict[str, Any]:
     and, if so, its settings.json."""
     if not scope.search_cwd:
         return {}
-    scope.project_dir = _join(scope.search_cwd, scope.rules.config_dir_name)
+    scope.project_dir = path_join(scope.search_cwd, scope.rules.config_dir_name)
     scope.project_allowed = trusted or not scope.rules.project_trust_gates_resources
     if not scope.project_allowed:
         return {}
-    return _read_json_object(
-        scope.files, _join(scope.project_dir, "settings.json"), scope.diagnostics
+    return read_json_object(
+        scope.files, path_join(scope.project_dir, "settings.json"), scope.diagnostics
     )
 
 
@@ -189,7 +189,7 @@ def _decide_trust(
     ):
         reason = "the project has no .pi/ resources or .agents/skills that need trust"
         return True, "no-trust-requiring-resources", reason
-    saved = _trust_store_decision(
+    saved = trust_store_decision(
         scope.files, scope.agent_dir, scope.search_cwd, scope.diagnostics, scope.rules
     )
     default = global_settings.get("defaultProjectTrust")
@@ -210,10 +210,10 @@ def _decide_trust(
 
 def _cli_path(scope: _Scope, value: str) -> str:
     """A ``--skill`` path: tilde-expanded, relative to the cwd."""
-    expanded = _expand(value.strip(), scope.home)
+    expanded = expand_home(value.strip(), scope.home)
     if expanded.startswith("/"):
-        return _normalize(expanded)
-    return _normalize(_join(scope.search_cwd or "/", expanded))
+        return path_normalize(expanded)
+    return path_normalize(path_join(scope.search_cwd or "/", expanded))
 
 
 def _prompt_input(scope: _Scope, value: str | None) -> tuple[str | None, str | None]:
@@ -221,20 +221,20 @@ def _prompt_input(scope: _Scope, value: str | None) -> tuple[str | None, str | N
     if not value:
         return None, None
     # existsSync(value): no trimming, no tilde expansion.
-    path = value if value.startswith("/") else _join(scope.search_cwd or "/", value)
+    path = value if value.startswith("/") else path_join(scope.search_cwd or "/", value)
     if scope.files.exists(path):
-        return _read_prompt_file(scope.files, path), path
+        return read_prompt_file(scope.files, path), path
     return value, None
 
 
 def _discover_prompt_file(scope: _Scope, name: str) -> str | None:
     """SYSTEM.md / APPEND_SYSTEM.md: the project's (trusted only), else the agent dir's."""
     if scope.project_allowed and scope.project_dir:
-        project_path = _join(scope.project_dir, name)
+        project_path = path_join(scope.project_dir, name)
         if scope.files.exists(project_path):
             return project_path
         scope.looked.append(project_path)
-    global_path = _join(scope.agent_dir, name)
+    global_path = path_join(scope.agent_dir, name)
     if scope.files.exists(global_path):
         return global_path
     scope.looked.append(global_path)
@@ -303,25 +303,25 @@ def _add_settings_skills(
     if not entries or base is None:
         return
     files = scope.files
-    plain = [e for e in entries if not _is_pattern(e)]
-    patterns = [e for e in entries if _is_pattern(e)]
+    plain = [e for e in entries if not is_pattern(e)]
+    patterns = [e for e in entries if is_pattern(e)]
     for pattern in patterns:
         if re.search(r"[+@!*?]\(", pattern.lstrip("!+-")):
             scope.unknown.append(
-                f"skills pattern {pattern!r} in {_join(base, 'settings.json')} uses an "
+                f"skills pattern {pattern!r} in {path_join(base, 'settings.json')} uses an "
                 "extglob, which this engine matches literally"
             )
     all_files: list[str] = []
     for entry in plain:
-        expanded = _expand(entry.strip(), scope.home)
-        path = _normalize(expanded if expanded.startswith("/") else _join(base, expanded))
+        expanded = expand_home(entry.strip(), scope.home)
+        path = path_normalize(expanded if expanded.startswith("/") else path_join(base, expanded))
         if not files.exists(path):
             continue
         if files.is_file(path):
             all_files.append(path)
         elif files.is_dir(path):
-            all_files.extend(_collect_skill_entries(files, path, "pi"))
-    enabled_by_patterns = _apply_patterns(all_files, patterns, base)
+            all_files.extend(collect_skill_entries(files, path, "pi"))
+    enabled_by_patterns = apply_patterns(all_files, patterns, base)
     for path in all_files:
         if path and path not in accumulator:
             accumulator[path] = (rank, path in enabled_by_patterns)
@@ -330,9 +330,9 @@ def _add_settings_skills(
 def _note_unmodelled(scope: _Scope, project_settings: Json, global_settings: Json) -> None:
     """Extensions can register tools, add resources and replace the prompt per run
     (before_agent_start); none of that is modelled, so say when some are installed."""
-    extension_dirs = [_join(scope.agent_dir, "extensions")]
+    extension_dirs = [path_join(scope.agent_dir, "extensions")]
     if scope.project_allowed and scope.project_dir:
-        extension_dirs.append(_join(scope.project_dir, "extensions"))
+        extension_dirs.append(path_join(scope.project_dir, "extensions"))
     for directory in extension_dirs:
         try:
             installed = scope.files.is_dir(directory) and bool(scope.files.listdir(directory))
@@ -355,19 +355,21 @@ def _add_auto_discovered(
 ) -> None:
     """addAutoDiscoveredResources: each folder's files, switched off by the override patterns
     (!, +, -) of the settings of the same scope, matched relative to that folder's base."""
-    user_agents_skills = _join(scope.home, ".agents", "skills")
+    user_agents_skills = path_join(scope.home, ".agents", "skills")
 
     def add_auto(directory: str, mode: str, rank: int, overrides: list[str], base: str) -> None:
-        for found in _collect_skill_entries(scope.files, directory, mode):
+        for found in collect_skill_entries(scope.files, directory, mode):
             if found and found not in accumulator:
-                accumulator[found] = (rank, _is_enabled_by_overrides(found, overrides, base))
+                accumulator[found] = (rank, is_enabled_by_overrides(found, overrides, base))
 
     if scope.project_allowed and scope.search_cwd and scope.project_dir:
-        add_auto(_join(scope.project_dir, "skills"), "pi", 1, project_entries, scope.project_dir)
+        add_auto(
+            path_join(scope.project_dir, "skills"), "pi", 1, project_entries, scope.project_dir
+        )
         for skills_dir in _ancestor_agents_skill_dirs(scope.files, scope.search_cwd):
             if skills_dir != user_agents_skills:
                 add_auto(skills_dir, "agents", 1, project_entries, posixpath.dirname(skills_dir))
-    add_auto(_join(scope.agent_dir, "skills"), "pi", 3, global_entries, scope.agent_dir)
+    add_auto(path_join(scope.agent_dir, "skills"), "pi", 3, global_entries, scope.agent_dir)
     add_auto(user_agents_skills, "agents", 3, global_entries, posixpath.dirname(user_agents_skills))
 
 
@@ -389,7 +391,7 @@ def _ancestor_agents_skill_dirs(fs: FileSystem, start: str) -> list[str]:
     git_root: str | None = None
     probe = start
     while True:
-        if fs.exists(_join(probe, ".git")):
+        if fs.exists(path_join(probe, ".git")):
             git_root = probe
             break
         parent = posixpath.dirname(probe)
@@ -399,7 +401,7 @@ def _ancestor_agents_skill_dirs(fs: FileSystem, start: str) -> list[str]:
     dirs: list[str] = []
     current = start
     while True:
-        dirs.append(_join(current, ".agents", "skills"))
+        dirs.append(path_join(current, ".agents", "skills"))
         if git_root is not None and current == git_root:
             break
         parent = posixpath.dirname(current)

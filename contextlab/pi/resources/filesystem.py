@@ -69,7 +69,7 @@ class MappingFileSystem:
             if is_foreign_path(str(raw)):
                 self.skipped.append(str(raw))
                 continue
-            path = _normalize(str(raw))
+            path = path_normalize(str(raw))
             self.files[path] = content
             parent = posixpath.dirname(path)
             while parent not in self.dirs:
@@ -120,7 +120,7 @@ def as_file_system(fs: Any) -> FileSystem:
 # Node's path module (POSIX)
 
 
-def _normalize(path: str) -> str:
+def path_normalize(path: str) -> str:
     """path.normalize without keeping a trailing slash (what resolve/join results look like)."""
     absolute = path.startswith("/")
     parts: list[str] = []
@@ -140,28 +140,28 @@ def _normalize(path: str) -> str:
     return joined or "."
 
 
-def _join(*parts: str) -> str:
-    return _normalize("/".join(p for p in parts if p))
+def path_join(*parts: str) -> str:
+    return path_normalize("/".join(p for p in parts if p))
 
 
-def _relative(start: str, target: str) -> str:
+def path_relative(start: str, target: str) -> str:
     return posixpath.relpath(target, start) if target != start else ""
 
 
-def _is_under(target: str, root: str) -> bool:
-    root = _normalize(root)
+def path_is_under(target: str, root: str) -> bool:
+    root = path_normalize(root)
     if target == root:
         return True
     prefix = root if root.endswith("/") else root + "/"
     return target.startswith(prefix)
 
 
-def _expand(path: str, home: str) -> str:
+def expand_home(path: str, home: str) -> str:
     """normalizePath's tilde expansion (Pi expands ``~`` and ``~/...`` only)."""
     if path == "~":
         return home
     if path.startswith("~/"):
-        return _join(home, path[2:])
+        return path_join(home, path[2:])
     return path
 
 

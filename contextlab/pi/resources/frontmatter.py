@@ -8,7 +8,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
 
 from contextlab.pi.jsutil import js_len, js_slice, js_trim
-from contextlab.pi.resources.yaml_core import _CoreSchemaLoader
+from contextlab.pi.resources.yaml_core import CoreSchemaLoader
 
 
 class FrontmatterError(ValueError):
@@ -62,7 +62,7 @@ def _yaml_package_message(src: str, error: Exception) -> str | None:
         fixed = lines[:]
         fixed[line] = fixed[line][:column] + "x" + fixed[line][column + 1 :]
         try:
-            yaml.load("\n".join(fixed) + "\n", Loader=_CoreSchemaLoader)
+            yaml.load("\n".join(fixed) + "\n", Loader=CoreSchemaLoader)
         except yaml.YAMLError:
             return False
         return True
@@ -129,7 +129,7 @@ def parse_frontmatter(content: str) -> tuple[Any, str]:
     if not yaml_string.endswith("\n"):
         yaml_string += "\n"
     try:
-        parsed = yaml.load(yaml_string, Loader=_CoreSchemaLoader)
+        parsed = yaml.load(yaml_string, Loader=CoreSchemaLoader)
     except yaml.YAMLError as error:
         exact = _yaml_package_message(source, error)
         if exact is not None:
@@ -142,5 +142,5 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _js_get(obj: Any, key: str) -> Any:
+def frontmatter_get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else None

@@ -6,7 +6,7 @@ import re
 import warnings
 from collections.abc import Iterable
 
-from contextlab.pi.resources.filesystem import FileSystem, _join, _relative
+from contextlab.pi.resources.filesystem import FileSystem, path_join, path_relative
 
 # node-ignore 7 (the `ignore` package Pi uses for .gitignore/.ignore/.fdignore), ported rule
 # by rule from its index.js so that the same patterns produce the same regular expressions.
@@ -181,11 +181,11 @@ def _prefix_ignore_pattern(line: str, prefix: str) -> str | None:
     return f"!{prefixed}" if negated else prefixed
 
 
-def _add_ignore_rules(fs: FileSystem, ig: Ignore, directory: str, root: str) -> None:
-    relative_dir = _relative(root, directory)
+def add_ignore_rules(fs: FileSystem, ig: Ignore, directory: str, root: str) -> None:
+    relative_dir = path_relative(root, directory)
     prefix = f"{relative_dir}/" if relative_dir else ""
     for filename in _IGNORE_FILE_NAMES:
-        ignore_path = _join(directory, filename)
+        ignore_path = path_join(directory, filename)
         if not fs.exists(ignore_path):
             continue
         try:

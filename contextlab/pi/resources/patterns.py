@@ -7,14 +7,14 @@ import posixpath
 import re
 from typing import Any
 
-from contextlab.pi.resources.filesystem import _relative
+from contextlab.pi.resources.filesystem import path_relative
 
 # Settings patterns for skills (package-manager.js applyPatterns / isEnabledByOverrides) and the
 # part of minimatch 10 (default options) they rely on: *, ?, [...], **, {a,b}, escapes, no dot
 # files. Extglobs (+(a|b) ...) are not supported and match literally.
 
 
-def _is_pattern(entry: str) -> bool:
+def is_pattern(entry: str) -> bool:
     return entry.startswith(("!", "+", "-")) or "*" in entry or "?" in entry
 
 
@@ -160,10 +160,10 @@ def minimatch(path: str, pattern: str) -> bool:
 
 
 def _pattern_candidates(file_path: str, base: str) -> list[str]:
-    candidates = [_relative(base, file_path), posixpath.basename(file_path), file_path]
+    candidates = [path_relative(base, file_path), posixpath.basename(file_path), file_path]
     if posixpath.basename(file_path) == "SKILL.md":
         parent = posixpath.dirname(file_path)
-        candidates += [_relative(base, parent), posixpath.basename(parent), parent]
+        candidates += [path_relative(base, parent), posixpath.basename(parent), parent]
     return candidates
 
 
@@ -184,7 +184,7 @@ def _matches_any_exact_pattern(file_path: str, patterns: list[str], base: str) -
     return False
 
 
-def _is_enabled_by_overrides(file_path: str, entries: list[str], base: str) -> bool:
+def is_enabled_by_overrides(file_path: str, entries: list[str], base: str) -> bool:
     excludes = [p[1:] for p in entries if p.startswith("!")]
     force_in = [p[1:] for p in entries if p.startswith("+")]
     force_out = [p[1:] for p in entries if p.startswith("-")]
@@ -198,7 +198,7 @@ def _is_enabled_by_overrides(file_path: str, entries: list[str], base: str) -> b
     return enabled
 
 
-def _apply_patterns(all_paths: list[str], patterns: list[str], base: str) -> set[str]:
+def apply_patterns(all_paths: list[str], patterns: list[str], base: str) -> set[str]:
     includes = [p for p in patterns if not p.startswith(("+", "-", "!"))]
     excludes = [p[1:] for p in patterns if p.startswith("!")]
     force_in = [p[1:] for p in patterns if p.startswith("+")]

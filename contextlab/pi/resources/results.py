@@ -105,7 +105,7 @@ class ResourceError(ValueError):
     """Bad input to discovery (e.g. an agent dir that is not an absolute path)."""
 
 
-def _prompt_rules(dialect: Dialect) -> PromptRules:
+def prompt_rules(dialect: Dialect) -> PromptRules:
     if dialect.prompt is None:
         raise ValueError(f"dialect {dialect.version} has no system-prompt rules")
     return dialect.prompt

@@ -11,10 +11,16 @@ from typing import Any
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.jsutil import js_len, js_trim, js_truthy
-from contextlab.pi.resources.filesystem import FileSystem, _is_under, _join, _normalize, _relative
-from contextlab.pi.resources.frontmatter import FrontmatterError, _js_get, parse_frontmatter
-from contextlab.pi.resources.ignore import Ignore, _add_ignore_rules
-from contextlab.pi.resources.results import Diagnostic, Skill, _prompt_rules
+from contextlab.pi.resources.filesystem import (
+    FileSystem,
+    path_is_under,
+    path_join,
+    path_normalize,
+    path_relative,
+)
+from contextlab.pi.resources.frontmatter import FrontmatterError, frontmatter_get, parse_frontmatter
+from contextlab.pi.resources.ignore import Ignore, add_ignore_rules
+from contextlab.pi.resources.results import Diagnostic, Skill, prompt_rules
 
 # Skills (dist/core/skills.js and the auto-discovery of dist/core/package-manager.js)
 
@@ -57,16 +63,16 @@ def load_skill_from_file(
     fs: FileSystem, file_path: str, source: str, *, dialect: Dialect = DEFAULT_DIALECT
 ) -> tuple[Skill | None, list[Diagnostic]]:
     """``loadSkillFromFile``: the skill (or None) and its warnings."""
-    rules = _prompt_rules(dialect)
+    rules = prompt_rules(dialect)
     diagnostics: list[Diagnostic] = []
     try:
         frontmatter, _body = parse_frontmatter(fs.read_text(file_path))
         skill_dir = posixpath.dirname(file_path)
         parent_dir_name = posixpath.basename(skill_dir)
-        description = _js_get(frontmatter, "description")
+        description = frontmatter_get(frontmatter, "description")
         for error in _validate_description(description, rules):
             diagnostics.append(Diagnostic("warning", error, file_path))
-        raw_name = _js_get(frontmatter, "name")
+        raw_name = frontmatter_get(frontmatter, "name")
         name = raw_name if js_truthy(raw_name) else parent_dir_name
         for error in _validate_name(name, rules):
             diagnostics.append(Diagnostic("warning", error, file_path))
@@ -82,7 +88,8 @@ def load_skill_from_file(
                 description=description,
                 file_path=file_path,
                 base_dir=skill_dir,
-                disable_model_invocation=_js_get(frontmatter, "disable-model-invocation") is True,
+                disable_model_invocation=frontmatter_get(frontmatter, "disable-model-invocation")
+                is True,
                 source=source,
             ),
             diagnostics,
@@ -92,11 +99,11 @@ def load_skill_from_file(
     except _JsTypeError as error:
         diagnostics.append(Diagnostic("warning", str(error), file_path))
     except OSError as error:
-        diagnostics.append(Diagnostic("warning", _node_fs_message(error, "open"), file_path))
+        diagnostics.append(Diagnostic("warning", node_fs_message(error, "open"), file_path))
     return None, diagnostics
 
 
-def _node_fs_message(error: OSError, syscall: str) -> str:
+def node_fs_message(error: OSError, syscall: str) -> str:
     codes = {2: "ENOENT", 13: "EACCES", 21: "EISDIR", 20: "ENOTDIR"}
     code = codes.get(error.errno or 0, "EIO")
     text = {
@@ -110,7 +117,7 @@ def _node_fs_message(error: OSError, syscall: str) -> str:
     return f"{code}: {text}, {syscall} '{error.filename}'"
 
 
-def _collect_skill_entries(
+def collect_skill_entries(
     fs: FileSystem, directory: str, mode: str, ig: Ignore | None = None, root: str | None = None
 ) -> list[str]:
     """``collectSkillEntries``: skill files under an auto-discovered folder, in Pi's order."""
@@ -119,22 +126,22 @@ def _collect_skill_entries(
         return entries
     root = root or directory
     ig = ig or Ignore()
-    _add_ignore_rules(fs, ig, directory, root)
+    add_ignore_rules(fs, ig, directory, root)
     try:
         names = fs.listdir(directory)
         for name in names:
             if name != "SKILL.md":
                 continue
-            full = _join(directory, name)
-            if fs.is_file(full) and not ig.ignores(_relative(root, full)):
+            full = path_join(directory, name)
+            if fs.is_file(full) and not ig.ignores(path_relative(root, full)):
                 entries.append(full)
                 return entries
         for name in names:
             if name.startswith(".") or name == "node_modules":
                 continue
-            full = _join(directory, name)
+            full = path_join(directory, name)
             is_dir, is_file = fs.is_dir(full), fs.is_file(full)
-            rel = _relative(root, full)
+            rel = path_relative(root, full)
             if (
                 mode == "pi"
                 and directory == root
@@ -148,7 +155,7 @@ def _collect_skill_entries(
                 continue
             if ig.ignores(f"{rel}/"):
                 continue
-            entries.extend(_collect_skill_entries(fs, full, mode, ig, root))
+            entries.extend(collect_skill_entries(fs, full, mode, ig, root))
     except (OSError, ValueError, TypeError):
         pass  # Pi swallows errors while scanning and keeps what it found so far
     return entries
@@ -170,14 +177,14 @@ def _load_skills_from_dir(
         return skills, diagnostics
     root = root or directory
     ig = ig or Ignore()
-    _add_ignore_rules(fs, ig, directory, root)
+    add_ignore_rules(fs, ig, directory, root)
     try:
         names = fs.listdir(directory)
         for name in names:
             if name != "SKILL.md":
                 continue
-            full = _join(directory, name)
-            if not fs.is_file(full) or ig.ignores(_relative(root, full)):
+            full = path_join(directory, name)
+            if not fs.is_file(full) or ig.ignores(path_relative(root, full)):
                 continue
             skill, diags = load_skill_from_file(fs, full, source, dialect=dialect)
             if skill:
@@ -187,9 +194,9 @@ def _load_skills_from_dir(
         for name in names:
             if name.startswith(".") or name == "node_modules":
                 continue
-            full = _join(directory, name)
+            full = path_join(directory, name)
             is_dir, is_file = fs.is_dir(full), fs.is_file(full)
-            rel = _relative(root, full)
+            rel = path_relative(root, full)
             if ig.ignores(f"{rel}/" if is_dir else rel):
                 continue
             if is_dir:
@@ -219,13 +226,13 @@ def load_skills(
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> tuple[list[Skill], list[Diagnostic]]:
     """``loadSkills({cwd, agentDir, skillPaths, includeDefaults: false})``."""
-    rules = _prompt_rules(dialect)
+    rules = prompt_rules(dialect)
     skill_map: dict[str, Skill] = {}
     real_paths: set[str] = set()
     diagnostics: list[Diagnostic] = []
     collisions: list[Diagnostic] = []
-    user_dir = _join(agent_dir, "skills")
-    project_dir = _join(cwd, rules.config_dir_name, "skills")
+    user_dir = path_join(agent_dir, "skills")
+    project_dir = path_join(cwd, rules.config_dir_name, "skills")
 
     def add(skills: list[Skill], diags: list[Diagnostic]) -> None:
         diagnostics.extend(diags)
@@ -253,13 +260,13 @@ def load_skills(
                 real_paths.add(real)
 
     for raw in skill_paths:
-        path = _normalize(raw.strip())
+        path = path_normalize(raw.strip())
         if not fs.exists(path):
             diagnostics.append(Diagnostic("warning", rules.skill_path_missing, path))
             continue
-        if _is_under(path, user_dir):
+        if path_is_under(path, user_dir):
             source = "user"
-        elif _is_under(path, project_dir):
+        elif path_is_under(path, project_dir):
             source = "project"
         else:
             source = "path"

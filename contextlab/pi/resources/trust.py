@@ -8,20 +8,20 @@ import posixpath
 
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.entries import Json
-from contextlab.pi.resources.filesystem import FileSystem, _join
+from contextlab.pi.resources.filesystem import FileSystem, path_join
 from contextlab.pi.resources.results import Diagnostic
-from contextlab.pi.resources.skills import _node_fs_message
+from contextlab.pi.resources.skills import node_fs_message
 
 # Settings and project trust
 
 
-def _read_json_object(fs: FileSystem, path: str, diagnostics: list[Diagnostic]) -> Json:
+def read_json_object(fs: FileSystem, path: str, diagnostics: list[Diagnostic]) -> Json:
     if not fs.exists(path):
         return {}
     try:
         text = fs.read_text(path)
     except OSError as error:
-        diagnostics.append(Diagnostic("error", _node_fs_message(error, "open"), path))
+        diagnostics.append(Diagnostic("error", node_fs_message(error, "open"), path))
         return {}
     if not text:
         return {}
@@ -47,13 +47,13 @@ def has_trust_requiring_project_resources(
     fs: FileSystem, cwd: str, home: str, rules: PromptRules
 ) -> bool:
     """``hasTrustRequiringProjectResources``: .pi/ entries, or .agents/skills up to the root."""
-    user_agents_skills = _join(fs.realpath(home), ".agents", "skills")
+    user_agents_skills = path_join(fs.realpath(home), ".agents", "skills")
     current = fs.realpath(cwd)
-    config_dir = _join(current, rules.config_dir_name)
-    if any(fs.exists(_join(config_dir, e)) for e in rules.trust_requiring_config_entries):
+    config_dir = path_join(current, rules.config_dir_name)
+    if any(fs.exists(path_join(config_dir, e)) for e in rules.trust_requiring_config_entries):
         return True
     while True:
-        agents_skills = _join(current, ".agents", "skills")
+        agents_skills = path_join(current, ".agents", "skills")
         if agents_skills != user_agents_skills and fs.exists(agents_skills):
             return True
         parent = posixpath.dirname(current)
@@ -62,11 +62,11 @@ def has_trust_requiring_project_resources(
         current = parent
 
 
-def _trust_store_decision(
+def trust_store_decision(
     fs: FileSystem, agent_dir: str, cwd: str, diagnostics: list[Diagnostic], rules: PromptRules
 ) -> tuple[bool, str] | None:
     """The nearest saved decision in ``<agentDir>/trust.json`` for cwd or an ancestor."""
-    path = _join(agent_dir, "trust.json")
+    path = path_join(agent_dir, "trust.json")
     if not fs.exists(path):
         return None
     try:

@@ -17,7 +17,7 @@ _LINE_BREAKS = "\r\n\x85\u2028\u2029"
 _BLANK_OR_END = "\0 \t" + _LINE_BREAKS
 
 
-class _CoreSchemaLoader(yaml.SafeLoader):  # type: ignore[misc]
+class CoreSchemaLoader(yaml.SafeLoader):  # type: ignore[misc]
     """PyYAML's loader moved towards YAML 1.2 where the `yaml` package accepts more.
 
     Tabs count as white space after a line's first token and inside plain scalars; anchors
@@ -116,7 +116,7 @@ def _construct_local_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) 
     return _construct_mapping(loader, node)
 
 
-_CoreSchemaLoader.yaml_implicit_resolvers = {}
+CoreSchemaLoader.yaml_implicit_resolvers = {}
 for _tag, _regex, _first in (
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
@@ -128,7 +128,7 @@ for _tag, _regex, _first in (
         "-+0123456789.",
     ),
 ):
-    _CoreSchemaLoader.add_implicit_resolver(_tag, re.compile(_regex), list(_first))
+    CoreSchemaLoader.add_implicit_resolver(_tag, re.compile(_regex), list(_first))
 
 
 def _construct_core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
@@ -175,6 +175,6 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
     return result
 
 
-_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
-_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-_CoreSchemaLoader.add_multi_constructor("!", _construct_local_tag)
+CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
+CoreSchemaLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+CoreSchemaLoader.add_multi_constructor("!", _construct_local_tag)
