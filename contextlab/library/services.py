@@ -32,10 +32,10 @@ from contextlab.pi.entries import message_of_entry
 from contextlab.pi.session import (
     Migrator,
     Problem,
-    _pi_keeps,
     decode_entry,
     entry_time_ms,
     js_trim,
+    pi_keeps,
 )
 from contextlab.pi.tokens import estimate_tokens
 
@@ -367,7 +367,7 @@ def decode_line(line: RawLine) -> Decoded | None:
     result = decode_entry(text, line.line_no)
     if isinstance(result, Problem):
         problems.append(result)
-        return Decoded(line, None, _pi_keeps(text), problems)
+        return Decoded(line, None, pi_keeps(text), problems)
     return Decoded(line, result, True, problems)
 
 

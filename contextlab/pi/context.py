@@ -30,6 +30,7 @@ from contextlab.pi.entries import (
     put,
 )
 from contextlab.pi.jsutil import js_string, js_trim, js_truthy
+from contextlab.pi.models import get_model
 
 __all__ = [
     "NO_RESULT_TEXT",
@@ -335,8 +336,6 @@ def model_for_transform(
     Such a model carries ``"assumed": True``.
     """
     if catalog_lookup is None:
-        from contextlab.pi.models import get_model
-
         catalog_lookup = get_model
     if model is None:
         return {

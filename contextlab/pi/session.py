@@ -48,6 +48,7 @@ __all__ = [
     "load_session_file",
     "parse_session_bytes",
     "parse_session_file",
+    "pi_keeps",
     "resolve_entry",
 ]
 
@@ -251,7 +252,7 @@ def _decode_lines(data: bytes, problems: list[Problem]) -> list[tuple[int, Json 
         result = decode_entry(text, line_no)
         if isinstance(result, Problem):
             problems.append(result)
-            if _pi_keeps(text):
+            if pi_keeps(text):
                 pi_positions.append((line_no, None))
             continue
         pi_positions.append((line_no, result))
@@ -342,7 +343,8 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
     )
 
 
-def _pi_keeps(text: str) -> bool:
+def pi_keeps(text: str) -> bool:
+    """Whether Pi's loader keeps this line: JSON that parses to an entry-like object."""
     try:
         return _is_pi_entry(json_parse(text))
     except (ValueError, RecursionError):
