@@ -136,7 +136,7 @@ def as_new_session(path: Path, run: int, directory: Path) -> Path:
 def import_seconds(path: Path) -> tuple[float, float, float, int]:
     """(import seconds, its CPU seconds in this process, search-indexing seconds, entries) of
     one import of a session the library does not hold yet."""
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     cpu = time.process_time()
     started = time.perf_counter()
@@ -165,7 +165,7 @@ def queries_per_import(path: Path) -> int:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     with CaptureQueriesContext(connection) as queries:
         import_session_file(path=path, index_search=False)
@@ -232,7 +232,7 @@ def child_import(path: str) -> None:
     from django.conf import settings
 
     settings.DEBUG = False  # as in production: no SQL kept per query
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     started = time.perf_counter()
     result = import_session_file(path=path, index_search=False)

@@ -59,8 +59,8 @@ def main() -> dict[str, Any]:
     with scratch_database(), tempfile.TemporaryDirectory() as tmp:
         from django.db import connection
 
+        from contextlab.library.importer import Status, import_session_file
         from contextlab.library.models import Entry, Session
-        from contextlab.library.services import Status, import_session_file
 
         path = write_session(
             Path(tmp) / "live.jsonl",

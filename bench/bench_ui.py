@@ -120,7 +120,7 @@ def main() -> dict[str, Any]:
     from contextlab.inspector.models import TreeIndex
     from contextlab.inspector.selectors import clear_cache, session_index
     from contextlab.inspector.services import tree_index_refresh
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)

@@ -243,9 +243,19 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# One console handler, on the root logger. Django's own logging config gives the "django" logger a
+# console handler of its own (shown with DEBUG) that would print every Django line a second time
+# on its way up to the root: here it keeps no handler and only propagates.
+# tests/test_logging.py checks that a line is printed once.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"forbidden": {"()": "contextlab.logfilters.ForbiddenWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A 403 logs its warning line without the exception's traceback (it is an answer, not a fault).
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.request": {"filters": ["forbidden"]},
+    },
 }

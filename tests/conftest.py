@@ -119,7 +119,7 @@ def import_corpus(tmp_path, blob_dir):  # type: ignore[no-untyped-def]
     """Import corpus/<name>/session.jsonl (a private copy); returns (Session, path of the copy)."""
     import shutil
 
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     def _import(name: str):  # type: ignore[no-untyped-def]
         copy = tmp_path / f"{name}.jsonl"

@@ -25,8 +25,8 @@ def _fold(row: Row, page_url: str, query: str, text: str, title: str) -> str:
     action = "unfold" if row.folded else "fold"
     url = escape(f"{page_url}?{query}")
     return (
-        f'<a class="fold-toggle fold" data-action="{action}" title="{title}" href="{url}" '
-        f'hx-get="{url}" hx-target="#tree" hx-swap="outerHTML" hx-push-url="true">{text}</a>'
+        f'<a class="fold-toggle fold" data-action="{action}" title="{title}" href="{url}">'
+        f"{text}</a>"
     )
 
 
@@ -39,7 +39,8 @@ def tree_rows_html(
     selected_id: str | None,
     comment_counts: dict[str, int] | None = None,
 ) -> SafeString:
-    """One <li> per row; the <ol> around them carries hx-target/hx-push-url for the links."""
+    """One <li> per row. Plain links (static/js/app.js turns a click into a selection); the
+    selected row is `aria-selected="true"`, every row names its entry in `data-entry-id`."""
     out: list[str] = []
     base = escape(f"{page_url}?{qs_prefix}entry=")
     for row in rows:
@@ -48,7 +49,12 @@ def tree_rows_html(
         parent = (
             f' data-parent="{escape(row.visible_parent)}"' if row.visible_parent is not None else ""
         )
-        parts = [f'<li data-id="{entry_id}"{parent} class="kind-{_kind(row)}">']
+        selected = item.id == selected_id
+        mark = ' aria-selected="true"' if selected else ""
+        parts = [
+            f'<li data-id="{entry_id}" data-entry-id="{entry_id}"{parent} role="treeitem"{mark} '
+            f'class="kind-{_kind(row)}">'
+        ]
         fold_query = fold_links.get(item.id)
         title = "Unfold this branch" if row.folded else "Fold this branch"
         if row.marker_at >= 0 and fold_query is not None:
@@ -60,10 +66,9 @@ def tree_rows_html(
                 parts.append(f'<span class="prefix">{escape(row.prefix)}</span>')
             if fold_query is not None:
                 parts.append(_fold(row, page_url, fold_query, "⊞ " if row.folded else "⊟ ", title))
-        selected = item.id == selected_id
         link = f"{base}{escape(quote(item.id, safe=''))}"
         parts.append(
-            f'<a class="trow{" selected" if selected else ""}" href="{link}" hx-get="{link}"'
+            f'<a class="trow{" selected" if selected else ""}" href="{link}"'
             f"{' aria-current="true"' if selected else ''}>"
         )
         if row.on_path:

@@ -15,10 +15,7 @@ arranges the results for templates. Steps of `inspect_entry`:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import (
     SessionIndex,
@@ -48,66 +46,14 @@ from contextlab.pi.entries import EMITTING_TYPES, message_of_entry
 from contextlab.pi.prompt import SystemPrompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.tree_selector import TreeItem
-from contextlab.pi.truncate import locate_notice
 
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
 # are not in the session file.
 DEFAULT_RESERVE_TOKENS = pi_tokens.DEFAULT_RESERVE_TOKENS
 FULL_TAIL = 25
-_BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
-_IMAGE_MIME = re.compile(r"^image/(png|jpeg|gif|webp)$")
 
 
 # --- small helpers ---------------------------------------------------------------------------
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-
-
-@dataclass
-class Block:
-    kind: str  # text, thinking, toolCall, image, other
-    text: str = ""
-    notice: tuple[int, int] | None = None  # truncation notice span inside `text`
-    image_src: str = ""
-    name: str = ""
-    redacted: bool = False
-
-    @property
-    def before_notice(self) -> str:
-        return self.text[: self.notice[0]] if self.notice else self.text
-
-    @property
-    def notice_text(self) -> str:
-        return self.text[self.notice[0] : self.notice[1]] if self.notice else ""
-
-    @property
-    def after_notice(self) -> str:
-        return self.text[self.notice[1] :] if self.notice else ""
-
-
-@dataclass
-class MessageView:
-    position: int
-    role: str
-    entry_id: str | None
-    entry_type: str
-    tokens: int
-    running: int
-    blocks: list[Block]  # only for messages shown in full (the others load on demand)
-    sent_as: str  # the role the provider sees ("user" for summaries and custom messages)
-    dropped: str = ""  # why the provider layer drops it, if it does
-    usage: dict[str, Any] | None = None
-    usage_tokens: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    css: str = ""
-    title: str = ""
-    message: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def preview(self) -> str:
-        return _preview(self.message)
 
 
 @dataclass
@@ -173,70 +119,6 @@ class Inspection:
     @property
     def threshold(self) -> int | None:
         return self.context_window - self.reserve_tokens if self.context_window else None
-
-
-# --- blocks ----------------------------------------------------------------------------------
-
-
-def _image_src(block: dict[str, Any]) -> str:
-    """A data: URL for an image block, only for well-formed base64 of a raster image type."""
-    mime = str(block.get("mimeType") or "")
-    data = block.get("data")
-    if not _IMAGE_MIME.match(mime) or not isinstance(data, str) or not _BASE64.match(data):
-        return ""
-    try:
-        base64.b64decode(data[:4096] + "=" * (-len(data[:4096]) % 4), validate=False)
-    except (binascii.Error, ValueError):
-        return ""
-    return f"data:{mime};base64,{data}"
-
-
-def _blocks(message: dict[str, Any]) -> list[Block]:
-    role = message.get("role")
-    tool_name = str(message.get("toolName") or "")
-    if role in ("compactionSummary", "branchSummary"):
-        return [Block("text", str(message.get("summary") or ""))]
-    if role == "bashExecution":
-        text = f"$ {message.get('command', '')}\n{message.get('output', '')}"
-        return [Block("text", text)]
-    content = message.get("content")
-    if isinstance(content, str):
-        return [Block("text", content)]
-    out: list[Block] = []
-    for raw in content if isinstance(content, list) else []:
-        if not isinstance(raw, dict):
-            out.append(Block("other", _dumps(raw)))
-            continue
-        kind = raw.get("type")
-        if kind == "text":
-            text = str(raw.get("text") or "")
-            notice = locate_notice(tool_name, text) if role == "toolResult" else None
-            out.append(Block("text", text, notice=notice))
-        elif kind == "thinking":
-            out.append(
-                Block(
-                    "thinking", str(raw.get("thinking") or ""), redacted=bool(raw.get("redacted"))
-                )
-            )
-        elif kind == "toolCall":
-            out.append(
-                Block("toolCall", _dumps(raw.get("arguments")), name=str(raw.get("name") or ""))
-            )
-        elif kind == "image":
-            out.append(Block("image", str(raw.get("mimeType") or ""), image_src=_image_src(raw)))
-        else:
-            out.append(Block("other", _dumps(raw)))
-    return out
-
-
-def _sent_blocks(message: dict[str, Any]) -> list[Block]:
-    """The blocks as the provider receives them: summaries with Pi's wrapper text, custom and
-    `!` bash messages as the user text convertToLlm makes of them."""
-    if message.get("role") in ("compactionSummary", "branchSummary", "custom", "bashExecution"):
-        converted = pi_context.convert_message(message)
-        if converted is not None:
-            return _blocks(converted)
-    return _blocks(message)
 
 
 _ROLE_CSS = {
@@ -481,7 +363,7 @@ def _message_views(
     head_count = 1 if messages and messages[0].get("role") == "compactionSummary" else 0
     tail_start = max(head_count, len(views) - FULL_TAIL)
     for position in [*range(head_count), *range(tail_start, len(views))]:
-        views[position].blocks = _sent_blocks(messages[position])
+        views[position].blocks = sent_blocks(messages[position])
 
     value = (views, running, head_count, tail_start)
     index.remember(key, value)
@@ -511,6 +393,8 @@ def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> lis
 
 
 def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab: str) -> Inspection:
+    # Over 80 lines on purpose: one straight pass that fills the Inspection's fields in the
+    # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None
     entries, request, info = _projection(session, index, entry_id, agent_dir)
@@ -575,7 +459,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     prompt, resources, unknown, notes = system_prompt_for(session, profile, date, entries)
 
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = _diff(session, index, entries, sent, agent_dir) if tab == "diff" else None
+    diff = _diff(session, index, entries, messages, sent, agent_dir) if tab == "diff" else None
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
@@ -611,8 +495,8 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         profile=profile,
         prompt_date=date,
         diff=diff,
-        copy_json=_dumps(copy) if tab == "json" else "",
-        entry_json=_dumps(selected) if selected is not None else "",
+        copy_json=dumps(copy) if tab == "json" else "",
+        entry_json=dumps(selected) if selected is not None else "",
         synthetic_results=synthetic,
         head=views[:head_count],
         middle=views[head_count:tail_start],
@@ -620,37 +504,11 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     )
 
 
-def _preview(message: dict[str, Any]) -> str:
-    """One line of a message for the collapsed list (its first text, tool call or summary)."""
-    if message.get("role") in ("compactionSummary", "branchSummary"):
-        text = str(message.get("summary") or "")
-    elif message.get("role") == "bashExecution":
-        text = f"$ {message.get('command', '')}"
-    else:
-        content = message.get("content")
-        text = ""
-        if isinstance(content, str):
-            text = content
-        elif isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and block.get("text"):
-                    text = str(block["text"])
-                    break
-                if block.get("type") == "toolCall":
-                    text = f"{block.get('name')}({_dumps(block.get('arguments'))[:160]})"
-                    break
-                if block.get("type") == "thinking":
-                    text = text or "(thinking)"
-    return " ".join(text[:300].split())[:160]
-
-
 def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = message_of_entry(entry, "estimate") if entry else None
-    return _sent_blocks(message) if message else []
+    return sent_blocks(message) if message else []
 
 
 def _attr(obj: Any, *names: str) -> Any:
@@ -712,9 +570,13 @@ def _diff(
     session: Session,
     index: SessionIndex,
     entries: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
     sent: list[dict[str, Any]],
     agent_dir: str | None,
 ) -> dict[str, Any] | None:
+    """What changed since the previous request on this path. Messages are compared as Pi
+    holds them (before convertToLlm), so each one's tokens are the Messages tab's estimate (a
+    summary counts the same in both tabs, not with the wrapper text it is sent in)."""
     path = [str(e.get("id")) for e in entries]
     previous = _previous_request(index, path)
     if previous is None:
@@ -722,15 +584,22 @@ def _diff(
     # Fetched again: the current path's early entries are light stand-ins (a compaction hid
     # them), while the previous request may still have sent them.
     prev_entries = path_entries(session, index, previous)
-    prev_sent = _request(session, prev_entries, previous, agent_dir).sent
-    before = [_key(m) for m in prev_sent]
-    after = [_key(m) for m in sent]
+    prev_request = _request(session, prev_entries, previous, agent_dir)
+    prev_messages = prev_request.agent_messages
+    prev_sent = prev_request.sent
+    sent_before = [_key(m) for m in prev_sent]
+    sent_after = [_key(m) for m in sent]
     common = 0
-    while common < min(len(before), len(after)) and before[common] == after[common]:
+    while (
+        common < min(len(sent_before), len(sent_after))
+        and sent_before[common] == sent_after[common]
+    ):
         common += 1
+    before = [_key(m) for m in prev_messages]
+    after = [_key(m) for m in messages]
     after_set, before_set = set(after), set(before)
-    removed = [prev_sent[i] for i in range(len(before)) if before[i] not in after_set]
-    added = [sent[i] for i in range(len(after)) if after[i] not in before_set]
+    removed = [prev_messages[i] for i in range(len(before)) if before[i] not in after_set]
+    added = [messages[i] for i in range(len(after)) if after[i] not in before_set]
     return {
         "previous": previous,
         "previous_item": index.items[previous],
@@ -746,7 +615,7 @@ def _diff(
 
 def _summary_line(message: dict[str, Any]) -> dict[str, Any]:
     role = str(message.get("role"))
-    text = _first_text(message)
+    text = _first_text(message) or str(message.get("summary") or "")
     if not text and isinstance(message.get("content"), list):
         kinds = [str(b.get("type")) for b in message["content"] if isinstance(b, dict)]
         text = ", ".join(kinds)

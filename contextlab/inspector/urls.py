@@ -11,5 +11,6 @@ urlpatterns = [
     path("sessions/<int:pk>/message/", views.message, name="message"),
     path("sessions/<int:pk>/messages/", views.messages_page, name="messages"),
     path("sessions/<int:pk>/chart/", views.chart, name="chart"),
+    path("sessions/<int:pk>/live/", views.live, name="live"),
     path("projects/<int:pk>/resources/", views.profile_update, name="profile"),
 ]

@@ -7,19 +7,31 @@ without JavaScript and every permalink (session + entry + tab + tree state) relo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import Count, Max
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+)
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from contextlab.inspector import services
+from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import message_rows_html, tree_rows_html
@@ -30,7 +42,13 @@ from contextlab.library.selectors import (
     session_for_user_or_404,
     session_problems,
 )
-from contextlab.pi.tree_selector import FILTER_MODES, TreeView, finish, select_rows
+from contextlab.pi.tree_selector import (
+    FILTER_MODES,
+    TreeView,
+    build_view,
+    finish,
+    select_rows,
+)
 from contextlab.review.selectors import comment_counts, review_panel, session_labels
 
 TABS = ("context", "prompt", "diff", "json", "entry")
@@ -86,18 +104,77 @@ class TreeState:
         return (*self.folded, entry_id)
 
 
+def _tree_view(index: SessionIndex, state: TreeState, selected: str | None) -> TreeView:
+    """The tree under the URL's mode, search and folds, showing the selected entry if only the
+    "assistant message with tool calls only" rule hides it (Pi shows such an entry when it is
+    the leaf; the inspector links to replies, which are often such messages). An entry that a
+    fold, the search or the mode hides is not shown: the selection moves to its nearest visible
+    ancestor, as in Pi's /tree."""
+    view = index.view(state.mode, state.query, state.folded)
+    if selected is None or selected in view.index_of or index.leaf_id == selected:
+        return view
+    item = index.items.get(selected)
+    if item is None or not item.toolcall_only or _folded_away(index, state, selected):
+        return view
+    key = ("view-showing", selected, state.mode, state.query, state.folded)
+    kept = index.memo.get(key)
+    if isinstance(kept, TreeView):
+        return kept
+    items = dict(index.items)
+    items[selected] = replace(item, toolcall_only=False)
+    kept = build_view(
+        index.order,
+        items,
+        index.labels,
+        index.leaf_id,
+        set(index.path_ids),
+        mode=state.mode,
+        query=state.query,
+        folded=state.folded,
+    )
+    index.remember(key, kept)
+    return kept
+
+
+def _tree_ids(index: SessionIndex) -> frozenset[str]:
+    """Entries in Pi's tree. An entry of a parentId cycle is stored but in no tree: the
+    inspector can show it, no row can be selected for it."""
+    ids = index.memo.get(("tree-ids",))
+    if not isinstance(ids, frozenset):
+        ids = frozenset(index.order)
+        index.remember(("tree-ids",), ids)
+    return ids
+
+
+def _folded_away(index: SessionIndex, state: TreeState, entry_id: str) -> bool:
+    if not state.folded:
+        return False
+    folded = set(state.folded)
+    parent = index.parent_of.get(entry_id)
+    hops = 0
+    while parent is not None and hops <= len(index.items):
+        if parent in folded:
+            return True
+        parent = index.parent_of.get(parent)
+        hops += 1
+    return False
+
+
 def _tree_context(
     session: Session, index: SessionIndex, state: TreeState, selected: str | None
 ) -> dict[str, object]:
-    view = index.view(state.mode, state.query, state.folded)
-    selected_index = view.nearest_visible(selected, index.parent_of.get) if selected else -1
+    view = _tree_view(index, state, selected)
+    selected_index = -1
+    if selected is not None and selected in _tree_ids(index):
+        selected_index = view.nearest_visible(selected, index.parent_of.get)
+    selected_id = view.rows[selected_index].item.id if selected_index >= 0 else None
     leaf_index = view.index_of.get(index.leaf_id or "", -1)
     ranges = select_rows(view, [selected_index, leaf_index])
     links: dict[str, object] = {
         "page_url": reverse("inspector:session", args=[session.pk]),
         "qs_prefix": _with_amp(state.query_string(entry="")),
-        "fold_links": _fold_links(view, state),
-        "selected_id": view.rows[selected_index].item.id if selected_index >= 0 else None,
+        "fold_links": _fold_links(view, state, selected_id),
+        "selected_id": selected_id,
         "comment_counts": comment_counts(session),  # one query, whatever the tree's size
     }
     return {
@@ -106,7 +183,10 @@ def _tree_context(
         "view": view,
         "segments": _segments(view, ranges, 0, len(view.rows) - 1, links),
         "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
-        "mode_links": [(m, state.query_string(mode=m, fold="")) for m in FILTER_MODES],
+        "mode_links": [
+            (m, state.query_string(mode=m, fold="", entry=selected_id or "")) for m in FILTER_MODES
+        ],
+        "tree_state": state.query_string(entry="", tab="context"),
     }
 
 
@@ -143,6 +223,7 @@ def _gap(view: TreeView, first: int, last: int) -> dict[str, object]:
         "end": last,
         "count": last - first + 1,
         "first_id": view.rows[first].item.id,
+        "last_id": view.rows[last].item.id,
         "prefix": view.rows[first].prefix,
     }
 
@@ -151,34 +232,94 @@ def _with_amp(query: str) -> str:
     return f"{query}&" if query else ""
 
 
-def _fold_links(view: TreeView, state: TreeState) -> dict[str, str]:
+def _fold_links(view: TreeView, state: TreeState, selected: str | None) -> dict[str, str]:
+    # The link keeps the selection: a fold that hides it moves it to the folded entry.
     return {
-        row.item.id: state.query_string(fold=",".join(state.toggled(row.item.id)))
+        row.item.id: state.query_string(
+            fold=",".join(state.toggled(row.item.id)), entry=selected or ""
+        )
         for row in view.rows
         if row.foldable or row.folded
     }
 
 
+def live_version(session: Session) -> dict[str, str]:
+    """What a session page follows, cheaply (the session row is already loaded; one aggregate
+    over its jobs): the stored session (lines appended by `--watch`, a job's compaction or
+    branch summary, a re-import) and the state of its jobs."""
+    jobs = session.jobs.aggregate(count=Count("id"), changed=Max("updated_at"))
+    changed = jobs["changed"].timestamp() if jobs["changed"] else 0
+    return {
+        "session": (
+            f"{session.current_revision_id}.{session.entry_count}.{session.leaf_entry_id}"
+            f".{session.updated_at.timestamp() if session.updated_at else 0}"
+        ),
+        "jobs": f"{jobs['count']}.{changed}",
+    }
+
+
+def _etag(version: dict[str, str]) -> str:
+    return '"' + hashlib.sha1(json.dumps(version, sort_keys=True).encode()).hexdigest()[:20] + '"'
+
+
 @login_required
+def live(request: HttpRequest, pk: int) -> HttpResponse:
+    """The session's live version, for the page's poll: 304 when nothing changed since the
+    version the page holds (If-None-Match), else the version as JSON. No page is rendered here;
+    the page fetches only the part that changed."""
+    session = session_for_user_or_404(request.user, pk)
+    version = live_version(session)
+    etag = _etag(version)
+    held = [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]
+    if etag in held:
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        response = JsonResponse(version)
+    response["ETag"] = etag
+    response["Cache-Control"] = "no-cache, private"
+    return response
+
+
+# What an htmx request may ask for: one pane, both panes (a change of tree state, where the
+# server decides which entry stays selected), or the live parts (head facts and tree).
+PARTIALS = ("inspector", "tree", "panes", "live")
+
+
+@login_required
+@vary_on_headers("HX-Request", "HX-Target")  # one URL, a whole page or one of its parts
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
     state = TreeState.from_request(request)
     if state.entry is not None and state.entry not in index.items:
         raise Http404("No such entry in this session")
-    selected = state.entry or index.leaf_id
+    requested = state.entry or index.leaf_id
     target = request.htmx.target if request.htmx else None
+    if target not in PARTIALS:
+        target = None
+    page_url = reverse("inspector:session", args=[session.pk])
 
     context: dict[str, object] = {
         "session": session,
         "index": index,
         "state": state,
-        "tabs": [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS],
         "nav": "library",
+        "page_url": page_url,
     }
+    selected = requested
     if target != "inspector":
-        context.update(_tree_context(session, index, state, selected))
-    if target != "tree":
+        context.update(_tree_context(session, index, state, requested))
+        shown = context["selected_id"]
+        if isinstance(shown, str) and shown != requested:
+            # The tree cannot show the requested entry (folded away, filtered out): the
+            # selection is its nearest visible ancestor, in the tree, the inspector and the URL.
+            if target is None and state.entry:
+                return redirect(f"{page_url}?{state.query_string(entry=shown)}")
+            selected = shown
+        if target in (None, "live"):  # the other partials keep the version the page holds
+            context["live_version"] = _etag(live_version(session))
+    context["tabs"] = [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS]
+    if target not in ("tree", "live"):
         context["inspection"] = (
             services.inspect_entry(session, index, selected, tab=state.tab) if selected else None
         )
@@ -190,6 +331,12 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "inspector/session.html#inspector", context)
     if target == "tree":
         return render(request, "inspector/session.html#tree", context)
+    if target in ("panes", "live"):
+        parts = ["facts", "tree"] + (["inspector"] if target == "panes" else [])
+        html = "".join(
+            render_to_string(f"inspector/session.html#{part}", context, request) for part in parts
+        )
+        return HttpResponse(html)
     context["problems"] = list(session_problems(session)[:200])
     context["review_labels"] = session_labels(session)
     return render(request, "inspector/session.html", context)
@@ -244,9 +391,7 @@ def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
 MIDDLE_PAGE = 100
 
 
-def _middle_html(
-    session: Session, entry_id: str, middle: list[services.MessageView], start: int
-) -> str:
+def _middle_html(session: Session, entry_id: str, middle: list[MessageView], start: int) -> str:
     """A page of the collapsed middle of a long projection, then a link for the next one."""
     page_url = reverse("inspector:session", args=[session.pk])
     rows = middle[start : start + MIDDLE_PAGE]

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from contextlab.pi.providers import anthropic_messages
+from contextlab.pi.providers import anthropic_messages, openai_completions
 
 Json = dict[str, Any]
 ProviderKind = Literal["openai", "anthropic", "offline"]
@@ -157,8 +157,6 @@ def build_request_body(
     if config.kind == "anthropic":
         return anthropic_messages.build_simple_params(model, context, options)
     if config.kind == "openai":
-        from contextlab.pi.providers import openai_completions
-
         # A summarisation request is one user message: transformMessages leaves it unchanged.
         stream_options = openai_completions.simple_options(
             model, reasoning=options.get("reasoning"), max_tokens=options["maxTokens"]
@@ -282,10 +280,10 @@ def _complete_openai(config: ProviderConfig, body: Json) -> Completion:
     )
 
 
-def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
+def _anthropic_client(config: ProviderConfig) -> Any:
     import anthropic
 
-    client = anthropic.Anthropic(
+    return anthropic.Anthropic(
         api_key=config.api_key or None,
         base_url=config.base_url,
         timeout=config.timeout,
@@ -304,6 +302,12 @@ def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
             ),
         },
     )
+
+
+def _complete_anthropic(config: ProviderConfig, body: Json) -> Completion:
+    import anthropic
+
+    client = _anthropic_client(config)
     blocks: dict[int, str] = {}
     kinds: dict[int, str] = {}
     stop_reason: str | None = None

@@ -26,15 +26,14 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from contextlab.inspector.services import tree_index_refresh
 from contextlab.jobs import offline, providers
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
+from contextlab.jobs.signals import job_committed
 from contextlab.library.models import Entry, Session, SessionRevision
-from contextlab.library.search import index_revision
 from contextlab.library.selectors import engine_entries
-from contextlab.library.services import Figures, TreeState, entry_tokens
-from contextlab.pi import branch_summary as pi_branch_summary
-from contextlab.pi import compaction as pi_compaction
+from contextlab.library.storage.append import append_entries
+from contextlab.pi import branch_summary, compaction
 from contextlab.pi.branch_summary import join_branch_summary
 from contextlab.pi.compaction import (
     auto_compaction_what_if,
@@ -51,6 +50,7 @@ from contextlab.pi.writer import (
     ordered_entry,
     summarizer_thinking_level,
 )
+from contextlab.review.services import audit_job, audit_record
 
 logger = logging.getLogger(__name__)
 
@@ -106,17 +106,16 @@ def plan_compaction(session: Session, leaf_id: str, params: Json) -> Plan:
 
 
 def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, name: str) -> Plan:
-
     path = SessionTree(entries).path(leaf_id)
     if not path:
         raise JobError(f"Entry {leaf_id} is not in session {name}")
-    options = pi_compaction.CompactionOptions(
+    options = compaction.CompactionOptions(
         reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         keep_recent_tokens=params.get("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
         model_max_tokens=params.get("modelMaxTokens", 0),
         custom_instructions=params.get("customInstructions") or None,
     )
-    preview = pi_compaction.compaction_preview(path, options)
+    preview = compaction.compaction_preview(path, options)
     if path[-1].get("type") == "compaction":
         return Plan("compaction", preview.to_json(), nothing="Already compacted")
     if preview.preparation is None:
@@ -168,20 +167,21 @@ def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Js
 def plan_branch_summary_entries(
     entries: list[Json], old_leaf: str, target: str, params: Json, name: str
 ) -> Plan:
-
     tree = SessionTree(entries)
     by_id = {e.get("id"): e for e in entries}
     if target not in by_id:
         raise JobError(f"Entry {target} is not in session {name}")
     if old_leaf not in by_id:
         raise JobError(f"Entry {old_leaf} is not in session {name}")
-    options = pi_branch_summary.BranchSummaryOptions(
+    options = branch_summary.BranchSummaryOptions(
         reserve_tokens=params.get("reserveTokens", DEFAULT_RESERVE_TOKENS),
         context_window=params.get("contextWindow", 0),
         custom_instructions=params.get("customInstructions") or None,
         replace_instructions=bool(params.get("replaceInstructions")),
     )
-    preview = pi_branch_summary.branch_summary_preview(tree, old_leaf, target, options)
+    preview = branch_summary.branch_summary_preview(tree, old_leaf, target, options)
+    # Where the leaf lands (agent-session.js navigateTree): a user message or a custom message
+    # sends its text back to the editor, so the leaf is its parent.
     new_leaf = leaf_after_navigation(by_id[target])
     plan = Plan(
         "branch_summary",
@@ -203,9 +203,8 @@ def plan_branch_summary_entries(
 
 
 def _enqueue(job_id: int) -> None:
-    from contextlab.jobs import tasks
-
-    tasks.enqueue(job_id)
+    # The queue (contextlab.jobs.tasks) sits above these services: it hears of the committed job.
+    job_committed.send(sender=Job, job_id=job_id)
 
 
 def with_model_limits(parameters: Json | None, config: providers.ProviderConfig) -> Json:
@@ -224,12 +223,14 @@ def job_create(
     kind: str,
     leaf_entry_id: str | None = None,
     target_entry_id: str = "",
-    parameters: Json | None = None,
+    parameters: JobParameters | Json | None = None,
     requested_by: Any = None,
     enqueue: bool = True,
     retry_of: Job | None = None,
 ) -> Job:
-    """Queue a job; it is enqueued only once the transaction that created it commits."""
+    """Queue a job; it is enqueued only once the transaction that created it commits. A job a
+    user asked for (`requested_by`) is audited ("job.create", or "job.retry" for a retry) in the
+    same transaction."""
     if kind not in Job.Kind.values:
         raise JobError(f"Unknown job kind {kind!r}")
     # The stored leaf, not the caller's copy: a job that just finished may have moved it.
@@ -253,7 +254,9 @@ def job_create(
     config = providers.active_provider()
     # What the user chose only: the model's limits come from the job's provider when it runs
     # (a retry after the model was changed must not keep the old model's limits).
-    params = dict(parameters or {})
+    params = (
+        parameters.as_json() if isinstance(parameters, JobParameters) else dict(parameters or {})
+    )
     try:
         with transaction.atomic():
             job = Job.objects.create(
@@ -268,6 +271,11 @@ def job_create(
                 retry_of=retry_of,
                 progress_message="queued",
             )
+            if getattr(requested_by, "is_authenticated", False):
+                if retry_of is None:
+                    audit_job(actor=requested_by, verb="job.create", job=job)
+                else:
+                    audit_job(actor=requested_by, verb="job.retry", job=job, retry_of=retry_of.pk)
     except IntegrityError:
         # Lost the race with another request: the partial unique index saw both.
         active = Job.objects.active().filter(session=session).first()
@@ -286,12 +294,19 @@ def _conflict_message(active: Job | None) -> str:
     )
 
 
-def job_cancel(*, job: Job) -> bool:
-    """Cancel a queued or running job. A running one stops before appending anything."""
+def job_cancel(*, job: Job, actor: Any = None) -> bool:
+    """Cancel a queued or running job. A running one stops before appending anything. A cancel
+    by a user (`actor`) is audited in the same transaction."""
     now = timezone.now()
-    changed = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
-        status=Job.Status.CANCELLED, finished_at=now, progress_message="cancelled", updated_at=now
-    )
+    with transaction.atomic():
+        changed = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
+            status=Job.Status.CANCELLED,
+            finished_at=now,
+            progress_message="cancelled",
+            updated_at=now,
+        )
+        if changed and getattr(actor, "is_authenticated", False):
+            audit_job(actor=actor, verb="job.cancel", job=job)
     job.refresh_from_db()
     return changed == 1
 
@@ -313,7 +328,9 @@ def job_retry(*, job: Job, requested_by: Any = None) -> Job:
     )
 
 
-def session_continue_without_summary(*, session: Session, target_entry_id: str) -> str | None:
+def session_continue_without_summary(
+    *, session: Session, target_entry_id: str, actor: Any = None, old_leaf: str = ""
+) -> str | None:
     """Pi's navigateTree without a summary: the leaf moves, nothing is written to the file.
 
     Like Pi, this is not persisted in the session file (reopening puts the leaf back on the last
@@ -323,15 +340,17 @@ def session_continue_without_summary(*, session: Session, target_entry_id: str) 
     target = entries.get(target_entry_id)
     if target is None:
         raise JobError(f"Entry {target_entry_id} is not in session {session.session_id}")
-    is_user = (
-        target.get("type") == "message" and (target.get("message") or {}).get("role") == "user"
-    )
-    new_leaf = (
-        target.get("parentId")
-        if is_user or target.get("type") == "custom_message"
-        else target_entry_id
-    )
-    Session.objects.filter(pk=session.pk).update(leaf_entry_id=new_leaf or "")
+    new_leaf = leaf_after_navigation(target)
+    with transaction.atomic():
+        Session.objects.filter(pk=session.pk).update(leaf_entry_id=new_leaf or "")
+        if getattr(actor, "is_authenticated", False):
+            audit_record(
+                actor=actor,
+                verb="session.continue",
+                session=session,
+                target=f"leaf {old_leaf} -> {new_leaf or 'the root'}",
+                data={"from": old_leaf, "to": new_leaf},
+            )
     session.leaf_entry_id = new_leaf or ""
     return new_leaf
 
@@ -495,7 +514,6 @@ def summarise_plan(
 
 def _assemble(plan: Plan, texts: dict[str, str]) -> tuple[str, Json]:
     """Join the model's texts as Pi does (compaction.js compact / generateBranchSummary)."""
-
     if plan.kind == "compaction":
         summary = (
             join_split_turn(texts.get("history"), texts["turn_prefix"])
@@ -580,15 +598,19 @@ def build_entry(
     writer = SessionWriter(taken, plan.parent_id)
     timestamp = iso_timestamp(moment)
     if plan.kind == Job.Kind.COMPACTION:
-        return writer.append_compaction(
-            timestamp=timestamp,
-            summary=summary,
-            first_kept_entry_id=plan.entry["firstKeptEntryId"],
-            tokens_before=plan.entry["tokensBefore"],
-            details=details,
+        return dict(
+            writer.append_compaction(
+                timestamp=timestamp,
+                summary=summary,
+                first_kept_entry_id=plan.entry["firstKeptEntryId"],
+                tokens_before=plan.entry["tokensBefore"],
+                details=details,
+            )
         )
-    return writer.branch_with_summary(
-        plan.parent_id, timestamp=timestamp, summary=summary, details=details
+    return dict(
+        writer.branch_with_summary(
+            plan.parent_id, timestamp=timestamp, summary=summary, details=details
+        )
     )
 
 
@@ -610,37 +632,8 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             )
         data = build_entry(plan, _TakenIds(entries), moment, summary, details)
         entry_id = data["id"]
-        # Depth, branches and figures as the import keeps them for the lines it reads.
-        depth, leaves, _ = TreeState(revision).add(entry_id, plan.parent_id, 0)
-        tokens = entry_tokens(data)
-        figures = Figures.of(session)
-        figures.add(data, moment, tokens)
-        figures.branch_count += leaves
-        seq = revision.next_seq  # kept by every append, read under the revision's lock
-        Entry.objects.create(
-            session=session,
-            revision=revision,
-            seq=seq,
-            line_no=None,
-            entry_id=entry_id,
-            parent_id=plan.parent_id,
-            type=plan.kind,
-            role="",
-            timestamp=moment,
-            data=data,
-            tokens=tokens,
-            depth=depth,
-            origin=Entry.Origin.CONTEXTLAB,
-        )
-        # The library's indexer gives the summary its search text once this commits.
-        revision_id = revision.pk
-        transaction.on_commit(lambda: index_revision(revision_id))
-        # The dashboard's tree index of the grown session, so its next open need not build it.
-        session_id = session.pk
-        transaction.on_commit(lambda: tree_index_refresh(session_id=session_id), robust=True)
-        SessionRevision.objects.filter(pk=revision.pk).update(next_seq=seq + 1)
-        figures.apply_to(session)
-        session.save(update_fields=list(Figures.__dataclass_fields__))
+        # Sequence, depth, figures, search vectors and tree index: the library's one append.
+        append_entries(session=session, revision=revision, entries=[data])
         finished = timezone.now()
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.SUCCEEDED,
@@ -690,7 +683,6 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
        library stored, so appended entries still point at the right parents).
     3. Then each entry contextlab appended, in order, keys as Pi writes them.
     """
-
     revision = session.current_revision
     if revision is None:
         raise JobError(f"Session {session.session_id} has no stored file")
@@ -734,7 +726,6 @@ def what_if_auto_compaction(
     keep_recent_tokens: int,
 ) -> list[Json]:
     """Where along the active path Pi would have auto-compacted, and what each would cut."""
-
     tree = SessionTree(engine_entries(session))
     leaf = leaf_id or session.leaf_entry_id
     path = tree.path(leaf)

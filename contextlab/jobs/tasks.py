@@ -20,10 +20,12 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import close_old_connections, connection
 from django.db.models import Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from contextlab.jobs import services
 from contextlab.jobs.models import Job
+from contextlab.jobs.signals import job_committed
 
 logger = logging.getLogger(__name__)
 
@@ -99,3 +101,8 @@ def enqueue(job_id: int) -> None:
         _embedded_executor().submit(run_embedded, job_id)
     else:
         run_job.delay(job_id)
+
+
+@receiver(job_committed, dispatch_uid="jobs-enqueue-committed")
+def _enqueue_committed(sender: object, *, job_id: int, **kwargs: object) -> None:
+    enqueue(job_id)

@@ -11,6 +11,8 @@ urlpatterns = [
     path("sessions/<int:session_pk>/export.jsonl", views.export, name="export"),
     path("sessions/<int:session_pk>/what-if/", views.what_if, name="what_if"),
     path("jobs/<int:pk>/", views.detail, name="detail"),
+    path("jobs/<int:pk>/payload/<str:part>/", views.payload, name="payload"),
+    path("jobs/<int:pk>/payload/<str:part>/<int:n>/", views.payload, name="payload"),
     path("jobs/<int:pk>/cancel/", views.cancel, name="cancel"),
     path("jobs/<int:pk>/retry/", views.retry, name="retry"),
 ]

@@ -7,6 +7,7 @@ the forms swap their partials in place and the status partial polls until the jo
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -18,11 +19,12 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from contextlab.jobs import providers, services
+from contextlab.jobs.forms import CompactForm, CompactionSettingsForm, ContinueForm, WhatIfForm
 from contextlab.jobs.models import Job
 from contextlab.library.models import Session
 from contextlab.library.selectors import session_for_user_or_404
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-from contextlab.review.services import audit_job, audit_record
+from contextlab.review.services import audit_record
 
 HISTORY_LIMIT = 50
 
@@ -47,49 +49,29 @@ def _status_response(request: HttpRequest, job: Job) -> HttpResponse:
     return response
 
 
-def _settings_from(source) -> dict:  # type: ignore[no-untyped-def]
-    """Pi's compaction settings chosen in the form (defaults: Pi's own)."""
-    params: dict = {}
-    for name, default in (
-        ("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
-        ("reserveTokens", DEFAULT_RESERVE_TOKENS),
-    ):
-        raw = (source.get(name) or "").strip()
-        params[name] = int(raw) if raw.isdigit() else default
-    return params
-
-
-def _compact_parameters(request: HttpRequest) -> dict:
-    params = _settings_from(request.POST)
-    instructions = (request.POST.get("instructions") or "").strip()
-    if instructions:
-        params["customInstructions"] = instructions
-    return params
-
-
 @login_required
 def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     """GET: the preview of what Pi would summarise at `leaf`. POST: queue the compaction."""
     session = session_for_user_or_404(request.user, session_pk)
-    source = request.POST if request.method == "POST" else request.GET
-    leaf = source.get("leaf") or session.leaf_entry_id
+    form = CompactForm(request.POST if request.method == "POST" else request.GET)
+    form.is_valid()  # every field is optional: what is missing or malformed is Pi's default
+    leaf = form.cleaned_data.get("leaf") or session.leaf_entry_id
     if request.method == "POST":
         try:
             job = services.job_create(
                 session=session,
                 kind=Job.Kind.COMPACTION,
                 leaf_entry_id=leaf,
-                parameters=_compact_parameters(request),
+                parameters=form.parameters(),
                 requested_by=request.user,
             )
         except services.JobError as exc:
             return _form_error(request, "jobs/_compact_form.html", session, leaf, str(exc))
-        audit_job(actor=request.user, verb="job.create", job=job)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
     preview, error = None, ""
-    chosen = _settings_from(request.GET)
+    chosen = form.settings()
     try:
         limits = services.with_model_limits(chosen, providers.active_provider())
         plan = services.plan_compaction(session, leaf, limits)
@@ -113,7 +95,7 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
 # htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so
 # the user sees it in place; without htmx the page carries 409.
 def _form_error(request, template, session, leaf, error):  # type: ignore[no-untyped-def]
-    chosen = _settings_from(request.POST)
+    chosen = CompactionSettingsForm(request.POST).settings()
     if not request.htmx:
         messages.error(request, error)
         query = urlencode({"leaf": leaf, **chosen})
@@ -134,39 +116,27 @@ def _form_error(request, template, session, leaf, error):  # type: ignore[no-unt
 def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
     """Pi's three choices when navigating the tree: no summary, summary, summary + instructions."""
     session = session_for_user_or_404(request.user, session_pk)
-    source = request.POST if request.method == "POST" else request.GET
-    target = source.get("target", "")
-    old_leaf = source.get("from") or session.leaf_entry_id
+    form = ContinueForm(request.POST if request.method == "POST" else request.GET)
+    valid = form.is_valid()
+    target = form.cleaned_data.get("target", "")
+    old_leaf = form.cleaned_data.get("from_leaf") or session.leaf_entry_id
     if request.method == "POST":
-        choice = request.POST.get("choice", "none")
         try:
-            if choice == "none":
+            if not valid:
+                raise services.JobError(" ".join(form.non_field_errors()) or "Choose again")
+            if form.cleaned_data["choice"] == "none":
                 new_leaf = services.session_continue_without_summary(
-                    session=session, target_entry_id=target
-                )
-                audit_record(
-                    actor=request.user,
-                    verb="session.continue",
-                    session=session,
-                    target=f"leaf {old_leaf} -> {new_leaf or 'the root'}",
-                    data={"from": old_leaf, "to": new_leaf},
+                    session=session, target_entry_id=target, actor=request.user, old_leaf=old_leaf
                 )
                 messages.success(request, f"Leaf moved to {new_leaf or 'the root'} (no summary).")
                 target_url = reverse("inspector:session", args=[session.pk])
                 return redirect(f"{target_url}?entry={new_leaf}" if new_leaf else target_url)
-            params: dict = {}
-            if choice == "custom":
-                instructions = (request.POST.get("instructions") or "").strip()
-                if not instructions:
-                    raise services.JobError("Write the custom instructions, or pick another choice")
-                params["customInstructions"] = instructions
-                params["replaceInstructions"] = bool(request.POST.get("replace"))
             job = services.job_create(
                 session=session,
                 kind=Job.Kind.BRANCH_SUMMARY,
                 leaf_entry_id=old_leaf,
                 target_entry_id=target,
-                parameters=params,
+                parameters=form.parameters(),
                 requested_by=request.user,
             )
         except services.JobError as exc:
@@ -178,7 +148,6 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
             }
             template = "jobs/_continue_form.html" if request.htmx else "jobs/continue.html"
             return render(request, template, context, status=200 if request.htmx else 409)
-        audit_job(actor=request.user, verb="job.create", job=job)
         if request.htmx:
             return render(request, "jobs/_job_status.html", {"job": job})
         return redirect("jobs:detail", pk=job.pk)
@@ -195,14 +164,33 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "jobs/detail.html", {"job": job, "session": job.session})
 
 
+JOB_PARTS = ("preview", "requests", "responses")
+
+
+@login_required
+def payload(request: HttpRequest, pk: int, part: str, n: int = 0) -> HttpResponse:
+    """One request, response or the preparation of a job, as JSON (the job page lists them and
+    loads each on demand: whole summarisation requests made that page weigh megabytes)."""
+    if part not in JOB_PARTS:
+        raise Http404("No such part of a job")
+    job = _get_job_for_user(request, pk)
+    value = getattr(job, part)
+    if part != "preview":
+        if not 0 <= n < len(value):
+            raise Http404("No such request or response")
+        value = value[n]
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    if request.htmx:
+        return render(request, "jobs/_payload.html", {"text": text})
+    return HttpResponse(text, content_type="application/json")
+
+
 @login_required
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
-    if not services.job_cancel(job=job):
+    if not services.job_cancel(job=job, actor=request.user):
         messages.info(request, f"Job #{job.pk} had already ended ({job.status}).")
-    else:
-        audit_job(actor=request.user, verb="job.cancel", job=job)
     if request.htmx:
         return _status_response(request, job)
     return redirect("jobs:detail", pk=job.pk)
@@ -217,7 +205,6 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
     except services.JobError as exc:
         messages.error(request, str(exc))
         return redirect("jobs:detail", pk=job.pk)
-    audit_job(actor=request.user, verb="job.retry", job=new_job, retry_of=job.pk)
     if request.htmx:
         return render(request, "jobs/_job_status.html", {"job": new_job})
     return redirect("jobs:detail", pk=new_job.pk)
@@ -259,24 +246,16 @@ def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
     return response
 
 
-def _int_param(request: HttpRequest, name: str, default: int) -> int:
-    raw = request.GET.get(name, "")
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        return default
-    return max(0, value)
-
-
 @login_required
 def what_if(request: HttpRequest, session_pk: int) -> HttpResponse:
     """Auto-compaction what-if: where Pi would have compacted for these settings (no model)."""
     session = session_for_user_or_404(request.user, session_pk)
     config = providers.active_provider()
-    context_window = _int_param(request, "contextWindow", config.context_window)
-    reserve = _int_param(request, "reserveTokens", DEFAULT_RESERVE_TOKENS)
-    keep = _int_param(request, "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)
-    leaf = request.GET.get("leaf") or session.leaf_entry_id
+    form = WhatIfForm(request.GET)
+    context_window = form.whole("contextWindow", config.context_window)
+    reserve = form.whole("reserveTokens", DEFAULT_RESERVE_TOKENS)
+    keep = form.whole("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)
+    leaf = form.data.get("leaf") or session.leaf_entry_id
     error, compactions = "", []
     try:
         compactions = services.what_if_auto_compaction(

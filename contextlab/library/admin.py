@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.models import (
+    Entry,
+    ImportProblem,
+    Project,
+    ProjectMembership,
+    Session,
+    SessionRevision,
+)
 
 
 @admin.register(Project)
@@ -41,3 +48,10 @@ class EntryAdmin(admin.ModelAdmin):
 class ImportProblemAdmin(admin.ModelAdmin):
     list_display = ("path", "line", "reason", "session", "created_at")
     raw_id_fields = ("session", "revision")
+
+
+@admin.register(ProjectMembership)
+class ProjectMembershipAdmin(admin.ModelAdmin):
+    list_display = ("project", "user", "role", "created_at")
+    list_filter = ("role",)
+    raw_id_fields = ("project", "user", "added_by")

@@ -48,15 +48,11 @@ class OrderedJSONField(models.JSONField):
 
 
 def _visible_projects_q(user, project_field: str) -> Q:  # type: ignore[no-untyped-def]
-    """The visibility rule (contextlab.review.models explains it): superusers see everything,
-    a project without members is open to every signed-in user, a project with members only to
-    them. EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
-    from django.apps import apps
-    from django.db.models import Exists, OuterRef
-
-    membership = apps.get_model("review", "ProjectMembership")
-    members = membership.objects.filter(project_id=OuterRef(project_field))
-    return ~Exists(members) | Exists(members.filter(user_id=user.pk))
+    """The visibility rule (ProjectMembership explains it): superusers see everything, a project
+    without members is open to every signed-in user, a project with members only to them.
+    EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
+    members = ProjectMembership.objects.filter(project_id=models.OuterRef(project_field))
+    return ~models.Exists(members) | models.Exists(members.filter(user_id=user.pk))
 
 
 class _VisibleToMixin:
@@ -96,6 +92,56 @@ class Project(models.Model):
         # Pi's cwd may be a Windows path; take the last component of either separator.
         tail = self.cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
         return tail or self.cwd
+
+
+class MembershipQuerySet(models.QuerySet["ProjectMembership"]):
+    def owners(self) -> MembershipQuerySet:
+        return self.filter(role=ProjectMembership.Role.OWNER)
+
+
+class ProjectMembership(models.Model):
+    """Who may see a project: the visibility rule of `Project.objects.visible_to` and
+    `Session.objects.visible_to`.
+
+    1. Superusers see everything.
+    2. A project without members is *open*: every signed-in user sees it. Sessions imported
+       without a user (the `import_sessions` command, `--watch`, `demo`) land in such projects,
+       which suits a single team sharing one machine.
+    3. A project with at least one member is *restricted*: only its members see it, and everyone
+       else gets 404 on every URL that names it or one of its sessions.
+
+    A web upload that creates a project makes the uploader its owner (so it starts restricted);
+    an owner adds teammates by username on the project's members page (contextlab.review manages
+    memberships). The model lives with the projects it guards, so that the library's own queries
+    apply the rule without importing the apps above it; its table kept its first name.
+    """
+
+    class Role(models.TextChoices):
+        MEMBER = "member"  # sees the project's sessions, comments, labels them
+        OWNER = "owner"  # a member who also manages the members
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MembershipQuerySet.as_manager()
+
+    class Meta:
+        db_table = "review_projectmembership"
+        ordering = ("project", "user__username")
+        constraints = (
+            # Also the index behind visible_to's EXISTS (project = ? [AND user = ?]).
+            models.UniqueConstraint(fields=["project", "user"], name="review_membership_once"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.role} of {self.project}"
 
 
 class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):
@@ -233,7 +279,7 @@ class Entry(models.Model):
     # Neither foreign key has a database constraint. Django's deferred FK constraints check every
     # row again at COMMIT (a lookup and a key-share lock on the parent per row): for one import of
     # the real 1,018-entry session that was 4 ms of its ~33 ms, run after the rows are stored,
-    # when nothing else overlaps it. Entries are only written by library.services (import, sync)
+    # when nothing else overlaps it. Entries are only written by library.importer (import, sync)
     # and jobs.services (appended entries), in the same transaction that creates or locks their
     # revision, and deleted by Django's CASCADE (done by the ORM, not the database, either way);
     # tests/library/test_models.py checks both paths leave no entry without its revision.
@@ -294,12 +340,6 @@ class Entry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type} {self.entry_id}"
-
-    @property
-    def snippet_html(self) -> str:
-        from contextlab.library.search import snippet_html
-
-        return snippet_html(self)
 
 
 class ImportProblem(models.Model):

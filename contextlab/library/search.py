@@ -21,6 +21,8 @@ from django.db import connection, transaction
 from django.db.models import F, QuerySet, Value
 from django.utils.safestring import SafeString, mark_safe
 
+from contextlab.library.models import Entry
+
 START, STOP = "\ue000", "\ue001"
 CONFIG = "english"
 # tsvector holds at most 1 MB; entries are capped well below so one huge tool result cannot fail
@@ -50,8 +52,6 @@ def index_revision(revision_id: int | None, *, batch: int = INDEX_BATCH) -> int:
     a transaction and with more than one batch to do, CONTEXTLAB_INDEX_WORKERS connections store
     batches at once: PostgreSQL's text parser, not Python, is what a large import waits for.
     """
-    from contextlab.library.models import Entry
-
     if revision_id is None:
         return 0
     postgres = uses_postgres()
@@ -93,8 +93,6 @@ def _parallel_ok(postgres: bool) -> bool:
 
 
 def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
-    from contextlab.library.models import Entry
-
     if postgres:
         with transaction.atomic(), connection.cursor() as cursor:
             # Vectors can always be recomputed: no need to wait for the WAL flush.
@@ -154,8 +152,6 @@ class _Workers:
 
 def index_pending(*, limit: int | None = None) -> int:
     """Index every revision that has entries waiting (e.g. entries appended by jobs)."""
-    from contextlab.library.models import Entry
-
     revisions = (
         Entry.objects.filter(search_indexed=False).values_list("revision_id", flat=True).distinct()
     )

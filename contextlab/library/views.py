@@ -15,6 +15,8 @@ from django.views.decorators.http import require_POST
 
 from contextlab.inspector.selectors import session_index
 from contextlab.library.forms import SORTS, LibraryFilterForm
+from contextlab.library.importer import import_session_file
+from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     projects_for_user,
     search_entries,
@@ -24,7 +26,6 @@ from contextlab.library.selectors import (
     unusable_file_problem,
     unusable_files_for,
 )
-from contextlab.library.services import import_session_file
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record
@@ -95,6 +96,8 @@ def index(request: HttpRequest) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:500]
     hits = list(search_entries(query, user=request.user)[:SEARCH_LIMIT]) if query else []
+    for hit in hits:
+        hit.snippet_html = snippet_html(hit)
     context = {
         "nav": "library",
         "search_query": query,
@@ -118,18 +121,22 @@ def upload(request: HttpRequest) -> HttpResponse:
                 results.append({"name": upload_file.name, "error": refusal})
                 continue
             outcome = import_session_file(
-                fileobj=upload_file, name=upload_file.name, user=request.user
+                fileobj=upload_file,
+                name=upload_file.name,
+                user=request.user,
+                # The uploader's ownership of a project the upload created, and the audit
+                # event, commit with the entries.
+                within=lambda result, created=created_project: upload_record(
+                    user=request.user,
+                    session=result.session,
+                    status=result.status,
+                    created_project=created,
+                ),
             )
         except Exception as exc:  # one bad file must not hide the results of the others
             results.append({"name": upload_file.name, "error": str(exc)})
             continue
         if outcome.session is not None:
-            upload_record(
-                user=request.user,
-                session=outcome.session,
-                status=outcome.status,
-                created_project=created_project,
-            )
             # Build the session's tree index now, while the user waits for the upload anyway,
             # so that opening a large session right after is quick (in this process).
             session_index(outcome.session)

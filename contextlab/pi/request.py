@@ -336,7 +336,7 @@ class PathEntry:
 @dataclass(frozen=True)
 class RequestEstimate:
     leaf: str  # the request's leaf: the entry before the reply
-    reply: str  # the assistant message that answered it
+    reply: str | None  # the assistant message that answered it (None: not sent yet)
     tokens: int  # the sum of estimateTokens over the messages the request held
     # The compaction that came into force since the previous request: (its id, the estimate
     # of the context it left).
@@ -347,8 +347,9 @@ def request_estimates(path: Sequence[PathEntry]) -> list[RequestEstimate]:
     """The estimated size of every request along ``path`` (root first), in one pass.
 
     A request is the context at the entry before each assistant message (Pi always asked the
-    model with that leaf). Its size is the sum of the per-entry estimates of the messages
-    ``buildSessionContext`` would hold there: every emitting entry; after a compaction, its
+    model with that leaf); a compaction with no reply after it ends the list with the request
+    Pi would send next (``reply`` None). Its size is the sum of the per-entry estimates of the
+    messages ``buildSessionContext`` would hold there: every emitting entry; after a compaction, its
     summary, the emitting entries from ``firstKeptEntryId`` up to it, and those after it.
     """
     position_of = {entry.id: n for n, entry in enumerate(path)}
@@ -368,6 +369,9 @@ def request_estimates(path: Sequence[PathEntry]) -> list[RequestEstimate]:
             pending = None
         if entry.type in EMITTING_TYPES:
             current += entry.tokens
+    if pending is not None:
+        # A compaction with no request after it yet: the request Pi would send next.
+        out.append(RequestEstimate(path[-1].id, None, current, pending))
     return out
 
 

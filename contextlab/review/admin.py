@@ -1,13 +1,6 @@
 from django.contrib import admin
 
-from contextlab.review.models import AuditEvent, Comment, ProjectMembership, SessionLabel
-
-
-@admin.register(ProjectMembership)
-class ProjectMembershipAdmin(admin.ModelAdmin):
-    list_display = ("project", "user", "role", "created_at")
-    list_filter = ("role",)
-    raw_id_fields = ("project", "user", "added_by")
+from contextlab.review.models import AuditEvent, Comment, SessionLabel
 
 
 @admin.register(Comment)

@@ -1,15 +1,6 @@
-"""Team review: who may see a project, what reviewers say about entries, how they triage
-sessions, and who triggered what.
-
-Visibility rule (applied by `Session.objects.visible_to` and `Project.objects.visible_to`):
-1. Superusers see everything.
-2. A project without members is *open*: every signed-in user sees it. Sessions imported without a
-   user (the `import_sessions` command, `--watch`, `demo`) land in such projects, which suits a
-   single team sharing one machine.
-3. A project with at least one member is *restricted*: only its members see it, and everyone else
-   gets 404 on every URL that names it or one of its sessions.
-A web upload that creates a project makes the uploader its owner (so it starts restricted); an
-owner adds teammates by username on the project's members page.
+"""Team review: what reviewers say about entries, how they triage sessions, and who triggered
+what. Who may see a project (`ProjectMembership`, the visibility rule) is the library's model:
+review manages memberships (contextlab.review.services) but the library's queries apply them.
 """
 
 from __future__ import annotations
@@ -17,40 +8,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from contextlab.library.models import Project, Session
+from contextlab.library.models import Project, ProjectMembership, Session
 
-
-class MembershipQuerySet(models.QuerySet["ProjectMembership"]):
-    def owners(self) -> MembershipQuerySet:
-        return self.filter(role=ProjectMembership.Role.OWNER)
-
-
-class ProjectMembership(models.Model):
-    class Role(models.TextChoices):
-        MEMBER = "member"  # sees the project's sessions, comments, labels them
-        OWNER = "owner"  # a member who also manages the members
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
-    )
-    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
-    added_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = MembershipQuerySet.as_manager()
-
-    class Meta:
-        ordering = ("project", "user__username")
-        constraints = (
-            # Also the index behind visible_to's EXISTS (project = ? [AND user = ?]).
-            models.UniqueConstraint(fields=["project", "user"], name="review_membership_once"),
-        )
-
-    def __str__(self) -> str:
-        return f"{self.user} {self.role} of {self.project}"
+# ProjectMembership is the library's model now; still importable from here for older callers.
+__all__ = ["AuditEvent", "Comment", "ProjectMembership", "SessionLabel"]
 
 
 class Comment(models.Model):

@@ -13,8 +13,10 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from contextlab.library.models import Project, Session
-from contextlab.review.models import AuditEvent, Comment, ProjectMembership, SessionLabel
+from contextlab.library.importer import probe_header
+from contextlab.library.models import Project, ProjectMembership, Session
+from contextlab.library.storage.values import clean_text
+from contextlab.review.models import AuditEvent, Comment, SessionLabel
 
 COMMENT_MAX = 10_000
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
@@ -194,8 +196,6 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
     """Before a web upload: (why it is refused or None, whether it would create a project).
 
     Reads the header the way the import does (probe_header), then rewinds the file."""
-    from contextlab.library.services import clean_text, probe_header
-
     probe = probe_header(fileobj)
     fileobj.seek(0)
     header = probe.header or {}

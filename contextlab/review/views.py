@@ -17,10 +17,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from contextlab.library.models import Entry, Project, Session
+from contextlab.library.models import Entry, Project, ProjectMembership, Session
 from contextlab.library.selectors import project_for_user_or_404, session_for_user_or_404
 from contextlab.review import selectors, services
-from contextlab.review.models import AuditEvent, Comment, ProjectMembership
+from contextlab.review.forms import CommentForm, LabelForm, MembershipForm
+from contextlab.review.models import AuditEvent, Comment
 
 AUDIT_LIMIT = 200
 
@@ -44,17 +45,20 @@ def members(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         if not can_manage:
             raise PermissionDenied("Only the project's owners manage its members.")
+        form = MembershipForm(request.POST)
         try:
+            if not form.is_valid():
+                raise services.ReviewError(f"Unknown role {request.POST.get('role', '')!r}")
             services.membership_add(
                 project=project,
-                username=request.POST.get("username", ""),
-                role=request.POST.get("role", ProjectMembership.Role.MEMBER),
+                username=form.cleaned_data["username"],
+                role=form.cleaned_data["role"],
                 actor=request.user,
             )
         except services.ReviewError as exc:
             messages.error(request, str(exc))
         else:
-            messages.success(request, f"{request.POST.get('username', '').strip()} added.")
+            messages.success(request, f"{form.cleaned_data['username']} added.")
         return redirect("review:members", pk=project.pk)
     context = {
         "nav": "library",
@@ -149,10 +153,11 @@ def _comments_response(
 @require_POST
 def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
-    entry_id = request.POST.get("entry", "")
+    form = CommentForm(request.POST)
+    form.is_valid()  # optional text fields: always valid
+    entry_id, body = form.cleaned_data["entry"], form.cleaned_data["body"]
     if not Entry.objects.for_session(session).filter(entry_id=entry_id).exists():
         raise Http404("No such entry in this session")
-    body = request.POST.get("body", "")
     try:
         services.comment_create(session=session, entry_id=entry_id, author=request.user, body=body)
     except services.ReviewError as exc:
@@ -165,9 +170,9 @@ def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
 def comment_edit(request: HttpRequest, pk: int) -> HttpResponse:
     comment = _comment_for_user_or_404(request, pk)
     try:
-        services.comment_update(
-            comment=comment, actor=request.user, body=request.POST.get("body", "")
-        )
+        form = CommentForm(request.POST)
+        form.is_valid()
+        services.comment_update(comment=comment, actor=request.user, body=form.cleaned_data["body"])
     except services.ReviewForbidden as exc:
         raise PermissionDenied(str(exc)) from exc
     except services.ReviewError as exc:
@@ -207,9 +212,11 @@ def _labels_response(request: HttpRequest, session: Session, error: str = "") ->
 @require_POST
 def label_add(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
+    form = LabelForm(request.POST)
+    form.is_valid()
     try:
         services.session_label_add(
-            session=session, name=request.POST.get("name", ""), actor=request.user
+            session=session, name=form.cleaned_data["name"], actor=request.user
         )
     except services.ReviewError as exc:
         return _labels_response(request, session, str(exc))
@@ -220,7 +227,9 @@ def label_add(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def label_remove(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
+    form = LabelForm(request.POST)
+    form.is_valid()
     services.session_label_remove(
-        session=session, name=request.POST.get("name", ""), actor=request.user
+        session=session, name=form.cleaned_data["name"], actor=request.user
     )
     return _labels_response(request, session)

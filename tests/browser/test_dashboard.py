@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache, path_entries, session_index
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
-from contextlab.library.services import import_session_file
 from contextlab.pi.context import build_session_context
 from tests.conftest import PASSWORD, login
 from tests.inspector.sessions import SESSION_ID, write_session

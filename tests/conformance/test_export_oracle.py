@@ -135,7 +135,7 @@ def _positional(lines):
 
 
 def test_a_legacy_file_exports_as_pi_rewrites_it_when_it_migrates(import_corpus, tmp_path):
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     original = tmp_path / "legacy.jsonl"
     original.write_text(LEGACY_V1, encoding="utf-8")

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from contextlab.inspector.selectors import clear_cache, path_entries, session_index
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
 from contextlab.pi.session import parse_session_file
 from tests.conftest import REPO

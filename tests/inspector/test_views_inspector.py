@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 from contextlab.inspector.selectors import clear_cache
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
 from contextlab.pi.session import parse_session_file
 from tests.inspector.sessions import CWD, NOTICE, write_session
@@ -56,7 +56,7 @@ def test_it_shows_the_projection_the_engine_builds_from_the_file(
     owner_client, rich, rich_file, leaf
 ):
     body = _get(owner_client, rich, leaf, **INSPECTOR)
-    assert body.lstrip().startswith('<div id="inspector">')
+    assert body.lstrip().startswith(f'<div id="inspector" data-entry-id="{leaf}"')
     expected = _engine_messages(rich_file, leaf)
     assert int(re.search(r'data-testid="message-count">(\d+)<', body).group(1)) == len(expected)
     assert body.count('<details class="msg') == len(expected)
@@ -147,9 +147,20 @@ def test_it_diffs_against_the_previous_request_on_the_path(owner_client, rich):
     body = _get(owner_client, rich, "u0000004", "diff")
     assert "entry=u0000003&amp;tab=diff" in body
     added = body[body.index("Added (") : body.index("Left the context")]
-    assert "The conversation history before this point was compacted" in added
+    assert "<b>compactionSummary</b>" in added
     removed = body[body.index("Left the context") :]
     assert "Please read the file" in removed
+
+
+def test_it_counts_a_summary_the_same_in_the_messages_and_diff_tabs(owner_client, rich):
+    messages = _get(owner_client, rich, "u0000004", "context")
+    in_messages = re.search(
+        r'data-role="compactionSummary".*?data-testid="msg-tokens">(\d+) tok', messages, re.S
+    )
+    diff = _get(owner_client, rich, "u0000004", "diff")
+    in_diff = re.search(r"<b>compactionSummary</b> <span class=\"muted\">(\d+) tok", diff)
+    assert in_messages and in_diff
+    assert in_messages.group(1) == in_diff.group(1)
 
 
 def test_it_says_plainly_what_is_unknown_and_learns_it_from_the_resource_profile(

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
-from contextlab.library.services import import_session_file
+from contextlab.library.importer import import_session_file
 from tests.inspector.sessions import rich_session_lines, write_session
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +149,7 @@ def test_it_answers_404_on_every_session_url_when_the_session_is_not_visible(
 ):
     """A project with members is visible to them only (contextlab.review.models): every session
     URL must follow Session.objects.visible_to."""
-    from contextlab.review.models import ProjectMembership
+    from contextlab.library.models import ProjectMembership
 
     session = import_session_file(path=write_session(tmp_path), user=owner).session
     ProjectMembership.objects.create(project=session.project, user=owner, role="owner")

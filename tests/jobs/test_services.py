@@ -185,3 +185,27 @@ def test_it_exports_added_entries_after_the_original_bytes(import_corpus, offlin
     line = json.loads(added)
     assert list(line) == list(ENTRY_KEY_ORDER["compaction"])
     assert added.startswith('{"type":"compaction","id":"')
+
+
+def test_a_job_and_its_audit_event_commit_together(import_corpus, offline_provider, monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    from contextlab.review.models import AuditEvent
+
+    session, _ = import_corpus("tools")
+    user = get_user_model().objects.create_user("auditor", password="x")
+    job = services.job_create(session=session, kind="compaction", requested_by=user, enqueue=False)
+    assert list(AuditEvent.objects.values_list("verb", "actor__username")) == [
+        ("job.create", "auditor")
+    ]
+    assert services.job_cancel(job=job, actor=user)
+    assert AuditEvent.objects.filter(verb="job.cancel").count() == 1
+
+    def refuse(**kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the audit log is unavailable")
+
+    # An audit event that cannot be written takes the job with it: no unaudited change.
+    monkeypatch.setattr(services, "audit_job", refuse)
+    with pytest.raises(RuntimeError):
+        services.job_create(session=session, kind="compaction", requested_by=user, enqueue=False)
+    assert Job.objects.filter(session=session).count() == 1

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextlab.library.importer import Status, import_session_file
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.selectors import engine_entries
-from contextlab.library.services import Status, import_session_file
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import parse_session_file
 from tests.library.conftest import HEADER_ID, chain, header, lines, message
@@ -45,7 +45,7 @@ def test_it_imports_the_real_session_exactly(real_session_path: Path, tmp_path: 
     assert session.models_used == ["openai/gpt-5.1-codex", "anthropic/claude-sonnet-4-5"]
     assert session.current_revision.blob_file.read_bytes() == real_session_path.read_bytes()
     # Each row's timestamp column is the instant of the entry's timestamp.
-    from contextlab.library.services import entry_datetime
+    from contextlab.library.storage.values import entry_datetime
 
     stamps = dict(Entry.objects.filter(session=session).values_list("entry_id", "timestamp"))
     assert [stamps[e["id"]] for e in parsed.entries] == [
@@ -447,7 +447,7 @@ def test_it_copies_a_real_file_without_touching_it(real_session_path: Path, tmp_
     ],
 )
 def test_it_decodes_fast_only_where_the_engine_agrees(raw: bytes, takes_fast_path: bool) -> None:
-    from contextlab.library.services import _fast_decode
+    from contextlab.library.importer.decoding import _fast_decode
     from contextlab.pi.session import decode_entry
 
     fast = _fast_decode(raw)
@@ -480,7 +480,7 @@ _VALUES = st.recursive(
 )
 @settings(max_examples=400, derandomize=True, deadline=None)
 def test_it_decodes_fast_only_lines_the_engine_reads_the_same(body, spaces) -> None:
-    from contextlab.library.services import _fast_decode
+    from contextlab.library.importer.decoding import _fast_decode
     from contextlab.pi.session import decode_entry
 
     value = {"type": "message", "id": "e1", **body}
@@ -495,7 +495,7 @@ def test_it_decodes_fast_only_lines_the_engine_reads_the_same(body, spaces) -> N
 
 @pytest.mark.parametrize("spaces", ["", " ", "\t", " \r\n "])
 def test_it_decodes_a_plain_line_on_the_fast_path(spaces: str) -> None:
-    from contextlab.library.services import _fast_decode
+    from contextlab.library.importer.decoding import _fast_decode
     from contextlab.pi.session import decode_entry
 
     value = {"type": "message", "id": "e1", "parentId": None, "a": 1, "b": [True, None, "x"]}
@@ -506,7 +506,7 @@ def test_it_decodes_a_plain_line_on_the_fast_path(spaces: str) -> None:
 
 
 def test_it_decodes_every_real_line_like_the_engine(real_session_path: Path) -> None:
-    from contextlab.library.services import _fast_decode
+    from contextlab.library.importer.decoding import _fast_decode
     from contextlab.pi.session import decode_entry
 
     for raw in real_session_path.read_bytes().split(b"\n"):
@@ -528,7 +528,8 @@ def test_it_splits_lines_exactly_whatever_the_chunk_size(
     # Lines longer than a chunk are read again in one piece; longer than the limit, not held.
     from django.test import override_settings
 
-    from contextlab.library.services import BlobSink, iter_lines
+    from contextlab.library.importer.blobs import BlobSink
+    from contextlab.library.importer.lines import iter_lines
 
     data = b"\n".join(pieces) + (b"\n" if last_newline and pieces else b"")
     with tempfile.TemporaryDirectory() as tmp, override_settings(CONTEXTLAB_MAX_LINE_BYTES=limit):
@@ -573,14 +574,14 @@ def test_it_splits_lines_exactly_whatever_the_chunk_size(
 )
 def test_it_reads_entry_timestamps_like_the_engine(timestamp) -> None:
     # The shortcut for Pi's own toISOString form must give what the general path gives.
-    from contextlab.library.services import _ms_to_datetime, entry_datetime
+    from contextlab.library.storage.values import _ms_to_datetime, entry_datetime
     from contextlab.pi.session import entry_time_ms
 
     assert entry_datetime(timestamp) == _ms_to_datetime(entry_time_ms(timestamp))
 
 
 def test_it_reads_every_real_timestamp_like_the_engine(real_session_path: Path) -> None:
-    from contextlab.library.services import _ms_to_datetime, entry_datetime
+    from contextlab.library.storage.values import _ms_to_datetime, entry_datetime
     from contextlab.pi.session import entry_time_ms
 
     for raw in real_session_path.read_bytes().split(b"\n"):
@@ -651,9 +652,9 @@ def test_it_stores_tabs_backslashes_and_copy_markers_exactly(write_session) -> N
 def test_it_stores_large_entries_sent_in_slices_exactly(write_session, monkeypatch) -> None:
     # Entries over LARGE_JSON_BYTES are escaped and sent a slice at a time: escapes that fall
     # across slice boundaries must come out whole.
-    from contextlab.library import services
+    from contextlab.library.storage import copy
 
-    monkeypatch.setattr(services, "LARGE_JSON_BYTES", 7)
+    monkeypatch.setattr(copy, "LARGE_JSON_BYTES", 7)
     text = "tab\there, back\\slash \\N and a \\. line\n" * 5
     entries = [
         message("e0000000", None, "user", text),
@@ -691,7 +692,7 @@ def test_it_stores_pi_token_estimates_per_entry(real_session_path: Path) -> None
     assert [t for _, t in rows] == expected
     assert sum(expected) > 100_000
     summary = {"type": "branch_summary", "id": "b1", "parentId": None, "summary": "x" * 41}
-    from contextlab.library.services import entry_tokens
+    from contextlab.library.storage.figures import entry_tokens
 
     assert entry_tokens(summary) == estimate_tokens(create_branch_summary_message(summary)) == 11
 
@@ -749,3 +750,20 @@ def test_it_migrates_a_v2_file_keeping_its_ids(write_session) -> None:
     assert [e["id"] for e in stored] == ["e0000000", "e0000001", "h0000001"]
     assert stored[-1]["message"]["role"] == "custom"
     assert stored == parse_session_file(path).entries
+
+
+def test_what_runs_within_an_import_commits_with_it_or_not_at_all(write_session) -> None:
+    path = write_session(header(), *chain(3))
+    seen: list[str] = []
+    result = import_session_file(path=path, within=lambda r: seen.append(r.status))
+    assert seen == [Status.NEW] and result.session is not None
+
+    def refuse(result):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the audit log is unavailable")
+
+    grown = write_session(header(), *chain(5))
+    with pytest.raises(RuntimeError):
+        import_session_file(path=grown, within=refuse)
+    # The append was rolled back with it: the stored session is as the first import left it.
+    assert Session.objects.get().entry_count == 3
+    assert Entry.objects.count() == 3

@@ -225,9 +225,10 @@ def test_it_runs_on_embedded_sqlite_with_a_working_search(tmp_path: Path) -> Non
         subprocess.run([*manage, *args], env=env, cwd=REPO, check=True, capture_output=True)
     script = (
         "from django.db import connection;"
+        "from contextlab.library.search import snippet_html;"
         "from contextlab.library.selectors import search_entries;"
         "hits = list(search_entries('licence'));"
-        "print(connection.vendor, len(hits), hits[0].snippet_html)"
+        "print(connection.vendor, len(hits), snippet_html(hits[0]))"
     )
     done = subprocess.run(
         [*manage, "shell", "-c", script],
@@ -245,7 +246,7 @@ def test_it_runs_on_embedded_sqlite_with_a_working_search(tmp_path: Path) -> Non
 
 @pytest.mark.django_db(transaction=True)
 def test_it_imports_the_same_new_file_once_when_two_syncs_race(write_session) -> None:
-    from contextlab.library.services import import_session_file
+    from contextlab.library.importer import import_session_file
 
     path = write_session(header(), *chain(200))
     statuses: list[str] = []

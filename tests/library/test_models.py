@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from contextlab.library.importer import Status, import_session_file
 from contextlab.library.models import Entry, Session, SessionRevision
-from contextlab.library.services import Status, import_session_file
 from tests.library.conftest import chain, header
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Session, SessionRevision
 from contextlab.library.selectors import engine_entries
-from contextlab.library.services import import_session_file
 from contextlab.pi.session import parse_session_file
 from contextlab.review.models import AuditEvent
 from tests.library.conftest import HEADER_ID, chain, header

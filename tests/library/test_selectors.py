@@ -7,9 +7,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Session
+from contextlab.library.search import snippet_html
 from contextlab.library.selectors import engine_entries, search_entries, session_problems
-from contextlab.library.services import import_session_file
 from tests.library.conftest import chain, header, message
 from tests.waiting import wait_until
 
@@ -55,13 +56,13 @@ def test_it_searches_tool_results_with_escaped_highlights(
     with django_assert_num_queries(1):
         hits = list(search_entries("flamingo"))
     assert [h.entry_id for h in hits] == ["t0000001"]
-    html = hits[0].snippet_html
+    html = snippet_html(hits[0])
     assert "<mark>flamingo</mark>" in html
     assert "<script>" not in html
     # The fallback highlighter (SQLite) escapes the text before marking it.
     plain = Entry.objects.get(entry_id="t0000001")
     plain.search_query = "flamingo"
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; <mark>flamingo</mark>" in plain.snippet_html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; <mark>flamingo</mark>" in snippet_html(plain)
     assert hits[0].session.project.cwd == "/home/u/proj"  # select_related: no extra query
 
 

@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, ImportProblem, Session
-from contextlab.library.services import import_session_file
 from tests.inspector.sessions import (
     SESSION_ID,
     XSS,
@@ -243,7 +243,7 @@ def test_it_shows_each_revision_of_a_rewritten_file_and_serves_its_original_byte
 
 
 def test_it_keeps_history_and_original_bytes_from_outsiders(client, owner, outsider, tmp_path):
-    from contextlab.review.models import ProjectMembership
+    from contextlab.library.models import ProjectMembership
 
     result = _import(tmp_path, _linear("s-private", "/srv/private", "secret plan"), "p.jsonl")
     ProjectMembership.objects.create(

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from contextlab.library.models import Session
-from contextlab.library.services import import_session_file
-from contextlab.review.models import ProjectMembership
+from contextlab.library.importer import import_session_file
+from contextlab.library.models import ProjectMembership, Session
 from tests.inspector.sessions import linear_session_lines
 
 

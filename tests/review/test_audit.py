@@ -41,7 +41,7 @@ def test_it_records_the_import_command_per_stored_session(tmp_path, blob_dir):
 def test_it_records_job_create_cancel_retry_and_export_from_the_views(
     client, owner, import_corpus, offline_provider
 ):
-    from contextlab.review.models import ProjectMembership
+    from contextlab.library.models import ProjectMembership
 
     session, _ = import_corpus("tools")
     ProjectMembership.objects.create(project=session.project, user=owner, role="owner")

@@ -25,6 +25,7 @@ def test_it_comments_and_labels_in_place_with_htmx(
     # A marker that a full page load would wipe: the swaps below must keep it.
     page.evaluate("window.__kept = true")
 
+    page.click("details.comments-here summary")  # folded while the entry has no comments
     page.fill("#comment-body", "just one question: why this tool?")
     page.click("#comments button:has-text('Comment')")
     page.wait_for_selector("#comments .comment-body:has-text('why this tool?')")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from contextlab.library.models import Project, Session
-from contextlab.review.models import AuditEvent, ProjectMembership
+from contextlab.library.models import Project, ProjectMembership, Session
+from contextlab.review.models import AuditEvent
 from tests.review.helpers import import_open, session_lines, team_session, upload
 
 pytestmark = pytest.mark.django_db

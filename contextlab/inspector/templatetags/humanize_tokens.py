@@ -23,3 +23,9 @@ def percent_of(value: object, total: object) -> float:
     if not isinstance(value, int | float) or not isinstance(total, int | float) or total <= 0:
         return 0.0
     return round(min(100.0, 100.0 * value / total), 2)
+
+
+@register.filter
+def percent_left(value: object, total: object) -> float:
+    """100 minus percent_of: where a bar of that share starts when it ends at the right."""
+    return round(100.0 - percent_of(value, total), 2)

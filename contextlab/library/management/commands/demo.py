@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contextlab.library.services import Status, import_session_file
+from contextlab.library.importer import Status, import_session_file
 from contextlab.review.services import audit_imports, command_actor
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo" / "sessions"
@@ -42,14 +42,17 @@ class Command(BaseCommand):
             raise CommandError(f"No demo sessions in {DEMO_DIR}")
         user_model = get_user_model()
         user, _ = user_model.objects.get_or_create(username=DEMO_USERNAME)
-        results = []
+        actor = command_actor("demo")
         for file in files:
-            result = import_session_file(path=file, name=f"demo/{file.name}", user=user)
+            result = import_session_file(
+                path=file,
+                name=f"demo/{file.name}",
+                user=user,
+                within=lambda r: audit_imports(results=[r], actor_label=actor),
+            )
             if result.status == Status.FAILED:
                 raise CommandError(f"The demo session {file} could not be imported")
             self.stdout.write(f"{result.status:<9} demo/{file.name} ({result.entries} entries)")
-            results.append(result)
-        audit_imports(results=results, actor_label=command_actor("demo"))
         password = options["password"] or secrets.token_urlsafe(9)
         user.set_password(password)
         user.is_staff = False

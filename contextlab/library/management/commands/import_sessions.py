@@ -1,6 +1,6 @@
 """`manage.py import_sessions PATH... [--json] [--watch]`: import Pi session files or folders.
 
-A thin wrapper over contextlab.library.services.import_session_file (the upload view uses the same
+A thin wrapper over contextlab.library.importer.import_session_file (the upload view uses the same
 service). Folders are searched recursively for *.jsonl, so `~/.pi/agent/sessions` works as is.
 Exit status: 0, or 1 when a file failed (no session could be read from it).
 """
@@ -12,7 +12,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,23 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from contextlab.inspector.services import store_tree_indexes, tree_index_refresh
+from contextlab.library.importer import ImportResult, Status, import_session_file
 from contextlab.library.search import index_pending
-from contextlab.library.services import ImportResult, Status, import_session_file
 from contextlab.review.services import audit_imports, command_actor
 
 MB = 1024 * 1024
+
+
+def _audit(
+    command: str, statuses: tuple[str, ...] = (Status.NEW, Status.APPENDED, Status.REVISED)
+) -> Callable[[ImportResult], None]:
+    """The audit event of one imported file, recorded in the import's own transaction."""
+    actor = command_actor(command)
+
+    def record(result: ImportResult) -> None:
+        audit_imports(results=[result], actor_label=actor, statuses=statuses)
+
+    return record
 
 
 def find_session_files(paths: list[Path]) -> list[Path]:
@@ -119,7 +131,6 @@ class Command(BaseCommand):
         # from what --watch has seen, and is synced on its first scan instead of being missed.
         seen = {f: _stat(f) for f in files}
         results, seconds = self._import_all(files, as_json)
-        audit_imports(results=results, actor_label=command_actor("import_sessions"))
         store_tree_indexes(results)
         if as_json:
             self.stdout.write(json.dumps(results_json(results, seconds), ensure_ascii=False))
@@ -154,6 +165,7 @@ class Command(BaseCommand):
                 progress=(lambda done, b=base, name=label: progress.update(b + done, name))
                 if progress.enabled
                 else None,
+                within=_audit("import_sessions"),
             )
             results.append(result)
             with contextlib.suppress(OSError):
@@ -286,13 +298,9 @@ class Command(BaseCommand):
                     tree_index_refresh(session_id=pk)
             if not changed:
                 continue
-            results = [import_session_file(path=f) for f in changed]
             # Not the appends: they are Pi writing as it runs, one per sync, not a person.
-            audit_imports(
-                results=results,
-                actor_label=command_actor("import_sessions --watch"),
-                statuses=(Status.NEW, Status.REVISED),
-            )
+            audit = _audit("import_sessions --watch", (Status.NEW, Status.REVISED))
+            results = [import_session_file(path=f, within=audit) for f in changed]
             for result in results:
                 if result.session is not None and result.status in _GREW:
                     settling[result.session.pk] = time.monotonic()
@@ -312,7 +320,7 @@ _GREW = (Status.NEW, Status.APPENDED, Status.REVISED)
 
 
 def results_json(results: list[ImportResult], seconds: float) -> dict[str, Any]:
-    """The object `--json` prints (the contract of issue 3)."""
+    """The object `--json` prints (the contract in README.md, "Your own sessions")."""
     return {
         "files": [r.as_json() for r in results],
         "bytes": sum(r.bytes_read for r in results),

@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contextlab.inspector.services import store_tree_indexes
+from contextlab.library.importer import ImportResult, Status, import_session_file
 from contextlab.library.management.commands.import_sessions import results_json
 from contextlab.library.models import Session
-from contextlab.library.services import ImportResult, Status, import_session_file
 from contextlab.pi.session import Problem
 from contextlab.review.services import audit_imports, command_actor
 
@@ -49,13 +50,13 @@ class Command(BaseCommand):
             if missing:
                 raise CommandError(f"No stored session with id {', '.join(missing)}")
         started = time.perf_counter()
-        results = [reimport(session) for session in sessions]
+        actor = command_actor("reimport_sessions")
+
+        def audit(result: ImportResult) -> None:
+            audit_imports(results=[result], actor_label=actor, statuses=(Status.REVISED,))
+
+        results = [reimport(session, audit) for session in sessions]
         seconds = time.perf_counter() - started
-        audit_imports(
-            results=results,
-            actor_label=command_actor("reimport_sessions"),
-            statuses=(Status.REVISED,),
-        )
         store_tree_indexes(results)
         if options["json"]:
             self.stdout.write(json.dumps(results_json(results, seconds), ensure_ascii=False))
@@ -73,8 +74,11 @@ class Command(BaseCommand):
             sys.exit(1)
 
 
-def reimport(session: Session) -> ImportResult:
-    """Read the session's current revision again, from its stored bytes, into a new revision."""
+def reimport(
+    session: Session, within: Callable[[ImportResult], None] | None = None
+) -> ImportResult:
+    """Read the session's current revision again, from its stored bytes, into a new revision
+    (`within`: as import_session_file's)."""
     revision = session.current_revision
     if revision is None:
         return _failed(session, "the session has no revision to re-import")
@@ -88,7 +92,10 @@ def reimport(session: Session) -> ImportResult:
         )
     with handle:
         return import_session_file(
-            fileobj=handle, name=revision.source_path or revision.blob_path, revise=REASON
+            fileobj=handle,
+            name=revision.source_path or revision.blob_path,
+            revise=REASON,
+            within=within,
         )
 
 

@@ -1,0 +1,405 @@
+"""The session page in a real Chromium, at a phone's width and a desktop's: the tree, the URL and
+the inspector always name the same entry (issue 11's hooks: `#tree [aria-selected=true]`'s
+`data-entry-id`, `#inspector`'s `data-entry-id`, the URL's `entry`), the selected row is in view,
+and the page follows its session without a reload."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.urls import reverse
+
+from contextlab.inspector.selectors import clear_cache
+from contextlab.library.importer import import_session_file
+from contextlab.library.models import Session
+from tests.conftest import login
+from tests.inspector.sessions import _assistant, _user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = [390, 1440]
+LONG_ID = "0193a1b2-0000-7000-8000-0000000010ff"
+
+
+def _message(entry_id: str, parent: str | None, message: dict, n: int) -> dict:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": f"2025-11-20T11:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+        "message": message,
+    }
+
+
+def long_session_lines(pairs: int = 80) -> list[dict]:
+    """`pairs` user/assistant turns on one line (u0000000, a0000000, u0000001, ...), with a side
+    branch (b0000001, b0000002) under a0000010 written before the rest, so the leaf stays at the
+    end of the main line."""
+    lines: list[dict] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": LONG_ID,
+            "timestamp": "2025-11-20T11:00:00.000Z",
+            "cwd": "/home/ann/work",
+        }
+    ]
+    parent = None
+    for i in range(pairs):
+        user, reply = f"u{i:07d}", f"a{i:07d}"
+        lines.append(_message(user, parent, _user(f"question number {i}", 2 * i), 2 * i))
+        text = [{"type": "text", "text": f"answer number {i}"}]
+        lines.append(_message(reply, user, _assistant(text, 2 * i + 1), 2 * i + 1))
+        parent = reply
+        if i == 10:
+            lines.append(_message("b0000001", reply, _user("a side question", 500), 500))
+            side = [{"type": "text", "text": "a side answer"}]
+            lines.append(_message("b0000002", "b0000001", _assistant(side, 501), 501))
+    return lines
+
+
+def write_lines(path: Path, lines: list[dict], mode: str = "w") -> None:
+    with path.open(mode) as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+@pytest.fixture
+def long_session(tmp_path, blob_dir, owner):
+    clear_cache()
+    path = tmp_path / f"2025-11-20T11-00-00-000Z_{LONG_ID}.jsonl"
+    write_lines(path, long_session_lines())
+    session = import_session_file(path=path).session
+    assert session is not None
+    return session, path
+
+
+def phone_or_desktop(chromium, width):  # type: ignore[no-untyped-def]
+    context = chromium.new_context(viewport={"width": width, "height": 844 if width < 800 else 900})
+    return context, context.new_page()
+
+
+@pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
+def wpage(request, chromium):  # type: ignore[no-untyped-def]
+    context, page = phone_or_desktop(chromium, request.param)
+    page.width = request.param
+    yield page
+    context.close()
+
+
+STATE = """() => {
+  const tree = document.querySelector('#tree');
+  const selected = tree && tree.querySelectorAll('[aria-selected="true"]');
+  const inspector = document.querySelector('#inspector');
+  const row = selected && selected.length === 1 ? selected[0] : null;
+  let inView = false;
+  if (row) {
+    const r = row.getBoundingClientRect();
+    const pane = document.querySelector('.tree-pane').getBoundingClientRect();
+    const tools = document.querySelector('#tree .tree-tools').getBoundingClientRect();
+    const top = Math.max(pane.top, tools.bottom, 0);
+    const bottom = Math.min(pane.bottom, window.innerHeight);
+    inView = r.top >= top - 1 && r.bottom <= bottom + 1;
+  }
+  return {
+    tree: row ? row.getAttribute('data-entry-id')
+              : (selected ? selected.length + ' selected' : null),
+    url: new URL(location.href).searchParams.get('entry'),
+    inspector: inspector && inspector.getAttribute('data-entry-id'),
+    inView: inView,
+  };
+}"""
+
+
+def settled(page, entry: str | None = None, timeout: float = 15_000) -> dict:
+    """Wait until tree, URL and inspector agree (on `entry`, if given); return the state."""
+    want = json.dumps(entry)
+    page.wait_for_function(
+        f"""() => {{
+          const s = ({STATE})();
+          return s.tree && s.tree === s.url && s.url === s.inspector
+                 && ({want} === null || s.url === {want});
+        }}""",
+        timeout=timeout,
+    )
+    page.wait_for_timeout(400)  # a late response must not undo it
+    state = page.evaluate(STATE)
+    assert state["tree"] == state["url"] == state["inspector"], state
+    if entry is not None:
+        assert state["url"] == entry, state
+    return state
+
+
+def tree_order(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "#tree li[data-entry-id]", "els => els.map(e => e.dataset.entryId)"
+    )
+
+
+def no_wider_than_viewport(page) -> None:
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"{page.url} is {width}px wide"
+
+
+def open_session(page, live_server, session, query: str = "") -> None:
+    url = reverse("inspector:session", args=[session.pk])
+    page.goto(f"{live_server.url}{url}{query}")
+    page.wait_for_selector("#tree a.trow")
+
+
+def test_it_keeps_tree_url_and_inspector_together_while_j_is_held_for_50_rows(
+    wpage, live_server, long_session, owner
+):
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000000")
+    order = tree_order(wpage)
+    start = order.index("u0000000")
+    # A held key: 50 keydowns in a row, all but the first marked as repeats, faster than any
+    # response can come back (each one aborts or outruns the previous request).
+    wpage.evaluate(
+        """() => { for (let i = 0; i < 50; i++) {
+             document.body.dispatchEvent(new KeyboardEvent('keydown',
+               {key: 'j', repeat: i > 0, bubbles: true, cancelable: true}));
+           } }"""
+    )
+    state = settled(wpage, order[start + 50])
+    assert state["inView"], state
+    # Pressed one at a time, the responses overlap: the last press still wins.
+    for _ in range(12):
+        wpage.keyboard.press("k")
+    state = settled(wpage, order[start + 38])
+    assert state["inView"], state
+    # Holding the key left one history entry for the whole run: Back returns before it.
+    wpage.go_back()
+    settled(wpage)
+
+
+def test_it_folds_keeping_the_selection_and_l_unfolds(wpage, live_server, long_session, owner):
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=b0000002")
+    settled(wpage, "b0000002")
+    # Fold the side branch from its first row: the selection moves to the folded entry.
+    wpage.click("#tree li[data-entry-id='b0000001'] a.fold-toggle")
+    state = settled(wpage, "b0000001")
+    assert state["inView"], state
+    assert "fold=b0000001" in wpage.url
+    assert wpage.locator("#tree li[data-entry-id='b0000002']").count() == 0
+    # `l` unfolds the folded selection (and keeps it).
+    wpage.keyboard.press("l")
+    wpage.wait_for_selector("#tree li[data-entry-id='b0000002']")
+    settled(wpage, "b0000001")
+    assert "fold=" not in wpage.url
+    # `h` folds it again; Back undoes the fold.
+    wpage.keyboard.press("h")
+    wpage.wait_for_function("() => location.search.includes('fold=b0000001')")
+    settled(wpage, "b0000001")
+    wpage.go_back()
+    wpage.wait_for_selector("#tree li[data-entry-id='b0000002']")
+    settled(wpage, "b0000001")
+
+
+def test_it_keeps_clicks_tabs_and_back_in_agreement(wpage, live_server, long_session, owner):
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session)
+    state = settled(wpage, "a0000079")  # no entry in the URL: the leaf, and the URL says so
+    assert state["inView"], state
+    wpage.click("#tree li[data-entry-id='u0000040'] a.trow")
+    settled(wpage, "u0000040")
+    wpage.click("#tree li[data-entry-id='u0000070'] a.trow")
+    settled(wpage, "u0000070")
+    wpage.click("nav.tabs a:has-text('Raw entry')")
+    wpage.wait_for_function("() => location.search.includes('tab=entry')")
+    settled(wpage, "u0000070")
+    assert "u0000070" in wpage.locator("#entry-json").inner_text()
+    wpage.go_back()
+    settled(wpage, "u0000070")
+    wpage.wait_for_selector("#messages")
+    wpage.go_back()
+    state = settled(wpage, "u0000040")
+    assert state["inView"], state
+    wpage.go_back()
+    settled(wpage, "a0000079")
+    wpage.go_forward()
+    settled(wpage, "u0000040")
+
+
+def test_a_permalink_with_a_tree_search_selects_what_it_inspects(
+    wpage, live_server, long_session, owner
+):
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    # u0000060 does not match the search: the nearest visible entry is selected and inspected.
+    open_session(wpage, live_server, session, "?q=side&entry=u0000060")
+    state = settled(wpage)
+    assert state["url"] != "u0000060"
+    # A permalink to an entry far down the tree opens with its row in view.
+    open_session(wpage, live_server, session, "?entry=u0000075")
+    state = settled(wpage, "u0000075")
+    assert state["inView"], state
+    # Typing in the tree search, slowly enough that the tree is filtered (and replaced) between
+    # keystrokes: no letter is lost, the box keeps the focus, and the three stay together.
+    wpage.click("#tree-search")
+    wpage.keyboard.type("a side q", delay=350)
+    wpage.wait_for_function("() => location.search.includes('q=a+side+q')")
+    assert wpage.input_value("#tree-search") == "a side q"
+    assert wpage.evaluate("document.activeElement.id") == "tree-search"
+    state = settled(wpage)
+    assert state["tree"] in ("b0000001", "a0000010", "u0000000"), state
+
+
+def test_a_chart_click_and_a_search_hit_open_the_entry_in_view(
+    wpage, live_server, long_session, owner
+):
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    wpage.goto(f"{live_server.url}{reverse('inspector:chart', args=[session.pk])}")
+    wpage.wait_for_selector("#growth-chart canvas")
+    no_wider_than_viewport(wpage)
+    box = wpage.locator("#growth-chart .u-over").bounding_box()
+    wpage.locator("#growth-chart .u-over").click(position={"x": box["width"] - 2, "y": 20})
+    wpage.wait_for_url(re.compile(r".*entry=.*"))
+    wpage.wait_for_selector("#tree a.trow")
+    state = settled(wpage)
+    assert state["inView"], state
+    assert state["url"] >= "u0000060", state  # a request near the end of the path
+
+    wpage.goto(f"{live_server.url}{reverse('library:search')}?q=question+number+77")
+    link = wpage.locator(f"a[href*='/sessions/{session.pk}/'][href*='entry=']").first
+    link.click()
+    wpage.wait_for_selector("#tree a.trow")
+    state = settled(wpage)
+    assert state["inView"], state
+
+
+def test_it_follows_lines_appended_to_the_session_without_a_reload(
+    wpage, live_server, long_session, owner
+):
+    session, path = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000050")
+    settled(wpage, "u0000050")
+    wpage.evaluate("window.__stillHere = true")
+    scroll = wpage.evaluate("document.querySelector('.tree-pane').scrollTop")
+    text = [{"type": "text", "text": "a line Pi appended while you watched"}]
+    write_lines(
+        path,
+        [
+            _message("u0000080", "a0000079", _user("one more question", 900), 900),
+            _message("a0000080", "u0000080", _assistant(text, 901), 901),
+        ],
+        mode="a",
+    )
+    result = import_session_file(path=path)  # what `import_sessions --watch` runs per change
+    assert result.status == "appended", result
+    wpage.wait_for_selector("#tree li[data-entry-id='a0000080']", timeout=15_000)
+    wpage.wait_for_function(
+        f"() => document.querySelector('[data-testid=entry-count]').textContent.trim() === "
+        f"'{Session.objects.get(pk=session.pk).entry_count}'"
+    )
+    assert wpage.evaluate("window.__stillHere") is True
+    state = settled(wpage, "u0000050")  # the user's selection stays
+    assert state["inView"], state
+    assert abs(wpage.evaluate("document.querySelector('.tree-pane').scrollTop") - scroll) < 5
+
+
+def test_a_finished_job_shows_in_the_tree_and_job_list_without_a_reload(
+    page, live_server, owner, import_corpus, offline_provider, settings
+):
+    settings.CONTEXTLAB_JOBS_EMBEDDED = True
+    clear_cache()
+    session, _ = import_corpus("tools")
+    login(page, live_server.url, owner.username)
+    page.goto(f"{live_server.url}{reverse('inspector:session', args=[session.pk])}")
+    page.wait_for_selector("#tree a.trow")
+    page.wait_for_selector("#job-history table")
+    page.evaluate("window.__stillHere = true")
+    before = settled(page)
+    assert page.locator("#tree li.kind-compaction").count() == 0
+    page.click("#inspector a:has-text('Compact here')")
+    page.fill("#compact-form form.preview-settings input[name=keepRecentTokens]", "150")
+    page.click("#compact-form form.preview-settings button[type=submit]")
+    page.wait_for_selector("#compact-form dl.preview")
+    page.click("#compact-form form[method=post] button[type=submit]")
+    page.wait_for_selector("#tree li.kind-compaction", timeout=30_000)
+    page.wait_for_selector("#job-history td:has-text('succeeded')", timeout=15_000)
+    assert "1 compaction" in page.locator("#facts").inner_text()
+    assert page.evaluate("window.__stillHere") is True
+    settled(page, before["url"])
+
+
+@pytest.mark.parametrize("width", [390])
+def test_nothing_is_wider_than_a_phone(chromium, live_server, long_session, owner, width):
+    session, _ = long_session
+    owner.is_superuser = True
+    owner.save()
+    context, page = phone_or_desktop(chromium, width)
+    try:
+        login(page, live_server.url, owner.username)
+        no_wider_than_viewport(page)
+        assert page.locator(".topsearch input").bounding_box()["width"] > 200
+        for url in (
+            "/no/such/page/",
+            reverse("review:audit"),
+            reverse("library:history", args=[session.pk]),
+            reverse("library:search") + "?q=question",
+            reverse("jobs:list", args=[session.pk]),
+            reverse("review:members", args=[session.project_id]),
+            reverse("inspector:chart", args=[session.pk]),
+            reverse("inspector:session", args=[session.pk]) + "?entry=u0000030&tab=prompt",
+            reverse("inspector:session", args=[session.pk]) + "?entry=u0000030&tab=diff",
+            reverse("inspector:session", args=[session.pk]) + "?entry=u0000030",
+        ):
+            page.goto(f"{live_server.url}{url}")
+            no_wider_than_viewport(page)
+        # Stacked: the inspector is as wide as the tree, below it.
+        tree = page.locator(".tree-pane").bounding_box()
+        inspector = page.locator(".inspector-pane").bounding_box()
+        assert inspector["width"] > 300 and inspector["y"] >= tree["y"] + tree["height"] - 1
+    finally:
+        context.close()
+
+
+def test_the_url_entry_is_what_the_server_renders(live_server, long_session, owner, client):
+    """Without JavaScript the same hooks hold: a permalink whose entry a fold hides redirects
+    to the folded entry, so the URL, the tree and the inspector agree."""
+    session, _ = long_session
+    client.force_login(owner)
+    url = reverse("inspector:session", args=[session.pk])
+    response = client.get(url, {"fold": "b0000001", "entry": "b0000002"})
+    assert response.status_code == 302
+    assert parse_qs(urlparse(response["Location"]).query)["entry"] == ["b0000001"]
+    body = client.get(response["Location"]).content.decode()
+    assert re.search(
+        r'<li data-id="b0000001" data-entry-id="b0000001"[^>]*aria-selected="true"', body
+    )
+    assert '<div id="inspector" data-entry-id="b0000001"' in body
+
+
+def test_held_j_walks_into_rows_not_loaded_yet(page, live_server, tmp_path, blob_dir, owner):
+    """A tree longer than the first response (rows load lazily): the held key loads the run it
+    walks into and still ends 50 rows down, in agreement."""
+    clear_cache()
+    lines = long_session_lines(pairs=800)  # 1,602 rows: more than the first response sends
+    path = tmp_path / f"2025-11-20T11-00-00-000Z_{LONG_ID}.jsonl"
+    write_lines(path, lines)
+    session = import_session_file(path=path).session
+    login(page, live_server.url, owner.username)
+    open_session(page, live_server, session, "?entry=u0000000")
+    assert page.locator("#tree li.run-fold").count() > 0
+    assert page.locator("#tree li[data-entry-id='u0000025']").count() == 0
+    page.evaluate(
+        """() => { for (let i = 0; i < 50; i++) {
+             document.body.dispatchEvent(new KeyboardEvent('keydown',
+               {key: 'j', repeat: i > 0, bubbles: true, cancelable: true}));
+           } }"""
+    )
+    # u0, a0, u1, a1, ...: 50 rows below u0000000 is u0000025.
+    state = settled(page, "u0000025")
+    assert state["inView"], state
