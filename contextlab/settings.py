@@ -66,10 +66,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "ninja",  # the API docs page from its bundled static files, not a CDN
     "contextlab.library",
     "contextlab.inspector",
     "contextlab.jobs",
     "contextlab.review",
+    "contextlab.api",
+    "contextlab.sharing",
 ]
 
 MIDDLEWARE = [
@@ -145,6 +148,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Connections that fill search vectors at once after a large import (PostgreSQL's text parser is
 # the limit there: one connection keeps one core busy).
 CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_count() or 1))
+
+# The largest body one push to /api/v1/sessions/<id>/lines may carry (a client pushes a larger
+# file in parts), and how long a share link lasts unless its owner picks otherwise.
+CONTEXTLAB_API_MAX_PUSH_BYTES = env_int("CONTEXTLAB_API_MAX_PUSH_BYTES", 64 * 1024 * 1024)
+CONTEXTLAB_SHARE_DAYS = env_int("CONTEXTLAB_SHARE_DAYS", 7)
 
 # Where Pi's resources live on this server (agent dir: AGENTS.md, skills, SYSTEM.md; Pi root: docs).
 # Tilde-expanded as Pi's getAgentDir does, so the dashboard and `manage.py context` agree.

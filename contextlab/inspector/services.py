@@ -42,6 +42,7 @@ from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
 from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
+from contextlab.pi.captured import CapturedPrompt, captured_prompt_at, prompt_differences
 from contextlab.pi.entries import EMITTING_TYPES, message_of_entry
 from contextlab.pi.prompt import SystemPrompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
@@ -90,6 +91,10 @@ class Inspection:
     synthetic_results: int
     # The messages shown in full: a leading summary and the last FULL_TAIL; the middle ones
     # are one line each with their body loaded on demand (a deep entry can have thousands).
+    # The prompt the contextlab Pi extension captured for this request (prompt tab only), and
+    # its differences from the reconstruction above.
+    captured: CapturedPrompt | None = None
+    captured_diff: list[str] = field(default_factory=list)
     head: list[MessageView] = field(default_factory=list)
     middle: list[MessageView] = field(default_factory=list)
     tail: list[MessageView] = field(default_factory=list)
@@ -458,6 +463,13 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     date = _prompt_date(entries)
     prompt, resources, unknown, notes = system_prompt_for(session, profile, date, entries)
 
+    captured = captured_prompt_for(session, index, entry_id) if tab == "prompt" else None
+    captured_diff = (
+        prompt_differences(prompt.text if prompt else "", captured.system_prompt)
+        if captured
+        else []
+    )
+
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
     diff = _diff(session, index, entries, messages, sent, agent_dir) if tab == "diff" else None
     copy = {
@@ -498,10 +510,25 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         copy_json=dumps(copy) if tab == "json" else "",
         entry_json=dumps(selected) if selected is not None else "",
         synthetic_results=synthetic,
+        captured=captured,
+        captured_diff=captured_diff,
         head=views[:head_count],
         middle=views[head_count:tail_start],
         tail=views[tail_start:],
     )
+
+
+def captured_prompt_for(
+    session: Session, index: SessionIndex, entry_id: str
+) -> CapturedPrompt | None:
+    """The prompt the contextlab Pi extension recorded for the request at this entry, if any
+    (the candidates are the custom entries on the path and among the entry's children)."""
+    path = index.path(entry_id)
+    children = index.display_children.get(entry_id, [])
+    candidates = [i for i in (*path, *children) if index.items[i].type == "custom"]
+    if not candidates:
+        return None
+    return captured_prompt_at(path, children, entries_by_id(session, index, candidates))
 
 
 def message_blocks(session: Session, index: SessionIndex, entry_id: str) -> list[Block]:

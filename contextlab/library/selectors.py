@@ -18,6 +18,34 @@ def sessions_for_user(user: Any) -> QuerySet[Session]:
     return Session.objects.visible_to(user).select_related("project")
 
 
+def filter_sessions(sessions: QuerySet[Session], filters: dict[str, Any]) -> QuerySet[Session]:
+    """The library's filters (LibraryFilterForm's cleaned data; the API passes the same keys):
+    name or first message, project, model, flag, review label. Not sorted."""
+    if filters.get("q"):
+        text = filters["q"]
+        sessions = sessions.filter(name__icontains=text) | sessions.filter(
+            first_message__icontains=text
+        )
+    if filters.get("project"):
+        sessions = sessions.filter(project_id=filters["project"])
+    if filters.get("model"):
+        # models_used is a JSON list; matching its text works on PostgreSQL and SQLite alike.
+        sessions = sessions.annotate(models_text=Cast("models_used", TextField())).filter(
+            models_text__icontains=filters["model"]
+        )
+    flag = filters.get("flag")
+    if flag == "problems":
+        sessions = sessions.filter(problem_count__gt=0)
+    elif flag == "compacted":
+        sessions = sessions.filter(compaction_count__gt=0)
+    elif flag == "branched":
+        sessions = sessions.filter(branch_count__gt=1)
+    if filters.get("review_label"):
+        # (session, name) is unique, so this join keeps one row per session.
+        sessions = sessions.filter(review_labels__name=filters["review_label"])
+    return sessions
+
+
 def session_for_user_or_404(user: Any, pk: int) -> Session:
     """The session (its project loaded) if this user may see it, else 404 (never 403: a page
     must not confirm that a session the user may not see exists)."""

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch, TextField
-from django.db.models.functions import Cast
+from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -18,6 +17,7 @@ from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import import_session_file
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
+    filter_sessions,
     projects_for_user,
     search_entries,
     session_for_user_or_404,
@@ -41,30 +41,7 @@ def index(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     sort = filters.get("sort") or "recent"
 
-    sessions = sessions_for_user(request.user)
-    if filters.get("q"):
-        text = filters["q"]
-        sessions = sessions.filter(name__icontains=text) | sessions.filter(
-            first_message__icontains=text
-        )
-    if filters.get("project"):
-        sessions = sessions.filter(project_id=filters["project"])
-    if filters.get("model"):
-        # models_used is a JSON list; matching its text works on PostgreSQL and SQLite alike.
-        sessions = sessions.annotate(models_text=Cast("models_used", TextField())).filter(
-            models_text__icontains=filters["model"]
-        )
-    flag = filters.get("flag")
-    if flag == "problems":
-        sessions = sessions.filter(problem_count__gt=0)
-    elif flag == "compacted":
-        sessions = sessions.filter(compaction_count__gt=0)
-    elif flag == "branched":
-        sessions = sessions.filter(branch_count__gt=1)
-
-    if filters.get("review_label"):
-        # (session, name) is unique, so this join keeps one row per session.
-        sessions = sessions.filter(review_labels__name=filters["review_label"])
+    sessions = filter_sessions(sessions_for_user(request.user), filters)
     sessions = sessions.prefetch_related(
         Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
     )

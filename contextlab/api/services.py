@@ -1,0 +1,343 @@
+"""What the REST API does besides reading: API tokens, pushing a session's lines over HTTP, and
+the context of an entry (the `context` command's object for a stored session).
+
+Everything else the API answers comes from the apps' own selectors and services; this module only
+adds what has no page of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.core.management import CommandError
+from django.db import transaction
+from django.utils import timezone
+
+from contextlab.api.models import ApiToken
+from contextlab.inspector.management.commands.context import build_context, resolve_leaf
+from contextlab.library.importer import import_session_file, probe_header
+from contextlab.library.models import Entry, Session
+from contextlab.library.search import index_revision
+from contextlab.library.selectors import session_problems
+from contextlab.pi.dialects import DEFAULT_DIALECT
+from contextlab.pi.session import SessionTree, parse_session_bytes
+from contextlab.review.services import audit_record, upload_check, upload_record
+
+TOKEN_PREFIX = "cl_"
+
+
+class ApiError(Exception):
+    """A refused API request: `status` is the HTTP status, the message is shown as `detail`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# --- Tokens ---------------------------------------------------------------------------------
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def api_token_create(*, user: Any, name: str = "") -> tuple[ApiToken, str]:
+    """A new token for `user`: (the stored row, the token itself — shown once, never stored)."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with transaction.atomic():
+        row = ApiToken.objects.create(
+            user=user, name=name.strip()[:100], key_hash=hash_token(token), prefix=token[:10]
+        )
+        audit_record(actor=user, verb="api_token.create", target=f"{row.prefix}… {row.name}")
+    return row, token
+
+
+def api_token_revoke(*, token: ApiToken, actor: Any) -> bool:
+    """Revoke a token (it stops working at once); False if it already was."""
+    with transaction.atomic():
+        changed = ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        if changed:
+            audit_record(
+                actor=actor, verb="api_token.revoke", target=f"{token.prefix}… {token.name}"
+            )
+    token.refresh_from_db()
+    return bool(changed)
+
+
+def token_user(token: str) -> Any:
+    """The active user a bearer token belongs to, or None."""
+    if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        return None
+    row = (
+        ApiToken.objects.active()
+        .select_related("user")
+        .filter(key_hash=hash_token(token), user__is_active=True)
+        .first()
+    )
+    if row is None:
+        return None
+    now = timezone.now()
+    # Written at most once a minute: a pushing client calls several times a second.
+    if row.last_used_at is None or (now - row.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
+    return row.user
+
+
+# --- Pushing lines --------------------------------------------------------------------------
+
+
+@dataclass
+class PushResult:
+    """The answer of `POST /sessions/{sessionId}/lines` (issue 13's contract)."""
+
+    session_id: str
+    offset: int  # bytes of the file the server holds (the next request's `offset`)
+    status: str  # new | appended | unchanged | revised | failed | conflict
+    entries: int = 0
+    new_entries: int = 0
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == "conflict"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sessionId": self.session_id,
+            "offset": self.offset,
+            "status": self.status,
+            "entries": self.entries,
+            "newEntries": self.new_entries,
+            "problems": self.problems,
+        }
+
+
+class _HeldThenBody(io.RawIOBase):
+    """The file as the client has it: the bytes the server holds (the revision's blob up to
+    `held`) followed by the request body. The import service reads it like any file, so a push
+    goes through exactly what `import_sessions --watch` does with a file that grew."""
+
+    def __init__(self, blob: Path | None, held: int, body: IO[bytes], body_size: int) -> None:
+        self._blob = blob.open("rb") if held else None
+        self._held = held
+        self._body = body
+        self._size = held + body_size
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + pos)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        want = len(buffer)
+        if self._pos >= self._size or want == 0:
+            return 0
+        if self._pos < self._held:
+            assert self._blob is not None
+            self._blob.seek(self._pos)
+            data = self._blob.read(min(want, self._held - self._pos))
+            if not data:  # the blob is shorter than the revision says: stop, do not invent bytes
+                return 0
+        else:
+            self._body.seek(self._pos - self._held)
+            data = self._body.read(want)
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        if self._blob is not None:
+            self._blob.close()
+        super().close()
+
+
+def _state(session: Session | None, session_id: str, status: str) -> PushResult:
+    if session is None or session.current_revision is None:
+        return PushResult(session_id, 0, status)
+    return PushResult(
+        session_id,
+        session.current_revision.bytes_read,
+        status,
+        entries=session.entry_count,
+        problems=[{"line": p.line or 0, "reason": p.reason} for p in session_problems(session)],
+    )
+
+
+def _visible_session(user: Any, session_id: str, *, lock: bool = False) -> Session | None:
+    """The stored session with this id (None if there is none); ApiError 404 if the user may
+    not see it — the same answer as for a session of another team, revealing nothing."""
+    qs = Session.objects.filter(session_id=session_id)
+    if lock:
+        qs = qs.select_for_update(of=("self",))
+    session = qs.select_related("current_revision").first()
+    if session is not None and not Session.objects.filter(pk=session.pk).visible_to(user).exists():
+        raise ApiError(404, "Not Found")
+    return session
+
+
+def session_push_state(*, user: Any, session_id: str) -> PushResult:
+    """Where a client resumes: the server's offset for this session (0 when it has none)."""
+    return _state(_visible_session(user, session_id), session_id, "unchanged")
+
+
+def spool_body(stream: IO[bytes], limit: int) -> tuple[IO[bytes], int]:
+    """Copy a request body to a temporary file (in memory while small); ApiError 413 past
+    `limit` bytes."""
+    spooled = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 - returned
+    size = 0
+    while chunk := stream.read(1 << 20):
+        size += len(chunk)
+        if size > limit:
+            spooled.close()
+            raise ApiError(413, f"The body is larger than {limit} bytes: push in smaller parts")
+        spooled.write(chunk)
+    spooled.seek(0)
+    return spooled, size
+
+
+def session_push_lines(
+    *, user: Any, session_id: str, offset: int, body: IO[bytes], body_size: int
+) -> PushResult:
+    """Append the bytes a client's session file has from `offset` on (issue 13's contract).
+
+    1. Lock the session row (if stored), so that two pushes of one session run one after the
+       other, and compare `offset` with the bytes the server holds: another offset (but 0) is a
+       conflict, answered with the server's offset so the client resumes from there.
+    2. Offset 0 means "the whole file": the body must be that session's file (its header names
+       it). The import service then decides, as for any file: the same bytes -> unchanged, the
+       stored bytes plus more -> appended, anything else -> a new revision (a rewritten file).
+       Membership is an upload's: a session or project of another team -> 404, a push that
+       creates a project makes the pusher its owner.
+    3. Otherwise the file is the held bytes (the blob) followed by the body: the import appends
+       the complete lines and leaves a torn last line for the next push.
+    4. The new entries' search text is indexed after the commit, as the import command does.
+    """
+    with transaction.atomic():
+        session = _visible_session(user, session_id, lock=True)
+        held = (
+            session.current_revision.bytes_read
+            if session is not None and session.current_revision is not None
+            else 0
+        )
+        if offset != 0 and offset != held:
+            return _state(session, session_id, "conflict")
+        if offset == 0:
+            if body_size == 0:
+                return _state(session, session_id, "unchanged")
+            probe = probe_header(body)
+            if probe.session_id is not None and probe.session_id != session_id:
+                raise ApiError(
+                    400, f"The body is the file of session {probe.session_id!r}, not {session_id!r}"
+                )
+            fileobj: IO[bytes] = io.BufferedReader(
+                _HeldThenBody(None, 0, body, body_size), buffer_size=1 << 20
+            )
+            refusal, created_project = upload_check(user=user, fileobj=fileobj)
+            if refusal:
+                raise ApiError(404, "Not Found")
+        else:
+            assert session is not None and session.current_revision is not None
+            blob = session.current_revision.blob_file
+            fileobj = io.BufferedReader(
+                _HeldThenBody(blob, held, body, body_size), buffer_size=1 << 20
+            )
+            created_project = False
+        name = session.source_path if session is not None else f"{session_id}.jsonl"
+        with fileobj:
+            outcome = import_session_file(fileobj=fileobj, name=name, user=user, index_search=False)
+        if outcome.session is not None and (
+            created_project or outcome.status in ("new", "revised")
+        ):
+            # Appends are not audited one by one (Pi appends a line per message), as --watch.
+            upload_record(
+                user=user,
+                session=outcome.session,
+                status=outcome.status,
+                created_project=created_project,
+            )
+    stored = outcome.session
+    if stored is None:
+        # Nothing usable in the body (empty, no header, a torn first line): nothing changed.
+        result = _state(session, session_id, outcome.status)
+        result.problems = [{"line": p.line, "reason": p.reason} for p in outcome.problems]
+        return result
+    if outcome.new_entries:
+        index_revision(stored.current_revision_id)
+    revision = stored.current_revision
+    assert revision is not None
+    return PushResult(
+        session_id,
+        revision.bytes_read,
+        outcome.status,
+        entries=outcome.entries,
+        new_entries=outcome.new_entries,
+        problems=[{"line": p.line, "reason": p.reason} for p in outcome.problems],
+    )
+
+
+# --- Context --------------------------------------------------------------------------------
+
+
+def session_context(session: Session, leaf: str | None) -> dict[str, Any]:
+    """`manage.py context FILE [--leaf ID|line:N] --json`'s object for a stored session.
+
+    The file is the current revision's original bytes (the blob), parsed and built by the very
+    functions the command uses, with the command's defaults (agent dir, Pi's default tools, the
+    date of the request); entries contextlab appended (compactions, branch summaries) follow
+    the file's, as an export writes them. Without `leaf`: the session's leaf.
+    """
+    revision = session.current_revision
+    if revision is None:
+        raise ApiError(404, "The session has no stored file")
+    try:
+        with revision.open_blob() as handle:
+            data = handle.read(revision.bytes_read)
+    except FileNotFoundError:
+        raise ApiError(404, "The stored copy of this file is missing") from None
+    parsed = parse_session_bytes(data, source=session.session_id)
+    fatal = [p for p in parsed.problems if p.fatal]
+    if fatal:
+        raise ApiError(422, f"line {fatal[0].line}: {fatal[0].reason}")
+    added = (
+        Entry.objects.filter(revision=revision, origin=Entry.Origin.CONTEXTLAB)
+        .order_by("seq")
+        .values_list("data", flat=True)
+    )
+    for entry in added:
+        parsed.entries.append(entry)
+        parsed.line_numbers.append(0)
+    tree = SessionTree(parsed.entries)
+    if leaf is None and session.leaf_entry_id in tree.by_id:
+        leaf = session.leaf_entry_id
+    try:
+        leaf_id = resolve_leaf(parsed, tree, leaf)
+    except CommandError as exc:
+        raise ApiError(404, str(exc)) from None
+    return build_context(
+        parsed,
+        tree,
+        leaf_id=leaf_id,
+        agent_dir=settings.PI_AGENT_DIR,
+        pi_root=None,
+        date=None,
+        tools=list(DEFAULT_DIALECT.default_active_tools),
+    )

@@ -1,0 +1,292 @@
+// Pushes one session file's bytes to contextlab's append endpoint:
+//
+//   POST {url}/api/v1/sessions/{sessionId}/lines?offset=N   (body: the file's bytes from byte N)
+//   -> {sessionId, offset, status, entries, newEntries, problems}    (409: same object, other offset)
+//
+// The server's `offset` is the only truth about what it holds, so the "queue" is the session file
+// itself: nothing is buffered in memory beyond one chunk, nothing is lost while the server is
+// away, and a restart resumes from whatever offset the server answers. Every network call runs
+// off the agent's path (handlers only schedule work), with a timeout, and failures back off
+// exponentially with jitter up to a cap.
+
+import { createHash } from "node:crypto";
+import { open, stat } from "node:fs/promises";
+
+export interface PushSettings {
+	url: string;
+	token: string;
+	/** Largest body sent in one request; a chunk is cut after its last newline. */
+	maxChunkBytes: number;
+	minBackoffMs: number;
+	maxBackoffMs: number;
+	requestTimeoutMs: number;
+	/** Debounce between a kick (Pi wrote something) and the flush. */
+	debounceMs: number;
+}
+
+export const DEFAULT_PUSH_SETTINGS: Omit<PushSettings, "url" | "token"> = {
+	maxChunkBytes: 1024 * 1024,
+	minBackoffMs: 500,
+	maxBackoffMs: 60_000,
+	requestTimeoutMs: 15_000,
+	debounceMs: 150,
+};
+
+/** What is remembered per session file between flushes and across Pi restarts. */
+export interface PushCheckpoint {
+	sessionId: string;
+	/** Bytes of the file the server acknowledged holding. */
+	offset: number;
+	/** sha256 of the file's first min(offset, PREFIX_BYTES) bytes when `offset` was acknowledged. */
+	prefixHash: string;
+}
+
+export const PREFIX_BYTES = 4096;
+
+export type PushOutcome =
+	| { kind: "idle" } // the server holds the whole file
+	| { kind: "sent"; offset: number }
+	| { kind: "retry"; reason: string; delayMs: number }
+	| { kind: "stopped"; reason: string }; // permanent for this session (refused, bad token)
+
+export interface PushLog {
+	(level: "debug" | "warn", message: string): void;
+}
+
+type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+interface ServerAnswer {
+	offset?: unknown;
+	status?: unknown;
+}
+
+export class SessionPusher {
+	readonly file: string;
+	readonly sessionId: string;
+	private settings: PushSettings;
+	private fetchImpl: FetchLike;
+	private log: PushLog;
+	private onCheckpoint: (checkpoint: PushCheckpoint) => void;
+	private checkpoint: PushCheckpoint | null;
+	private chunkLimit: number;
+	private failures = 0;
+	private timer: ReturnType<typeof setTimeout> | null = null;
+	private running: Promise<void> | null = null;
+	private again = false;
+	private stoppedReason: string | null = null;
+	private closed = false;
+
+	constructor(options: {
+		file: string;
+		sessionId: string;
+		settings: PushSettings;
+		checkpoint?: PushCheckpoint | null;
+		fetchImpl?: FetchLike;
+		log?: PushLog;
+		onCheckpoint?: (checkpoint: PushCheckpoint) => void;
+	}) {
+		this.file = options.file;
+		this.sessionId = options.sessionId;
+		this.settings = options.settings;
+		this.checkpoint = options.checkpoint?.sessionId === options.sessionId ? options.checkpoint : null;
+		this.fetchImpl = options.fetchImpl ?? ((input, init) => fetch(input, init));
+		this.log = options.log ?? (() => {});
+		this.onCheckpoint = options.onCheckpoint ?? (() => {});
+		this.chunkLimit = options.settings.maxChunkBytes;
+	}
+
+	get stopped(): string | null {
+		return this.stoppedReason;
+	}
+
+	get acknowledged(): PushCheckpoint | null {
+		return this.checkpoint;
+	}
+
+	/** Pi wrote something (or might have): flush soon. Never waits, never throws. */
+	kick(delayMs = this.settings.debounceMs): void {
+		if (this.closed || this.stoppedReason !== null) return;
+		if (this.running) {
+			this.again = true;
+			return;
+		}
+		if (this.timer) return;
+		this.timer = setTimeout(() => {
+			this.timer = null;
+			this.running = this.drain().finally(() => {
+				this.running = null;
+				if (this.again) {
+					this.again = false;
+					this.kick(0);
+				}
+			});
+		}, delayMs);
+		this.timer.unref?.();
+	}
+
+	/** Stops timers; an in-flight request finishes on its own. */
+	close(): void {
+		this.closed = true;
+		if (this.timer) clearTimeout(this.timer);
+		this.timer = null;
+	}
+
+	/** Flushes until the server holds the whole file or a request fails; for shutdown and tests. */
+	async flushNow(deadlineMs: number): Promise<PushOutcome> {
+		const until = Date.now() + deadlineMs;
+		let outcome: PushOutcome = { kind: "idle" };
+		while (Date.now() < until && !this.closed) {
+			outcome = await this.pushOnce(Math.max(1, until - Date.now()));
+			if (outcome.kind !== "sent") break;
+		}
+		return outcome;
+	}
+
+	private async drain(): Promise<void> {
+		for (;;) {
+			if (this.closed) return;
+			const outcome = await this.pushOnce(this.settings.requestTimeoutMs);
+			if (outcome.kind === "sent") continue;
+			if (outcome.kind === "retry") {
+				this.log("debug", `contextlab: ${this.sessionId}: ${outcome.reason}; retry in ${outcome.delayMs} ms`);
+				this.kick(outcome.delayMs);
+			} else if (outcome.kind === "stopped") {
+				this.log("warn", `contextlab: not pushing session ${this.sessionId}: ${outcome.reason}`);
+			}
+			return;
+		}
+	}
+
+	/** One request at most. */
+	async pushOnce(timeoutMs: number): Promise<PushOutcome> {
+		if (this.stoppedReason !== null) return { kind: "stopped", reason: this.stoppedReason };
+		let size: number;
+		try {
+			size = (await stat(this.file)).size;
+		} catch {
+			return { kind: "idle" }; // not written yet (Pi creates the file with its first reply)
+		}
+		let offset = await this.startingOffset(size);
+		if (offset === size && this.checkpoint !== null) return { kind: "idle" };
+		const body = offset < size ? await this.readChunk(offset, size) : new Uint8Array(0);
+		let response: Response;
+		try {
+			response = await this.fetchImpl(this.endpoint(offset), {
+				method: "POST",
+				headers: {
+					authorization: `Bearer ${this.settings.token}`,
+					"content-type": "application/octet-stream",
+				},
+				body,
+				signal: AbortSignal.timeout(Math.min(timeoutMs, this.settings.requestTimeoutMs)),
+			});
+		} catch (error) {
+			return this.backoff(`server unreachable (${error instanceof Error ? error.message : String(error)})`);
+		}
+		const answer = await readAnswer(response);
+		if (response.status === 200 || response.status === 201) {
+			const held = typeof answer.offset === "number" ? answer.offset : offset + body.length;
+			await this.acknowledge(held);
+			this.failures = 0;
+			if (body.length === 0 && held === offset) return { kind: "idle" };
+			return { kind: "sent", offset: held };
+		}
+		if (response.status === 409 && typeof answer.offset === "number") {
+			// The server holds another length: resume from its offset (or from 0 when it holds more
+			// than this file has, i.e. the file was rewritten under the same id).
+			offset = answer.offset <= size ? answer.offset : 0;
+			await this.acknowledge(offset);
+			this.failures = 0;
+			return { kind: "sent", offset };
+		}
+		if (response.status === 404 && offset !== 0) {
+			// Nothing stored under this id that we may see: start the file from its first byte.
+			this.checkpoint = { sessionId: this.sessionId, offset: 0, prefixHash: "" };
+			return { kind: "sent", offset: 0 };
+		}
+		if (response.status === 413 && this.chunkLimit > 4096) {
+			this.chunkLimit = Math.floor(this.chunkLimit / 2);
+			return { kind: "sent", offset };
+		}
+		if (response.status === 401 || response.status === 403 || response.status === 404 || response.status === 400) {
+			this.stoppedReason = `the server refused it (HTTP ${response.status}${typeof answer.status === "string" ? `, ${answer.status}` : ""})`;
+			return { kind: "stopped", reason: this.stoppedReason };
+		}
+		return this.backoff(`HTTP ${response.status}`);
+	}
+
+	private endpoint(offset: number): string {
+		const base = this.settings.url.replace(/\/+$/, "");
+		return `${base}/api/v1/sessions/${encodeURIComponent(this.sessionId)}/lines?offset=${offset}`;
+	}
+
+	/**
+	 * Where the next request starts. With no checkpoint the first request is a probe at the file's
+	 * end (an empty body): the server answers 200 when it already holds the whole file, or 409/404
+	 * with what it holds, and offset 0 is only ever sent when the server holds nothing or the file
+	 * was rewritten (shorter than acknowledged, or its first bytes changed), which starts a new
+	 * revision on the server.
+	 */
+	private async startingOffset(size: number): Promise<number> {
+		if (this.checkpoint === null) return size;
+		const { offset, prefixHash } = this.checkpoint;
+		if (offset === 0) return 0;
+		if (size < offset) return 0;
+		if (prefixHash && (await prefixDigest(this.file, offset)) !== prefixHash) return 0;
+		return offset;
+	}
+
+	private async readChunk(offset: number, size: number): Promise<Uint8Array> {
+		const length = Math.min(size - offset, this.chunkLimit);
+		const handle = await open(this.file, "r");
+		try {
+			const buffer = new Uint8Array(length);
+			const { bytesRead } = await handle.read(buffer, 0, length, offset);
+			let chunk = buffer.subarray(0, bytesRead);
+			if (offset + bytesRead < size) {
+				// Cut after the last complete line so a line is never split across requests
+				// (unless one line alone is larger than the chunk).
+				const lastNewline = chunk.lastIndexOf(0x0a);
+				if (lastNewline >= 0) chunk = chunk.subarray(0, lastNewline + 1);
+			}
+			return chunk;
+		} finally {
+			await handle.close();
+		}
+	}
+
+	private async acknowledge(offset: number): Promise<void> {
+		const prefixHash = offset > 0 ? await prefixDigest(this.file, offset) : "";
+		this.checkpoint = { sessionId: this.sessionId, offset, prefixHash };
+		this.onCheckpoint(this.checkpoint);
+	}
+
+	private backoff(reason: string): PushOutcome {
+		this.failures += 1;
+		const exponential = this.settings.minBackoffMs * 2 ** Math.min(this.failures - 1, 16);
+		const capped = Math.min(this.settings.maxBackoffMs, exponential);
+		const delayMs = Math.round(capped * (0.75 + Math.random() * 0.5));
+		return { kind: "retry", reason, delayMs };
+	}
+}
+
+async function readAnswer(response: Response): Promise<ServerAnswer> {
+	try {
+		const parsed: unknown = await response.json();
+		return parsed && typeof parsed === "object" ? (parsed as ServerAnswer) : {};
+	} catch {
+		return {};
+	}
+}
+
+export async function prefixDigest(file: string, offset: number): Promise<string> {
+	const length = Math.min(offset, PREFIX_BYTES);
+	const handle = await open(file, "r");
+	try {
+		const buffer = new Uint8Array(length);
+		const { bytesRead } = await handle.read(buffer, 0, length, 0);
+		return createHash("sha256").update(buffer.subarray(0, bytesRead)).digest("hex");
+	} finally {
+		await handle.close();
+	}
+}

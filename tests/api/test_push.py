@@ -1,0 +1,189 @@
+"""Pushing a session's lines over HTTP: the exact contract of issue 13 (offsets, 409 and resume,
+torn lines, rewritten files, upload membership rules)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+
+import pytest
+
+from contextlab.library.importer import import_session_file
+from contextlab.library.models import Entry, Project, Session
+from contextlab.review.models import AuditEvent, ProjectMembership
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.django_db
+
+KEYS = {"sessionId", "offset", "status", "entries", "newEntries", "problems"}
+
+
+def corpus_bytes(name: str) -> bytes:
+    return (CORPUS / name / "session.jsonl").read_bytes()
+
+
+def session_id_of(data: bytes) -> str:
+    return json.loads(data.split(b"\n", 1)[0])["id"]
+
+
+def stored_rows(session: Session) -> list[tuple]:
+    return list(
+        Entry.objects.for_session(session).values_list("seq", "line_no", "entry_id", "parent_id")
+    )
+
+
+def test_the_whole_file_in_one_push_is_stored_as_an_import_would(owner_api, blob_dir, tmp_path):
+    data = corpus_bytes("tools")
+    sid = session_id_of(data)
+    response = owner_api.push(sid, 0, data)
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert set(answer) == KEYS
+    assert answer["sessionId"] == sid and answer["status"] == "new"
+    assert answer["offset"] == len(data)
+    session = Session.objects.get(session_id=sid)
+    assert answer["entries"] == answer["newEntries"] == session.entry_count > 0
+    with session.current_revision.open_blob() as blob:
+        assert blob.read() == data
+
+    # The same file imported from disk gives the same rows.
+    pushed = stored_rows(session)
+    Session.objects.all().delete()
+    copy = tmp_path / "tools.jsonl"
+    shutil.copyfile(CORPUS / "tools" / "session.jsonl", copy)
+    assert stored_rows(import_session_file(path=copy).session) == pushed
+
+
+def test_pushes_cut_anywhere_resume_from_the_server_offset_and_lose_or_repeat_nothing(
+    owner_api, blob_dir
+):
+    data = corpus_bytes("interactive")
+    sid = session_id_of(data)
+    rng = random.Random(13)
+    client_has = 0  # what the client's file holds so far (Pi keeps appending)
+    server = 0
+    statuses = set()
+    while server < len(data):
+        client_has = min(len(data), client_has + rng.randint(1, 900))
+        answer = owner_api.push(sid, server, data[server:client_has])
+        assert answer.status_code == 200, answer.content
+        body = answer.json()
+        statuses.add(body["status"])
+        # Only complete lines are held: a torn last line waits for the next push.
+        assert body["offset"] <= client_has
+        assert body["offset"] == len(data) or data[body["offset"] - 1 : body["offset"]] == b"\n"
+        server = body["offset"]
+    assert statuses >= {"new", "appended"}
+    session = Session.objects.get(session_id=sid)
+    with session.current_revision.open_blob() as blob:
+        assert blob.read() == data
+    ids = [json.loads(line)["id"] for line in data.splitlines()[1:]]
+    assert [row[2] for row in stored_rows(session)] == ids
+    assert session.revisions.count() == 1
+
+
+def test_a_push_from_another_offset_is_409_with_the_servers_offset_and_changes_nothing(
+    owner_api, blob_dir
+):
+    data = corpus_bytes("tools")
+    sid = session_id_of(data)
+    half = data.index(b"\n", len(data) // 2) + 1
+    assert owner_api.push(sid, 0, data[:half]).json()["offset"] == half
+    before = stored_rows(Session.objects.get(session_id=sid))
+
+    # A retry of a request that did arrive (the client never saw the answer): 409, resume.
+    replay = owner_api.push(sid, 5, data[5:half])
+    assert replay.status_code == 409
+    assert set(replay.json()) == KEYS
+    assert replay.json()["offset"] == half and replay.json()["status"] == "conflict"
+    ahead = owner_api.push(sid, half + 10, data[half + 10 :])
+    assert ahead.status_code == 409 and ahead.json()["offset"] == half
+    assert stored_rows(Session.objects.get(session_id=sid)) == before
+
+    done = owner_api.push(sid, half, data[half:])
+    assert done.status_code == 200 and done.json()["offset"] == len(data)
+    assert done.json()["status"] == "appended"
+    # Pushing nothing more: unchanged.
+    again = owner_api.push(sid, len(data), b"").json()
+    assert again["status"] == "unchanged" and again["newEntries"] == 0
+
+    # Unknown session, offset > 0: 409 with offset 0 (send the whole file).
+    unknown = owner_api.push("not-stored-yet", 100, b"{}\n")
+    assert unknown.status_code == 409 and unknown.json()["offset"] == 0
+    assert owner_api.get(f"/sessions/{sid}/lines").json()["offset"] == len(data)
+
+
+def test_offset_zero_on_a_stored_session_resends_or_rewrites_the_file(owner_api, blob_dir):
+    data = corpus_bytes("tools")
+    sid = session_id_of(data)
+    owner_api.push(sid, 0, data)
+    same = owner_api.push(sid, 0, data).json()
+    assert same["status"] == "unchanged" and same["offset"] == len(data)
+
+    lines = data.splitlines(keepends=True)
+    rewritten = b"".join(lines[:-3])  # Pi rewrote the file shorter
+    answer = owner_api.push(sid, 0, rewritten)
+    assert answer.status_code == 200
+    assert answer.json()["status"] == "revised" and answer.json()["offset"] == len(rewritten)
+    session = Session.objects.get(session_id=sid)
+    assert session.revisions.count() == 2
+    assert session.current_revision.number == 2
+
+
+def test_a_push_into_a_new_project_makes_the_pusher_its_owner(owner_api, owner, blob_dir):
+    data = corpus_bytes("branches")
+    sid = session_id_of(data)
+    assert owner_api.push(sid, 0, data).status_code == 200
+    session = Session.objects.get(session_id=sid)
+    membership = ProjectMembership.objects.get(project=session.project)
+    assert (membership.user, membership.role) == (owner, "owner")
+    assert session.imported_by == owner
+    assert AuditEvent.objects.filter(verb="session.upload", session=session).count() == 1
+
+
+def test_an_outsider_cannot_push_into_a_restricted_session_or_project(
+    owner_api, outsider_api, blob_dir
+):
+    data = corpus_bytes("branches")
+    sid = session_id_of(data)
+    half = data.index(b"\n", len(data) // 2) + 1
+    owner_api.push(sid, 0, data[:half])
+    before = stored_rows(Session.objects.get(session_id=sid))
+
+    for offset, body in ((half, data[half:]), (0, data), (3, b"x")):
+        refused = outsider_api.push(sid, offset, body)
+        assert refused.status_code == 404
+        assert refused.json() == {"detail": "Not Found"}
+    assert outsider_api.get(f"/sessions/{sid}/lines").status_code == 404
+    assert stored_rows(Session.objects.get(session_id=sid)) == before
+
+    # Another session of the same (restricted) project: refused, nothing stored.
+    other = data.replace(sid.encode(), b"another-session-id", 1)
+    assert outsider_api.push("another-session-id", 0, other).status_code == 404
+    assert not Session.objects.filter(session_id="another-session-id").exists()
+    assert Project.objects.count() == 1
+
+
+def test_a_body_that_is_another_sessions_file_is_refused(owner_api, blob_dir):
+    data = corpus_bytes("tools")
+    response = owner_api.push("some-other-id", 0, data)
+    assert response.status_code == 400
+    assert not Session.objects.exists()
+
+
+def test_a_torn_first_line_stores_nothing_and_asks_for_it_again(owner_api, blob_dir):
+    data = corpus_bytes("tools")
+    sid = session_id_of(data)
+    answer = owner_api.push(sid, 0, data[:20]).json()
+    assert answer["offset"] == 0 and answer["status"] == "failed"
+    assert not Session.objects.exists()
+    assert owner_api.push(sid, 0, data).json()["offset"] == len(data)
+
+
+def test_a_body_larger_than_the_limit_is_413(owner_api, blob_dir, settings):
+    settings.CONTEXTLAB_API_MAX_PUSH_BYTES = 100
+    data = corpus_bytes("tools")
+    response = owner_api.push(session_id_of(data), 0, data)
+    assert response.status_code == 413
+    assert not Session.objects.exists()

@@ -1,0 +1,364 @@
+"""The Pi extension (integrations/pi-extension) inside the real Pi, pushing to a live contextlab.
+
+Each test runs the real Pi (0.80.2 and 1.6.0, through its SDK, `drive-pi.mjs`) with the extension
+installed the way the README says (the agent dir's settings.json names its folder), against the
+scripted chat-completions server on 127.0.0.1 and a live contextlab behind a small proxy that the
+test can take down, bring back on the same port, or make answer 500. What contextlab stores must
+be byte for byte the file Pi wrote, whatever the proxy did in between, and for Pi 0.x the captured
+prompts must be the request bodies Pi sent.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from contextlab.library.models import Session
+from tests.conformance.conftest import node_binary
+from tests.conformance.recorder.fake_server import FakeChatServer, _Handler
+from tests.conformance.recorder.record import prepare_root
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.oracle, pytest.mark.django_db(transaction=True)]
+
+REPO = Path(__file__).resolve().parents[2]
+EXTENSION = REPO / "integrations" / "pi-extension"
+DRIVER = EXTENSION / "test" / "drive-pi.mjs"
+PI_DISTS = {
+    "0.80.2": REPO / "tests/conformance/oracle/node_modules/@earendil-works/pi-coding-agent/dist",
+    "1.6.0": REPO
+    / "tests/conformance/oracle-1.6.0/node_modules/@earendil-works/pi-coding-agent/dist",
+}
+CAPTURE_TYPE = "contextlab.prompt"
+
+
+# --- the scripted model server, numbering requests itself (the driver adds no header) ----------
+
+
+class _NumberingHandler(_Handler):
+    def do_POST(self) -> None:
+        if self.path.endswith("/chat/completions") and not self.headers.get("x-contextlab-seq"):
+            with self.owner.lock:
+                self.owner.auto_seq = getattr(self.owner, "auto_seq", 0) + 1
+                self.headers["x-contextlab-seq"] = f"{self.owner.auto_seq:03d}"
+        super().do_POST()
+
+
+@pytest.fixture
+def model_server(tmp_path):  # type: ignore[no-untyped-def]
+    server = FakeChatServer(tmp_path / "bodies")
+    server.httpd.RequestHandlerClass = type("H", (_NumberingHandler,), {"owner": server})
+    server.start()
+    yield server
+    server.stop()
+    assert not server.errors, server.errors
+
+
+# --- a proxy in front of contextlab: up, down (connection refused) or answering 500 ------------
+
+
+class Proxy:
+    def __init__(self, target: str) -> None:
+        self.target = target.removeprefix("http://")
+        self.mode = "up"
+        self.port = 0
+        self.seen: list[int] = []
+        self.httpd: ThreadingHTTPServer | None = None
+
+    def start(self) -> None:
+        proxy = self
+
+        class Forward(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if proxy.mode == "500":
+                    status, data = 500, b'{"detail": "injected"}'
+                else:
+                    connection = http.client.HTTPConnection(proxy.target, timeout=30)
+                    headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                    connection.request("POST", self.path, body=body, headers=headers)
+                    answer = connection.getresponse()
+                    status, data = answer.status, answer.read()
+                proxy.seen.append(status)
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        ThreadingHTTPServer.allow_reuse_address = True
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Forward)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.httpd = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+def proxy(live_server):  # type: ignore[no-untyped-def]
+    proxy = Proxy(live_server.url)
+    proxy.start()
+    yield proxy
+    proxy.stop()
+
+
+# --- the real Pi with the extension -----------------------------------------------------------
+
+
+class Pi:
+    def __init__(self, version: str, root: Path, port: int, env: dict[str, str]) -> None:
+        dist = PI_DISTS[version]
+        self.proc = subprocess.Popen(
+            [node_binary(), str(DRIVER)],
+            cwd=DRIVER.parent,
+            env={
+                **_pi_env(root),
+                "PI_DIST": str(dist),
+                "FAKE_PORT": str(port),
+                "SCENARIO_CWD": str(root / "work"),
+                # Short backoff so the test does not wait a minute for a retry.
+                "CONTEXTLAB_PUSH_MIN_BACKOFF_MS": "100",
+                "CONTEXTLAB_PUSH_MAX_BACKOFF_MS": "500",
+                **env,
+            },
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def send(self, op: str, **fields: Any) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError(
+                f"Pi exited: {self.proc.stderr.read() if self.proc.stderr else ''}"
+            )
+        answer = json.loads(line)
+        assert answer.pop("ok"), answer.get("error")
+        return answer
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def quit(self) -> None:
+        self.send("quit")
+        self.proc.wait(timeout=10)
+
+
+def _agent_root(tmp_path: Path, model_port: int, version: str, settings: dict[str, Any]) -> Path:
+    root = tmp_path / "pi"
+    prepare_root(root, model_port)
+    settings_file = root / "agent" / "settings.json"
+    data = json.loads(settings_file.read_text())
+    if version.startswith("1."):
+        data["cacheWarming"] = "off"
+    data.update(settings)
+    settings_file.write_text(json.dumps(data, indent=2))
+    # The documented install step, with the CLI of the Pi under test.
+    installed = subprocess.run(
+        [node_binary(), str(PI_DISTS[version] / "cli.js"), "install", str(EXTENSION)],
+        cwd=root,
+        env=_pi_env(root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert installed.returncode == 0, installed.stderr
+    data = json.loads(settings_file.read_text())
+    assert len(data["packages"]) == 1 and data.get("contextlab") == settings.get("contextlab")
+    (root / "work" / "notes.txt").write_text("alpha\nbeta\n")
+    return root
+
+
+def _pi_env(root: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(root / "home"),
+        "TZ": "UTC",
+        "LANG": "C.UTF-8",
+        "PI_CODING_AGENT_DIR": str(root / "agent"),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+    }
+
+
+@pytest.fixture(autouse=True)
+def _pis_installed() -> None:
+    for version, dist in PI_DISTS.items():
+        if not dist.exists():
+            pytest.skip(f"Pi {version} is not installed (make install-dev)")
+
+
+@pytest.fixture
+def token(django_user_model) -> str:  # type: ignore[no-untyped-def]
+    django_user_model.objects.create_user(username="alice", password="x" * 20)
+    out = _Capture()
+    call_command("api_token", "alice", "--name", "laptop", stdout=out)
+    return out.value.strip().split()[-1]
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.value = ""
+
+    def write(self, text: str) -> None:
+        self.value += text
+
+    def flush(self) -> None:
+        return
+
+
+def _stored_bytes(client, session_id: str) -> bytes | None:  # type: ignore[no-untyped-def]
+    session = Session.objects.filter(session_id=session_id).first()
+    if session is None:
+        return None
+    response = client.get(f"/sessions/{session.pk}/export.jsonl")
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def _wait_identical(client, session_id: str, file: Path, what: str) -> None:  # type: ignore[no-untyped-def]
+    wait_until(
+        lambda: _stored_bytes(client, session_id) == file.read_bytes(),
+        timeout=30,
+        what=f"contextlab to hold {file.name} byte for byte ({what})",
+    )
+
+
+def _turn(n: int) -> list[dict[str, Any]]:
+    return [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo turn {n}"}}]},
+        {"text": f"Turn {n} done."},
+    ]
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
+    version, tmp_path, model_server, proxy, token, client, django_user_model
+):
+    client.force_login(django_user_model.objects.get(username="alice"))
+    root = _agent_root(
+        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
+    )
+    pi = Pi(version, root, model_server.port, {})
+    first = pi.send("start")
+    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    _wait_identical(client, session_id, file, "first turn")
+
+    proxy.mode = "500"
+    pi.send("prompt", text="Run the second command.", answers=_turn(2))
+    wait_until(lambda: 500 in proxy.seen, timeout=30, what="a push answered 500")
+    proxy.mode = "up"
+    _wait_identical(client, session_id, file, "after the 500s")
+
+    proxy.stop()  # contextlab unreachable: connections refused
+    pi.send("prompt", text="Run the third command.", answers=_turn(3))
+    proxy.start()  # back on the same port
+    _wait_identical(client, session_id, file, "after the outage")
+
+    # Offline, then Pi dies: the next Pi run resumes the old file from the server's offset.
+    proxy.stop()
+    pi.send("prompt", text="Run the fourth command.", answers=_turn(4))
+    pi.kill()
+    assert _stored_bytes(client, session_id) != file.read_bytes()
+    proxy.start()
+    pi = Pi(version, root, model_server.port, {})
+    second = pi.send("start")
+    assert second["sessionId"] != session_id
+    _wait_identical(client, session_id, file, "resumed by the next Pi run")
+    pi.send("prompt", text="A new session.", answers=[{"text": "Hello."}])
+    _wait_identical(client, second["sessionId"], Path(second["sessionFile"]), "second session")
+    pi.quit()
+
+    session = Session.objects.get(session_id=session_id)
+    assert session.project.memberships.filter(user__username="alice", role="owner").exists()
+    assert list(session.revisions.values_list("number", flat=True)) == [1], (
+        "no push ever restarted the file at offset 0"
+    )
+
+
+def _captures(file: Path) -> list[dict[str, Any]]:
+    entries = [json.loads(line) for line in file.read_text().splitlines()]
+    return [e for e in entries if e.get("type") == "custom" and e.get("customType") == CAPTURE_TYPE]
+
+
+def test_captured_prompts_are_the_request_bodies_pi_080_sent(tmp_path, model_server, proxy, token):
+    root = _agent_root(
+        tmp_path, model_server.port, "0.80.2", {"contextlab": {"url": proxy.url, "token": token}}
+    )
+    pi = Pi("0.80.2", root, model_server.port, {})
+    file = Path(pi.send("start")["sessionFile"])
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    pi.send("prompt", text="And again.", answers=_turn(2))
+    pi.send("tools", names=["read", "bash"])
+    pi.send("prompt", text="Fewer tools now.", answers=[{"text": "Fine."}])
+    pi.quit()
+
+    captures = _captures(file)
+    bodies = [json.loads(p.read_text()) for p in sorted((tmp_path / "bodies").glob("*.body.json"))]
+    assert len(bodies) == 5
+    # One capture while the prompt stayed the same, a second one once the tool set changed.
+    assert len(captures) == 2
+    for body in bodies:
+        matching = [
+            c
+            for c in captures
+            if c["data"]["system"] == body["messages"][0] and c["data"]["tools"] == body["tools"]
+        ]
+        assert len(matching) == 1, "every request's prompt and tools are one captured prompt"
+        assert matching[0]["data"]["systemPrompt"] == body["messages"][0]["content"]
+    options = captures[0]["data"]["options"]
+    assert any(f["path"].endswith("AGENTS.md") and f["content"] for f in options["contextFiles"])
+    assert [t["function"]["name"] for t in captures[1]["data"]["tools"]] == ["read", "bash"]
+
+
+def test_pi_1x_persists_its_prompt_so_nothing_is_captured(tmp_path, model_server, proxy, token):
+    root = _agent_root(
+        tmp_path, model_server.port, "1.6.0", {"contextlab": {"url": proxy.url, "token": token}}
+    )
+    pi = Pi("1.6.0", root, model_server.port, {})
+    file = Path(pi.send("start")["sessionFile"])
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    pi.quit()
+    assert _captures(file) == []
+
+
+def test_unconfigured_the_extension_sends_nothing_and_writes_nothing(tmp_path, model_server, proxy):
+    root = _agent_root(tmp_path, model_server.port, "0.80.2", {})
+    pi = Pi("0.80.2", root, model_server.port, {})
+    file = Path(pi.send("start")["sessionFile"])
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    pi.quit()
+    assert proxy.seen == []
+    assert _captures(file) == []
+    assert not (root / "agent" / "contextlab").exists()
+    shutil.rmtree(root)

