@@ -5,12 +5,12 @@ Both sides compute, for each of the session's entries as leaf, the context
 (pi-ai ``transformMessages`` for the leaf's model), without serialising anything:
 
 - Pi (Node 24, tests/conformance/oracle/project.mjs "bench" mode): re-walks the path per leaf;
-- contextlab (``contextlab.pi.context.iter_leaf_projections``): one depth-first walk sharing a
+- contextlab (``contextlab.pi.request.iter_leaf_projections``): one depth-first walk sharing a
   parent's work with its children.
 
 Each side runs BENCH_RUNS times (default 5) in one process; the median is compared (Node's JIT
 warms up over the runs, as our caches do not carry over between runs). Parsing is timed apart.
-Target (issue 2): ratio ours/Pi <= 1.
+Target: ratio ours/Pi <= 1 (docs/pi-engine.md, "The request at a leaf").
 
 ``pi_1_x`` (issue 10): the same session as Pi 1.x would have written it (``as_1x_session``: the
 persisted system message first, a prompt patch and two context edits on the way), every entry as
@@ -38,7 +38,7 @@ NOW_MS = 1_767_225_600_000
 
 
 def _ours(path: Path, runs: int) -> dict[str, Any]:
-    from contextlab.pi.context import iter_leaf_projections
+    from contextlab.pi.request import iter_leaf_projections
     from contextlab.pi.session import parse_session_file
 
     started = time.perf_counter()

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from django.utils.safestring import SafeString, mark_safe
 
-from contextlab.inspector.treeview import Row
+from contextlab.pi.tree_selector import Row
 
 
 def _kind(row: Row) -> str:

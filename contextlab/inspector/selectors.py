@@ -27,7 +27,9 @@ from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
 from contextlab.inspector.models import TreeIndex
-from contextlab.inspector.treeview import (
+from contextlab.library.models import Entry, Session
+from contextlab.pi.session import SessionTree
+from contextlab.pi.tree_selector import (
     TreeItem,
     TreeView,
     build_view,
@@ -35,8 +37,6 @@ from contextlab.inspector.treeview import (
     flatten,
     tree_item,
 )
-from contextlab.library.models import Entry, Session
-from contextlab.pi.session import SessionTree
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ system prompt, truncation notices); this module only gathers the inputs from the
 arranges the results for templates. Steps of `inspect_entry`:
 
 1. the path root -> entry (only the part the projection sends is fetched in full);
-2. `build_session_context` with the entry as leaf, each emitted message paired with its entry;
-3. `convert_to_llm` then `transform_messages` for the model: what the provider receives;
+2-3. the engine's request at that leaf (`contextlab.pi.request.build_request`): each projected
+   message paired with its entry, and what the provider receives for the leaf's model;
 4. per-message estimates, a running total, Pi's usage-based estimate, the window and reserve,
    the usage the provider reported for the reply to this request;
 5. the system prompt rebuilt by layer from the project's resources (or plainly "unknown");
@@ -38,33 +38,25 @@ from contextlab.inspector.selectors import (
     path_entries,
     store_index,
 )
-from contextlab.inspector.treeview import TreeItem
 from contextlab.library.models import Project, Session
-from contextlab.library.storage.figures import entry_as_message
 from contextlab.pi import context as pi_context
 from contextlab.pi import models as pi_models
+from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.captured import CapturedPrompt, captured_prompt_at, prompt_differences
-from contextlab.pi.prompt import SystemPrompt, build_system_prompt
+from contextlab.pi.entries import EMITTING_TYPES, message_of_entry
+from contextlab.pi.prompt import SystemPrompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
+from contextlab.pi.tree_selector import TreeItem
 from contextlab.review.services import audit_record
 
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
 # are not in the session file.
 DEFAULT_RESERVE_TOKENS = pi_tokens.DEFAULT_RESERVE_TOKENS
-EMITTING_TYPES = ("message", "custom_message", "branch_summary")
 FULL_TAIL = 25
 
 
 # --- small helpers ---------------------------------------------------------------------------
-
-
-def _emits(entry: dict[str, Any]) -> bool:
-    """Whether build_session_context emits a message for this entry (Pi's appendMessage rule)."""
-    kind = entry.get("type")
-    if kind in ("message", "custom_message"):
-        return True
-    return kind == "branch_summary" and bool(entry.get("summary"))
 
 
 @dataclass
@@ -176,9 +168,13 @@ def _prompt_date(entries: list[dict[str, Any]]) -> str:
 
 
 def system_prompt_for(
-    session: Session, profile: ResourceProfile | None, date: str
+    session: Session,
+    profile: ResourceProfile | None,
+    date: str,
+    path: list[dict[str, Any]] | None = None,
 ) -> tuple[SystemPrompt | None, PromptResources | None, list[str], list[str]]:
-    """Rebuild the prompt, or say plainly why parts of it cannot be known on this server."""
+    """Rebuild the prompt (the dialect's prompt step for a request at the end of ``path``), or
+    say plainly why parts of it cannot be known on this server."""
     cwd = str(session.header.get("cwd") or session.project.cwd)
     unknown: list[str] = []
     fs: Any = None
@@ -215,9 +211,8 @@ def system_prompt_for(
         )
     except ResourceError as exc:
         return None, None, [*unknown, str(exc)], []
-    prompt = build_system_prompt(
-        cwd=cwd, date=date, pi_root=pi_root, tools=tools, resources=resources
-    )
+    source = pi_request.PromptSource(cwd=cwd, resources=resources, tools=tools, pi_root=pi_root)
+    prompt = pi_request.build_prompt(source, date=date, path=path or [])
     notes = list(prompt.notes)
     if resources.trust_reason:
         notes.append(f"Project trust: {resources.trust_reason}.")
@@ -292,63 +287,32 @@ def store_tree_indexes(results: list[Any]) -> None:
 # --- the projection --------------------------------------------------------------------------
 
 
-def _model_info(
-    model: dict[str, Any] | None,
-    messages: list[dict[str, Any]] = (),  # type: ignore[assignment]
-    agent_dir: str | None = None,
-) -> dict[str, Any]:
-    """The pi-ai model of a context ({provider, modelId}): from the project's models.json when
-    the resource profile gives an agent dir, else pi-ai's catalog, else assumed (flagged)."""
-
-    # models.json is read only from an agent dir under the server roots.
+def _model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
+    """pi-ai's model for {provider, modelId}: the project's models.json when the resource
+    profile gives an agent dir (read only under the server roots), else pi-ai's catalog (else
+    the engine assumes one, flagged)."""
     readable = agent_dir if inside_server_roots(agent_dir and f"{agent_dir}/models.json") else None
+    return lambda provider, model_id: pi_models.find_model(provider, model_id, readable)
 
-    def lookup(provider: Any, model_id: Any) -> Any:
-        return pi_models.find_model(provider, model_id, readable)
 
-    found = pi_context.model_for_transform(model, messages=messages, catalog_lookup=lookup)
+def _model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
+    """The context's model ({provider, modelId}) and the pi-ai model it resolved to."""
+    limits = pi_request.ModelLimits.of(found)
     return {
         "provider": (model or {}).get("provider"),
         "id": (model or {}).get("modelId"),
         "found": found,
-        "assumed": bool(found.get("assumed")),
-        "context_window": found.get("contextWindow"),
-        "max_tokens": found.get("maxTokens"),
+        "assumed": limits.assumed,
+        "context_window": limits.context_window,
+        "max_tokens": limits.max_tokens,
         "input": list(found.get("input") or []),
     }
 
 
-def _project(entries: list[dict[str, Any]], leaf_id: str) -> tuple[Any, list[dict[str, Any]]]:
-    """build_session_context plus which entry each emitted message came from."""
-    result = pi_context.build_session_context(entries, leaf_id)
-    messages = list(result.messages)
-    compaction_index = None
-    for index in range(len(entries) - 1, -1, -1):
-        if entries[index].get("type") == "compaction":
-            compaction_index = index
-            break
-    owners: list[dict[str, Any]] = []
-    if compaction_index is None:
-        owners = [e for e in entries if _emits(e)]
-    else:
-        compaction = entries[compaction_index]
-        owners.append(compaction)
-        kept_id = compaction.get("firstKeptEntryId")
-        kept_at = next(
-            (i for i in range(compaction_index) if entries[i].get("id") == kept_id), None
-        )
-        if kept_at is not None:
-            owners.extend(e for e in entries[kept_at:compaction_index] if _emits(e))
-        owners.extend(e for e in entries[compaction_index + 1 :] if _emits(e))
-    if len(owners) != len(messages):
-        owners = []
-    return result, owners
-
-
 def _projection(
     session: Session, index: SessionIndex, entry_id: str, agent_dir: str | None
-) -> tuple[list[dict[str, Any]], Any, list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
-    """Path, projection, owners, model and what is sent for one leaf, kept on the index.
+) -> tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]:
+    """Path, the engine's request at this leaf and its model, kept on the index.
 
     A session revision's entries never change, so neither does a leaf's projection (for a given
     models.json): switching tabs or coming back to an entry reuses it. The index is replaced
@@ -359,17 +323,18 @@ def _projection(
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     entries = path_entries(session, index, entry_id)
-    result, owners = _project(entries, entry_id)
-    messages = list(result.messages)
-    info = _model_info(result.model, messages, agent_dir)
-    value = (entries, result, owners, info, _sent_for(messages, info))
+    request = _request(session, entries, entry_id, agent_dir)
+    value = (entries, request, _model_info(request.context.model, request.model))
     index.remember(key, value)
     return value
 
 
-def _sent_for(messages: list[Any], model_info: dict[str, Any]) -> list[dict[str, Any]]:
-    llm = pi_context.convert_to_llm(messages)
-    return list(pi_context.transform_messages(llm, model_info["found"]))
+def _request(
+    session: Session, entries: list[dict[str, Any]], entry_id: str, agent_dir: str | None
+) -> pi_request.PiRequest:
+    return pi_request.build_request(
+        entries, entry_id, header=session.header, model_lookup=_model_lookup(agent_dir)
+    )
 
 
 def _message_views(
@@ -396,9 +361,7 @@ def _message_views(
             tokens=tokens,
             running=running,
             blocks=[],
-            sent_as="user"
-            if role in ("compactionSummary", "branchSummary", "custom", "bashExecution")
-            else role,
+            sent_as=pi_context.sent_role(message) or role,
             usage=usage if isinstance(usage, dict) else None,
             css=_ROLE_CSS.get(role, ""),
             title=_ROLE_TITLE.get(role, role),
@@ -406,11 +369,12 @@ def _message_views(
         )
         if view.usage:
             view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
-        if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+        dropped = pi_context.dropped_by(message)
+        if dropped == "transformMessages":
             view.dropped = (
                 f"stopReason {message.get('stopReason')}: pi-ai's transformMessages skips it"
             )
-        if role == "bashExecution" and message.get("excludeFromContext"):
+        elif dropped == "convertToLlm" and role == "bashExecution":
             view.dropped = "!!cmd (excludeFromContext): convertToLlm drops it"
         if role == "custom":
             view.extra["customType"] = message.get("customType")
@@ -448,9 +412,9 @@ def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> lis
     views only (both kept on the index), not a whole inspection with its prompt."""
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None
-    _, result, owners, _, _ = _projection(session, index, entry_id, agent_dir)
+    _, request, _ = _projection(session, index, entry_id, agent_dir)
     views, _, head_count, tail_start = _message_views(
-        index, entry_id, list(result.messages), owners
+        index, entry_id, request.agent_messages, request.owners
     )
     return views[head_count:tail_start]
 
@@ -460,11 +424,14 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
     agent_dir = (profile.agent_dir or None) if profile else None
-    entries, result, owners, info, sent = _projection(session, index, entry_id, agent_dir)
-    messages: list[dict[str, Any]] = list(result.messages)
-    model = result.model
+    entries, request, info = _projection(session, index, entry_id, agent_dir)
+    messages = request.agent_messages
+    model = request.context.model
+    sent = request.sent
 
-    views, running, head_count, tail_start = _message_views(index, entry_id, messages, owners)
+    views, running, head_count, tail_start = _message_views(
+        index, entry_id, messages, request.owners
+    )
 
     estimate = pi_tokens.estimate_context_tokens(messages)
     pi_estimate = {
@@ -502,13 +469,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         if sent
         else "nothing would be sent (the context is empty)"
     )
-    synthetic = sum(
-        1
-        for m in sent
-        if m.get("role") == "toolResult"
-        and m.get("isError")
-        and _first_text(m) == "No result provided"
-    )
+    synthetic = request.synthetic_results
 
     reply = _reply(session, index, entry_id)
     # What the model saw for an assistant message is the request at its parent: Pi never sends
@@ -522,7 +483,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     )
 
     date = _prompt_date(entries)
-    prompt, resources, unknown, notes = system_prompt_for(session, profile, date)
+    prompt, resources, unknown, notes = system_prompt_for(session, profile, date, entries)
 
     captured = captured_prompt_for(session, index, entry_id) if tab == "prompt" else None
     captured_diff = (
@@ -532,14 +493,12 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     )
 
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = (
-        _diff(session, index, entries, list(result.messages), sent, info) if tab == "diff" else None
-    )
+    diff = _diff(session, index, entries, messages, sent, agent_dir) if tab == "diff" else None
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
         "model": model,
-        "thinkingLevel": result.thinking_level,
+        "thinkingLevel": request.thinking_level,
         "systemPrompt": prompt.text if prompt else None,
         "messages": sent,
     }
@@ -550,7 +509,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         item=index.items[entry_id],
         messages=views,
         sent=sent,
-        thinking_level=str(result.thinking_level),
+        thinking_level=str(request.thinking_level),
         model=model if isinstance(model, dict) else None,
         model_info=info,
         estimate_total=running,
@@ -599,7 +558,7 @@ def message_blocks(
 ) -> list[Block]:
     """The blocks of the message one entry contributes (for a collapsed row opened later)."""
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
-    message = entry_as_message(entry) if entry else None
+    message = message_of_entry(entry, "estimate") if entry else None
     return sent_blocks(message, full=full) if message else []
 
 
@@ -664,7 +623,7 @@ def _diff(
     entries: list[dict[str, Any]],
     messages: list[dict[str, Any]],
     sent: list[dict[str, Any]],
-    info: dict[str, Any],
+    agent_dir: str | None,
 ) -> dict[str, Any] | None:
     """What changed since the previous request on this path. Messages are compared as Pi
     holds them (before convertToLlm), so each one's tokens are the Messages tab's estimate (a
@@ -676,9 +635,9 @@ def _diff(
     # Fetched again: the current path's early entries are light stand-ins (a compaction hid
     # them), while the previous request may still have sent them.
     prev_entries = path_entries(session, index, previous)
-    prev_result, _ = _project(prev_entries, previous)
-    prev_messages = list(prev_result.messages)
-    prev_sent = _sent_for(prev_messages, info)
+    prev_request = _request(session, prev_entries, previous, agent_dir)
+    prev_messages = prev_request.agent_messages
+    prev_sent = prev_request.sent
     sent_before = [_key(m) for m in prev_sent]
     sent_after = [_key(m) for m in sent]
     common = 0
@@ -747,70 +706,41 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
         return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
     summaries = entries_by_id(session, index, [i for i in path if i in index.first_kept])
     page = reverse("inspector:session", args=[session.pk])
-
-    emitted: list[str] = []  # ids of entries whose messages are in the current context
-    summary_tokens = 0
-    position_of = {entry_id: n for n, entry_id in enumerate(path)}
-    pending: dict[str, Any] | None = None
-    current = 0
-    for position, entry_id in enumerate(path):
-        item = index.items[entry_id]
-        if item.type == "compaction":
-            before = summaries.get(entry_id, {}).get("tokensBefore") or 0
-            summary = {
-                "role": "compactionSummary",
-                "summary": summaries.get(entry_id, {}).get("summary", ""),
-            }
-            summary_tokens = pi_tokens.estimate_tokens(summary)
-            kept = index.first_kept.get(entry_id)
-            kept_at = position_of.get(kept, position) if kept else position
-            kept_at = kept_at if kept_at < position else position
-            emitted = [
-                i
-                for i in path[kept_at:position]
-                if index.items[i].type in EMITTING_TYPES and index.items[i].type != "compaction"
-            ]
-            current = summary_tokens + sum(index.items[i].tokens for i in emitted)
-            pending = {"id": entry_id, "before": before, "after": current}
-            continue
-        if item.role == "assistant" and position > 0:
-            leaf = path[position - 1]
-            points.append(
-                {
-                    "leaf": leaf,
-                    "reply": entry_id,
-                    "estimate": current,
-                    "reported": index.reported.get(entry_id),
-                    "compaction": pending,
-                }
-            )
-            pending = None
-        if item.type in EMITTING_TYPES:
-            current += item.tokens
-    if pending is not None:
-        # A compaction with no request after it yet (the end of the path): the point is the
-        # request Pi would send next, so the chart still marks the compaction.
+    steps = [
+        pi_request.PathEntry(
+            entry_id,
+            index.items[entry_id].type,
+            index.items[entry_id].role,
+            index.items[entry_id].tokens,
+            index.first_kept.get(entry_id),
+        )
+        for entry_id in path
+    ]
+    for estimate in pi_request.request_estimates(steps):
+        compaction = None
+        if estimate.compaction is not None:
+            compaction_id, after = estimate.compaction
+            before = summaries.get(compaction_id, {}).get("tokensBefore") or 0
+            compaction = {"id": compaction_id, "before": before, "after": after}
         points.append(
             {
-                "leaf": path[-1],
-                "reply": None,
-                "estimate": current,
-                "reported": None,
-                "compaction": pending,
+                "leaf": estimate.leaf,
+                "reply": estimate.reply,
+                "estimate": estimate.tokens,
+                "reported": index.reported.get(estimate.reply),
+                "compaction": compaction,
             }
         )
+    # The model of the path's last request: the engine's rule, on the one entry that sets it.
     model = None
     for entry_id in reversed(path):
         item = index.items[entry_id]
-        if item.type == "model_change":
-            entry = entries_by_id(session, index, [entry_id])[entry_id]
-            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        if item.type == "model_change" or (item.type == "message" and item.role == "assistant"):
+            state: list[Any] = ["off", None, None]
+            pi_context.settings_step(entries_by_id(session, index, [entry_id])[entry_id], state)
+            model = state[1]
             break
-        if item.type == "message" and item.role == "assistant":
-            message = entries_by_id(session, index, [entry_id])[entry_id]["message"]
-            model = {"provider": message.get("provider"), "modelId": message.get("model")}
-            break
-    info = _model_info(model)
+    info = _model_info(model, pi_context.model_for_transform(model))
     return {
         "points": points,
         "contextWindow": info.get("context_window"),

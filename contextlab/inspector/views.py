@@ -40,18 +40,18 @@ from contextlab.inspector.rendering import message_rows_html, tree_rows_html
 from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.requests import provider_request
 from contextlab.inspector.selectors import SessionIndex, session_index
-from contextlab.inspector.treeview import (
-    FILTER_MODES,
-    TreeView,
-    build_view,
-    finish,
-    select_rows,
-)
 from contextlab.library.models import Session
 from contextlab.library.selectors import (
     project_for_user_or_404,
     session_for_user_or_404,
     session_problems,
+)
+from contextlab.pi.tree_selector import (
+    FILTER_MODES,
+    TreeView,
+    build_view,
+    finish,
+    select_rows,
 )
 from contextlab.review.selectors import comment_counts, review_panel, session_labels
 from contextlab.review.services import can_manage_members

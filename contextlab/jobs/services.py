@@ -18,10 +18,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -46,37 +45,18 @@ from contextlab.pi.compaction import (
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import SessionTree, parse_session_bytes
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+from contextlab.pi.writer import (
+    SessionWriter,
+    iso_timestamp,
+    leaf_after_navigation,
+    ordered_entry,
+    summarizer_thinking_level,
+)
 from contextlab.review.services import audit_job, audit_record
 
 logger = logging.getLogger(__name__)
 
 Json = dict[str, Any]
-
-# Pi's key order for the entries contextlab writes (session-manager.js appendCompaction and
-# branchWithSummary); PostgreSQL's jsonb does not keep key order, so export re-applies it.
-ENTRY_KEY_ORDER = {
-    "compaction": (
-        "type",
-        "id",
-        "parentId",
-        "timestamp",
-        "summary",
-        "firstKeptEntryId",
-        "tokensBefore",
-        "details",
-        "fromHook",
-    ),
-    "branch_summary": (
-        "type",
-        "id",
-        "parentId",
-        "timestamp",
-        "fromId",
-        "summary",
-        "details",
-        "fromHook",
-    ),
-}
 
 
 class JobError(Exception):
@@ -155,7 +135,7 @@ def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, nam
         split_turn=bool(prep.is_split_turn and prep.turn_prefix_messages),
     )
     # Pi passes the session's thinking level to the summariser (used only by reasoning models).
-    reasoning = params.get("thinkingLevel") or _path_thinking_level(path)
+    reasoning = params.get("thinkingLevel") or summarizer_thinking_level(path)
     if preview.request is not None:
         plan.calls.append(
             PlannedCall(
@@ -177,14 +157,6 @@ def plan_compaction_entries(entries: list[Json], leaf_id: str, params: Json, nam
             )
         )
     return plan
-
-
-def _path_thinking_level(path: list[Json]) -> str | None:
-    level = None
-    for entry in path:
-        if entry.get("type") == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-    return level if level and level != "off" else None
 
 
 def plan_branch_summary(session: Session, old_leaf: str, target: str, params: Json) -> Plan:
@@ -212,21 +184,13 @@ def plan_branch_summary_entries(
     preview = branch_summary.branch_summary_preview(tree, old_leaf, target, options)
     # Where the leaf lands (agent-session.js navigateTree): a user message or a custom message
     # sends its text back to the editor, so the leaf is its parent.
-    target_entry = by_id[target]
-    if (
-        target_entry.get("type") == "message"
-        and (target_entry.get("message") or {}).get("role") == "user"
-    ) or target_entry.get("type") == "custom_message":
-        new_leaf = target_entry.get("parentId")
-    else:
-        new_leaf = target
+    new_leaf = leaf_after_navigation(by_id[target])
     plan = Plan(
         "branch_summary",
         preview.to_json(),
         read_files=list(preview.read_files),
         modified_files=list(preview.modified_files),
         parent_id=new_leaf,
-        entry={"fromId": new_leaf if new_leaf is not None else "root"},
     )
     if not preview.entry_ids:
         plan.nothing = "Nothing to summarise: the target is on the current branch"
@@ -467,14 +431,7 @@ def session_continue_without_summary(
     target = entries.get(target_entry_id)
     if target is None:
         raise JobError(f"Entry {target_entry_id} is not in session {session.session_id}")
-    is_user = (
-        target.get("type") == "message" and (target.get("message") or {}).get("role") == "user"
-    )
-    new_leaf = (
-        target.get("parentId")
-        if is_user or target.get("type") == "custom_message"
-        else target_entry_id
-    )
+    new_leaf = leaf_after_navigation(target)
     with transaction.atomic():
         Session.objects.filter(pk=session.pk).update(leaf_entry_id=new_leaf or "")
         if getattr(actor, "is_authenticated", False):
@@ -753,12 +710,6 @@ def _reload(job: Job) -> Job:
     return job
 
 
-def iso_ms(moment: datetime) -> str:
-    """``new Date().toISOString()``: UTC, milliseconds, ``Z``."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 class _TakenIds:
     """The entry ids of a revision, asked one candidate at a time (not all loaded)."""
 
@@ -769,28 +720,27 @@ class _TakenIds:
         return bool(self.entries.filter(entry_id=entry_id).exists())
 
 
-def new_entry_id(existing: Container[str]) -> str:
-    """Pi's ``generateId``: 8 hex chars of a random UUID not used in the session (100 tries)."""
-    for _ in range(100):
-        candidate = str(uuid.uuid4())[:8]
-        if candidate not in existing:
-            return candidate
-    return str(uuid.uuid4())
-
-
-def build_entry(plan: Plan, entry_id: str, timestamp: str, summary: str, details: Json) -> Json:
-    values = {
-        "type": plan.kind,
-        "id": entry_id,
-        "parentId": plan.parent_id,
-        "timestamp": timestamp,
-        "summary": summary,
-        "details": details,
-        # Pi itself writes fromHook false (not omitted) for summaries it generated.
-        "fromHook": False,
-        **plan.entry,
-    }
-    return {key: values[key] for key in ENTRY_KEY_ORDER[plan.kind]}
+def build_entry(
+    plan: Plan, taken: Container[str], moment: datetime, summary: str, details: Json
+) -> Json:
+    """The entry Pi's SessionManager appends for this plan (the engine's writer)."""
+    writer = SessionWriter(taken, plan.parent_id)
+    timestamp = iso_timestamp(moment)
+    if plan.kind == Job.Kind.COMPACTION:
+        return dict(
+            writer.append_compaction(
+                timestamp=timestamp,
+                summary=summary,
+                first_kept_entry_id=plan.entry["firstKeptEntryId"],
+                tokens_before=plan.entry["tokensBefore"],
+                details=details,
+            )
+        )
+    return dict(
+        writer.branch_with_summary(
+            plan.parent_id, timestamp=timestamp, summary=summary, details=details
+        )
+    )
 
 
 def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment: datetime) -> Job:
@@ -809,8 +759,8 @@ def _append_and_finish(job: Job, plan: Plan, summary: str, details: Json, moment
             return _fail(
                 job, f"Entry {plan.parent_id} is no longer in the session's current revision"
             )
-        entry_id = new_entry_id(_TakenIds(entries))
-        data = build_entry(plan, entry_id, iso_ms(moment), summary, details)
+        data = build_entry(plan, _TakenIds(entries), moment, summary, details)
+        entry_id = data["id"]
         # Sequence, depth, figures, search vectors and tree index: the library's one append.
         append_entries(session=session, revision=revision, entries=[data])
         finished = timezone.now()
@@ -886,15 +836,6 @@ def job_execute(
 # --------------------------------------------------------------------------------------------
 
 
-def _ordered_entry(data: Json) -> Json:
-    order = ENTRY_KEY_ORDER.get(data.get("type", ""))
-    if order is None:
-        return data
-    ordered = {key: data[key] for key in order if key in data}
-    ordered.update({k: v for k, v in data.items() if k not in ordered})
-    return ordered
-
-
 def session_export_chunks(session: Session) -> Iterator[bytes]:
     """The session as a Pi JSONL v3 file, including the entries contextlab appended.
 
@@ -929,7 +870,7 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
         .values_list("data", flat=True)
     )
     for data in added:
-        yield (json_stringify(_ordered_entry(data)) + "\n").encode("utf-8")
+        yield (json_stringify(ordered_entry(data)) + "\n").encode("utf-8")
 
 
 def session_export_filename(session: Session) -> str:
@@ -995,11 +936,5 @@ def summarise_file_entries(
     if outcome.error:
         raise JobError(outcome.error)
     existing = {str(e.get("id")) for e in entries}
-    entry = build_entry(
-        plan,
-        new_entry_id(existing),
-        iso_ms(now or timezone.now()),
-        outcome.summary,
-        outcome.details,
-    )
+    entry = build_entry(plan, existing, now or timezone.now(), outcome.summary, outcome.details)
     return entry, outcome

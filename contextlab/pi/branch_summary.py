@@ -2,7 +2,7 @@
 
 Truth: ``dist/core/compaction/branch-summarization.js`` (``collectEntriesForBranchSummary``,
 ``prepareBranchEntries``, ``generateBranchSummary``) and ``AgentSession.navigateTree`` in
-``dist/core/agent-session.js``; pi-reference.md §7.
+``dist/core/agent-session.js``; docs/pi-engine.md, "Branch summaries".
 
 Unlike Pi's docs, the code does not stop at compaction entries (their summaries become input),
 skips tool results, and caps the summary at a fixed 2048 tokens with no reasoning option.
@@ -11,7 +11,6 @@ skips tool results, and caps the summary at a fixed 2048 tokens with no reasonin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from contextlab.pi.compaction import (
     FileOps,
@@ -19,16 +18,14 @@ from contextlab.pi.compaction import (
     compute_file_lists,
     extract_file_ops_from_message,
     format_file_operations,
-    message_from_entry,
     serialize_conversation,
 )
 from contextlab.pi.context import convert_to_llm
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.entries import Json, message_of_entry
 from contextlab.pi.jsutil import js_truthy
 from contextlab.pi.session import SessionTree
 from contextlab.pi.tokens import DEFAULT_RESERVE_TOKENS, estimate_tokens
-
-Json = dict[str, Any]
 
 __all__ = [
     "BRANCH_SUMMARY_MAX_TOKENS",
@@ -87,9 +84,7 @@ def collect_entries_for_branch_summary(
 
 
 def _branch_message(entry: Json) -> Json | None:
-    if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "toolResult":
-        return None
-    return message_from_entry(entry, include_compaction=True)
+    return message_of_entry(entry, "branch_summary")
 
 
 @dataclass

@@ -4,7 +4,7 @@ Truth: ``dist/core/compaction/compaction.js`` (``prepareCompaction``, ``findCutP
 ``findTurnStartIndex``, private ``findValidCutPoints``, ``generateSummary``,
 ``generateTurnPrefixSummary``, ``compact``), ``dist/core/compaction/utils.js`` (file operations,
 ``serializeConversation``), ``AgentSession.compact`` / ``_checkCompaction`` in
-``dist/core/agent-session.js``; pi-reference.md §5–§6.
+``dist/core/agent-session.js``; docs/pi-engine.md, "Compaction".
 
 Nothing here calls a model: a *preview* is the preparation plus the request bodies
 (``{"systemPrompt", "messages", "maxTokens"}``, messages in pi-ai form without timestamps) that
@@ -15,27 +15,25 @@ Nothing here calls a model: a *preview* is the preparation plus the request bodi
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextlab.pi.context import (
-    build_session_context,
-    convert_to_llm,
-    create_branch_summary_message,
-    create_compaction_summary_message,
-    create_custom_message,
-)
+from contextlab.pi.context import build_session_context, convert_to_llm
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.entries import Json, message_of_entry
 from contextlab.pi.jsutil import (
+    array_join_item,
     date_parse_ms,
+    int_if_whole,
+    js_key_order,
     js_len,
     js_slice,
-    js_sorted,
+    js_sort_any,
     js_string,
     js_truthy,
     json_stringify,
     number_to_string,
+    object_entries,
 )
 from contextlab.pi.tokens import (
     DEFAULT_KEEP_RECENT_TOKENS,
@@ -45,8 +43,6 @@ from contextlab.pi.tokens import (
     estimate_tokens,
     should_compact,
 )
-
-Json = dict[str, Any]
 
 __all__ = [
     "DEFAULT_COMPACTION_SETTINGS",
@@ -69,7 +65,6 @@ __all__ = [
     "find_valid_cut_points",
     "format_file_operations",
     "join_split_turn",
-    "message_from_entry",
     "prepare_compaction",
     "serialize_conversation",
     "should_compact",
@@ -93,26 +88,6 @@ class CompactionSettings:
 
 
 DEFAULT_COMPACTION_SETTINGS = CompactionSettings()
-
-
-# ---------------------------------------------------------------------------------------------
-# Entries → messages (compaction.js getMessageFromEntry)
-
-
-def message_from_entry(entry: Json, *, include_compaction: bool = False) -> Json | None:
-    """The AgentMessage an entry contributes (compaction entries only when asked: branch
-    summaries include them, compaction does not — older summaries reach it as previousSummary)."""
-    kind = entry.get("type")
-    if kind == "message":
-        message: Json | None = entry.get("message")
-        return message
-    if kind == "custom_message":
-        return create_custom_message(entry)
-    if kind == "branch_summary":
-        return create_branch_summary_message(entry)
-    if kind == "compaction" and include_compaction:
-        return create_compaction_summary_message(entry)
-    return None
 
 
 def _role(entry: Json) -> Any:
@@ -258,16 +233,7 @@ def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
     """``(readFiles, modifiedFiles)``: read-only files and modified files, each JS-sorted."""
     modified = {**ops.edited, **ops.written}
     read_only = [f for f in ops.read if f not in modified]
-    return _js_sort_any(read_only), _js_sort_any(list(modified))
-
-
-def _js_sort_any(items: list[Any]) -> list[Any]:
-    # Array.prototype.sort() compares the String() of each item; details from a file may hold
-    # non-strings.
-    if all(isinstance(i, str) for i in items):
-        return js_sorted(items)
-    keyed = sorted(items, key=lambda i: js_string(i).encode("utf-16-be", "surrogatepass"))
-    return keyed
+    return js_sort_any(read_only), js_sort_any(list(modified))
 
 
 def format_file_operations(
@@ -301,37 +267,6 @@ def join_split_turn(
 # serializeConversation
 
 
-def _js_join_item(value: Any) -> str:
-    # Array.prototype.join renders null and undefined as "".
-    return "" if value is None else js_string(value)
-
-
-_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
-
-
-def _js_key_order(value: Any) -> Any:
-    """The value with every object's keys in JavaScript's property order (integer-like keys
-    first, ascending), as ``JSON.parse`` builds them and ``JSON.stringify`` prints them."""
-    if isinstance(value, dict):
-        return {k: _js_key_order(v) for k, v in _object_entries(value)}
-    if isinstance(value, list):
-        return [_js_key_order(v) for v in value]
-    return value
-
-
-def _object_entries(obj: Any) -> list[tuple[str, Any]]:
-    """``Object.entries``: integer-like keys first in ascending order, then insertion order."""
-    if isinstance(obj, list):
-        return [(str(i), v) for i, v in enumerate(obj)]
-    if isinstance(obj, str):
-        return [(str(i), ch) for i, ch in enumerate(obj)]
-    if not isinstance(obj, dict):
-        return []
-    integer_keys = sorted((k for k in obj if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1), key=int)
-    others = [k for k in obj if k not in set(integer_keys)]
-    return [(k, obj[k]) for k in [*integer_keys, *others]]
-
-
 def _truncate_for_summary(text: str, dialect: Dialect) -> str:
     t = dialect.summary_texts
     max_chars = t.tool_result_max_chars
@@ -348,7 +283,7 @@ def _text_blocks(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     return "".join(
-        _js_join_item(c.get("text"))
+        array_join_item(c.get("text"))
         for c in content
         if isinstance(c, dict) and c.get("type") == "text"
     )
@@ -375,13 +310,13 @@ def serialize_conversation(messages: list[Json], dialect: Dialect = DEFAULT_DIAL
                     continue
                 kind = block.get("type")
                 if kind == "text":
-                    texts.append(_js_join_item(block.get("text")))
+                    texts.append(array_join_item(block.get("text")))
                 elif kind == "thinking":
-                    thinkings.append(_js_join_item(block.get("thinking")))
+                    thinkings.append(array_join_item(block.get("thinking")))
                 elif kind == "toolCall":
                     args = ", ".join(
-                        f"{k}={json_stringify(_js_key_order(v))}"
-                        for k, v in _object_entries(block.get("arguments"))
+                        f"{k}={json_stringify(js_key_order(v))}"
+                        for k, v in object_entries(block.get("arguments"))
                     )
                     calls.append(f"{js_string(block.get('name'))}({args})")
             if thinkings:
@@ -427,7 +362,7 @@ def _messages_in(path: list[Json], start: int, end: int) -> list[tuple[str, Json
     """``(entry id, message)`` for the entries of ``path[start:end]`` that contribute one."""
     out: list[tuple[str, Json]] = []
     for entry in path[start:end] if end > start else []:
-        message = message_from_entry(entry)
+        message = message_of_entry(entry, "compaction")
         if message:
             out.append((entry.get("id", ""), message))
     return out
@@ -719,6 +654,8 @@ def _not_after(message_ms: Any, compaction_ms: float | None) -> bool:
     return bool(message_ms <= compaction_ms)
 
 
+# Long on purpose: a replay of _checkCompaction along the path, whose numbered steps (docstring)
+# share the running state of the walk.
 def auto_compaction_what_if(
     path: list[Json],
     *,
@@ -803,7 +740,7 @@ def auto_compaction_what_if(
         results.append(
             WhatIfCompaction(
                 after_entry_id=entry.get("id", ""),
-                context_tokens=_int_if_whole(tokens),
+                context_tokens=int_if_whole(tokens),
                 first_kept_entry_id=prep.first_kept_entry_id,
                 tokens_before=prep.tokens_before,
                 is_split_turn=prep.is_split_turn,
@@ -814,7 +751,3 @@ def auto_compaction_what_if(
         )
         freed += max(0.0, tokens - tokens_after)
     return results
-
-
-def _int_if_whole(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value

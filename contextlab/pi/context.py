@@ -9,38 +9,47 @@ Truth:
 Values JavaScript would hold as ``undefined`` are represented by an absent key (``JSON.stringify``
 drops them); ``new Date(x).getTime()`` that is NaN becomes ``None`` (``null`` in JSON).
 
-``iter_leaf_projections`` projects every entry as a leaf in one depth-first walk, sharing the work
-of a parent with its children (Pi re-walks the whole path for each leaf).
+The request at a leaf as a whole (prompt, tools, model, request time) is assembled by
+``contextlab.pi.request``, which calls these steps.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
-from contextlab.pi.jsutil import js_string
+from contextlab.pi.entries import (
+    Json,
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+    message_of_entry,
+    put,
+)
+from contextlab.pi.jsutil import js_string, js_trim, js_truthy
 from contextlab.pi.models import get_model
-from contextlab.pi.session import SessionTree, entry_time_ms, js_trim, js_truthy
 
 __all__ = [
     "NO_RESULT_TEXT",
     "TOOL_IMAGE_PLACEHOLDER",
     "USER_IMAGE_PLACEHOLDER",
-    "LeafProjection",
     "NormalizeToolCallId",
     "SessionContext",
     "bash_execution_to_text",
     "build_session_context",
+    "context_of_path",
     "convert_message",
     "convert_to_llm",
     "create_branch_summary_message",
     "create_compaction_summary_message",
     "create_custom_message",
-    "iter_leaf_projections",
+    "dropped_by",
     "model_for_transform",
+    "sent_role",
+    "session_path",
     "transform_messages",
 ]
 
@@ -50,16 +59,19 @@ TOOL_IMAGE_PLACEHOLDER = DEFAULT_DIALECT.message_texts.tool_image_placeholder
 NO_RESULT_TEXT = DEFAULT_DIALECT.message_texts.no_result_text
 
 _DEFAULT: Any = object()
-Json = dict[str, Any]
 # pi-ai's `normalizeToolCallId(id, model, assistantMessage)`, which each provider hands over.
 NormalizeToolCallId = Callable[[Any, Json, Json], Any]
 
 
 @dataclass
 class SessionContext:
+    """What ``buildSessionContext`` returns; ``owners`` (ours) names, for each message, the entry
+    it came from (the compaction entry for the compaction summary)."""
+
     messages: list[Json]
     thinking_level: Any = "off"
     model: Json | None = None
+    owners: list[Json] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> Json:
         return {
@@ -67,61 +79,6 @@ class SessionContext:
             "thinkingLevel": self.thinking_level,
             "model": self.model,
         }
-
-
-# --------------------------------------------------------------------------------------------
-# Message constructors (dist/core/messages.js)
-# --------------------------------------------------------------------------------------------
-
-
-def _put(out: Json, key: str, source: Json, source_key: str) -> None:
-    # A missing field is `undefined` in JavaScript: the key disappears from JSON.
-    if source_key in source:
-        out[key] = source[source_key]
-
-
-def _date_ms(value: Any, present: bool = True) -> float | None:
-    if not present:
-        return None  # new Date(undefined) is NaN
-    return entry_time_ms(value)
-
-
-def create_custom_message(entry: Json) -> Json:
-    out: Json = {"role": "custom"}
-    _put(out, "customType", entry, "customType")
-    _put(out, "content", entry, "content")
-    _put(out, "display", entry, "display")
-    _put(out, "details", entry, "details")
-    out["timestamp"] = _date_ms(entry.get("timestamp"), "timestamp" in entry)
-    return out
-
-
-def create_branch_summary_message(entry: Json) -> Json:
-    out: Json = {"role": "branchSummary"}
-    _put(out, "summary", entry, "summary")
-    _put(out, "fromId", entry, "fromId")
-    out["timestamp"] = _date_ms(entry.get("timestamp"), "timestamp" in entry)
-    return out
-
-
-def create_compaction_summary_message(entry: Json) -> Json:
-    out: Json = {"role": "compactionSummary"}
-    _put(out, "summary", entry, "summary")
-    _put(out, "tokensBefore", entry, "tokensBefore")
-    out["timestamp"] = _date_ms(entry.get("timestamp"), "timestamp" in entry)
-    return out
-
-
-def _message_of(entry: Json) -> Json | None:
-    """``appendMessage`` of buildSessionContext: the message an entry contributes, if any."""
-    kind = entry.get("type")
-    if kind == "message":
-        return entry.get("message")
-    if kind == "custom_message":
-        return create_custom_message(entry)
-    if kind == "branch_summary" and js_truthy(entry.get("summary")):
-        return create_branch_summary_message(entry)
-    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,36 +100,44 @@ def _walk_path(leaf: Json, by_id: dict[str, Json]) -> list[Json]:
     return path
 
 
-def _settings_step(entry: Json, state: list[Any]) -> None:
+def settings_step(entry: Json, state: list[Any]) -> None:
     """Fold one path entry into [thinkingLevel, model, compaction] as buildSessionContext does."""
     kind = entry.get("type")
     if kind == "thinking_level_change":
         state[0] = entry.get("thinkingLevel")
     elif kind == "model_change":
         model: Json = {}
-        _put(model, "provider", entry, "provider")
-        _put(model, "modelId", entry, "modelId")
+        put(model, "provider", entry, "provider")
+        put(model, "modelId", entry, "modelId")
         state[1] = model
     elif kind == "message":
         message = entry.get("message")
         if isinstance(message, dict) and message.get("role") == "assistant":
             model = {}
-            _put(model, "provider", message, "provider")
-            _put(model, "modelId", message, "model")
+            put(model, "provider", message, "provider")
+            put(model, "modelId", message, "model")
             state[1] = model
     elif kind == "compaction":
         state[2] = entry
 
 
-def _messages_for_path(path: list[Json], compaction: Json | None) -> list[Json]:
+def messages_for_path(path: list[Json], compaction: Json | None) -> tuple[list[Json], list[Json]]:
+    """The messages of ``path`` under its last ``compaction``, and the entry each came from."""
     messages: list[Json] = []
+    owners: list[Json] = []
+
+    def append(entry: Json) -> None:
+        message = message_of_entry(entry, "context")
+        if message is not None:
+            messages.append(message)
+            owners.append(entry)
+
     if compaction is None:
         for entry in path:
-            message = _message_of(entry)
-            if message is not None:
-                messages.append(message)
-        return messages
+            append(entry)
+        return messages, owners
     messages.append(create_compaction_summary_message(compaction))
+    owners.append(compaction)
     index = next(i for i, e in enumerate(path) if e is compaction)
     first_kept = compaction.get("firstKeptEntryId", _DEFAULT)
     found = False
@@ -180,47 +145,57 @@ def _messages_for_path(path: list[Json], compaction: Json | None) -> list[Json]:
         if not found and "id" in entry and entry.get("id") == first_kept:
             found = True
         if found:
-            message = _message_of(entry)
-            if message is not None:
-                messages.append(message)
+            append(entry)
     for entry in path[index + 1 :]:
-        message = _message_of(entry)
-        if message is not None:
-            messages.append(message)
-    return messages
+        append(entry)
+    return messages, owners
 
 
-def build_session_context(
-    entries: list[Json],
-    leaf_id: Any = _DEFAULT,
-    by_id: dict[str, Json] | None = None,
-) -> SessionContext:
-    """Pi's ``buildSessionContext(entries, leafId, byId)``.
+def session_path(
+    entries: Sequence[Json], leaf_id: Any = _DEFAULT, by_id: dict[str, Json] | None = None
+) -> list[Json]:
+    """The path root -> leaf as ``buildSessionContext`` walks it.
 
-    1. ``leaf_id=None`` (explicit) gives an empty context; an omitted or unknown leaf falls back
-       to the last entry.
-    2. The path is walked from the leaf to the root and reversed.
-    3. Thinking level, model (model changes and every assistant message) and the last compaction
-       are folded over the path.
-    4. Without a compaction every path entry contributes its message; with one, its summary
-       comes first, then entries from ``firstKeptEntryId`` up to the compaction, then the rest.
+    ``leaf_id=None`` (explicit) gives an empty path; an omitted or unknown leaf falls back to the
+    last entry. The path is walked from the leaf to the root and reversed.
     """
     if by_id is None:
         by_id = {}
         for entry in entries:
             by_id[entry.get("id")] = entry  # type: ignore[index]  # JS Map takes undefined too
     if leaf_id is None:
-        return SessionContext([], "off", None)
+        return []
     leaf = by_id.get(leaf_id) if leaf_id is not _DEFAULT and js_truthy(leaf_id) else None
     if leaf is None:
         leaf = entries[-1] if entries else None
     if leaf is None:
-        return SessionContext([], "off", None)
-    path = _walk_path(leaf, by_id)
+        return []
+    return _walk_path(leaf, by_id)
+
+
+def context_of_path(path: list[Json]) -> SessionContext:
+    """``buildSessionContext`` from the walked path.
+
+    1. Thinking level, model (model changes and every assistant message) and the last compaction
+       are folded over the path.
+    2. Without a compaction every path entry contributes its message; with one, its summary
+       comes first, then entries from ``firstKeptEntryId`` up to the compaction, then the rest.
+    """
     state: list[Any] = ["off", None, None]
     for entry in path:
-        _settings_step(entry, state)
-    return SessionContext(_messages_for_path(path, state[2]), state[0], state[1])
+        settings_step(entry, state)
+    messages, owners = messages_for_path(path, state[2])
+    return SessionContext(messages, state[0], state[1], owners)
+
+
+def build_session_context(
+    entries: Sequence[Json],
+    leaf_id: Any = _DEFAULT,
+    by_id: dict[str, Json] | None = None,
+) -> SessionContext:
+    """Pi's ``buildSessionContext(entries, leafId, byId)``: ``session_path`` then
+    ``context_of_path``."""
+    return context_of_path(session_path(entries, leaf_id, by_id))
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,7 +228,7 @@ def bash_execution_to_text(message: Json, dialect: Dialect = DEFAULT_DIALECT) ->
 
 
 def _with_timestamp(out: Json, message: Json) -> Json:
-    _put(out, "timestamp", message, "timestamp")
+    put(out, "timestamp", message, "timestamp")
     return out
 
 
@@ -298,6 +273,35 @@ def convert_message(message: Any, dialect: Dialect = DEFAULT_DIALECT) -> Json | 
             {"role": "user", "content": [{"type": "text", "text": text}]}, message
         )
     return None
+
+
+def dropped_by(message: Any) -> str | None:
+    """Which step drops this AgentMessage on its way to the provider: ``"convertToLlm"`` (a
+    ``!!`` bash execution, excluded from context), ``"transformMessages"`` (an error or aborted
+    reply), or None when it is sent."""
+    if not isinstance(message, dict):
+        return "convertToLlm"
+    role = message.get("role")
+    if role == "bashExecution" and js_truthy(message.get("excludeFromContext")):
+        return "convertToLlm"
+    if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+        return "transformMessages"
+    if role not in _LLM_ROLES and role not in _CONVERTED_ROLES:
+        return "convertToLlm"
+    return None
+
+
+def sent_role(message: Any) -> str | None:
+    """The role the provider sees for this AgentMessage after ``convertToLlm`` (summaries,
+    custom messages and bash executions become user messages)."""
+    role = message.get("role") if isinstance(message, dict) else None
+    if role in _LLM_ROLES:
+        return str(role)
+    return "user" if role in _CONVERTED_ROLES else None
+
+
+_LLM_ROLES = frozenset({"user", "assistant", "toolResult"})
+_CONVERTED_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionSummary"})
 
 
 def convert_to_llm(messages: Iterable[Any], dialect: Dialect = DEFAULT_DIALECT) -> list[Json]:
@@ -458,7 +462,7 @@ def _transform_assistant(message: Json, model: Json, ids: _ToolCallIds | None = 
                 content.append(block)
             else:
                 text_block: Json = {"type": "text"}
-                _put(text_block, "text", block, "text")
+                put(text_block, "text", block, "text")
                 content.append(text_block)
         elif kind == "toolCall":
             if not same_model and js_truthy(block.get("thoughtSignature")):
@@ -473,7 +477,7 @@ def _transform_assistant(message: Json, model: Json, ids: _ToolCallIds | None = 
     return out
 
 
-def _first_pass(
+def first_pass(
     message: Json,
     model: Json,
     supports_images: bool,
@@ -489,22 +493,29 @@ def _first_pass(
     return message
 
 
-class _OrphanTracker:
-    """Second pass of transformMessages: skip error/aborted replies, synthesise missing results."""
+class OrphanTracker:
+    """Second pass of transformMessages: skip error/aborted replies, synthesise missing results.
 
-    __slots__ = ("no_result_text", "pending", "result", "seen")
+    Pi stamps every synthetic result of one call with the same ``Date.now()``; a tracker shared
+    along the tree (``iter_leaf_projections``) cannot know that time while it walks, so results
+    are stamped when ``finish`` hands the list out (``stamped``: their positions).
+    """
+
+    __slots__ = ("no_result_text", "pending", "result", "seen", "stamped")
 
     def __init__(self, no_result_text: str) -> None:
         self.no_result_text = no_result_text
         self.result: list[Json] = []
         self.pending: list[Json] = []
         self.seen: set[Any] = set()
+        self.stamped: list[int] = []
 
-    def copy(self) -> _OrphanTracker:
-        other = _OrphanTracker(self.no_result_text)
+    def copy(self) -> OrphanTracker:
+        other = OrphanTracker(self.no_result_text)
         other.result = list(self.result)
         other.pending = self.pending
         other.seen = set(self.seen)
+        other.stamped = list(self.stamped)
         return other
 
     def synthetic(self, now_ms: Any) -> list[Json]:
@@ -512,24 +523,27 @@ class _OrphanTracker:
         for call in self.pending:
             if call.get("id") not in self.seen:
                 result: Json = {"role": "toolResult"}
-                _put(result, "toolCallId", call, "id")
-                _put(result, "toolName", call, "name")
+                put(result, "toolCallId", call, "id")
+                put(result, "toolName", call, "name")
                 result["content"] = [{"type": "text", "text": self.no_result_text}]
                 result["isError"] = True
                 result["timestamp"] = now_ms
                 out.append(result)
         return out
 
-    def flush(self, now_ms: Any) -> None:
+    def flush(self) -> None:
         if self.pending:
-            self.result.extend(self.synthetic(now_ms))
+            missing = self.synthetic(None)
+            start = len(self.result)
+            self.stamped.extend(range(start, start + len(missing)))
+            self.result.extend(missing)
             self.pending = []
             self.seen = set()
 
-    def push(self, message: Json, now_ms: Any) -> None:
+    def push(self, message: Json) -> None:
         role = message.get("role")
         if role == "assistant":
-            self.flush(now_ms)
+            self.flush()
             if message.get("stopReason") in ("error", "aborted"):
                 return
             calls = [
@@ -545,13 +559,17 @@ class _OrphanTracker:
             self.seen.add(message.get("toolCallId"))
             self.result.append(message)
         elif role == "user":
-            self.flush(now_ms)
+            self.flush()
             self.result.append(message)
         else:
             self.result.append(message)
 
     def finish(self, now_ms: Any) -> list[Json]:
-        return self.result + self.synthetic(now_ms)
+        out = self.result + self.synthetic(now_ms)
+        for position in self.stamped:
+            # The timestamp key is the last one: replacing it keeps Pi's key order.
+            out[position] = {**out[position], "timestamp": now_ms}
+        return out
 
 
 def transform_messages(
@@ -577,16 +595,16 @@ def transform_messages(
     """
     messages = list(messages)
     if now_ms is None:
-        now_ms = _latest_timestamp(messages)
+        now_ms = latest_timestamp(messages)
     supports_images = "image" in (model.get("input") or [])
     ids = None if normalize_tool_call_id is None else _ToolCallIds(normalize_tool_call_id)
-    tracker = _OrphanTracker(dialect.message_texts.no_result_text)
+    tracker = OrphanTracker(dialect.message_texts.no_result_text)
     for message in messages:
-        tracker.push(_first_pass(message, model, supports_images, dialect, ids), now_ms)
+        tracker.push(first_pass(message, model, supports_images, dialect, ids))
     return tracker.finish(now_ms)
 
 
-def _latest_timestamp(messages: Iterable[Json]) -> Any:
+def latest_timestamp(messages: Iterable[Json]) -> Any:
     latest: Any = None
     for message in messages:
         stamp = message.get("timestamp") if isinstance(message, dict) else None
@@ -595,166 +613,3 @@ def _latest_timestamp(messages: Iterable[Json]) -> Any:
         if math.isfinite(stamp) and (latest is None or stamp > latest):
             latest = stamp
     return latest
-
-
-# --------------------------------------------------------------------------------------------
-# Every entry as leaf, sharing work along the tree
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class LeafProjection:
-    leaf_id: str
-    context: SessionContext
-    llm: list[Json]
-    sent: list[Json] | None
-
-
-class _Frame:
-    """Projection state after one path entry; a child starts from a copy of its parent's."""
-
-    __slots__ = ("llm", "model_key", "raw", "state", "tracker", "transform_model")
-
-    def __init__(self) -> None:
-        self.state: list[Any] = ["off", None, None]
-        self.raw: list[Json] = []
-        self.llm: list[Json] = []
-        self.tracker: _OrphanTracker | None = None
-        self.model_key: Any = _DEFAULT
-        self.transform_model: Json | None = None
-
-
-def _model_key(model: Json | None) -> Any:
-    return None if model is None else (model.get("provider"), model.get("modelId"))
-
-
-def iter_leaf_projections(
-    entries: list[Json],
-    *,
-    tree: SessionTree | None = None,
-    with_sent: bool = True,
-    now_ms: Any = None,
-    dialect: Dialect = DEFAULT_DIALECT,
-    catalog_lookup: Any = None,
-) -> Iterator[LeafProjection]:
-    """Project every entry as the leaf, in one depth-first walk of the tree.
-
-    Yields, for each entry reachable from a root (depth first, Pi's child order), the same
-    ``SessionContext`` as ``build_session_context(entries, entry_id)``, its ``convert_to_llm``
-    messages and (``with_sent``) ``transform_messages`` of them for the leaf's model.
-
-    1. A child starts from a copy of its parent's state and appends its own message (converted
-       once per entry, transformed once per entry and model).
-    2. A compaction rebuilds the messages from the path (as Pi does for every leaf).
-    3. A change of the transform's model re-runs the transform over the leaf's messages.
-
-    Synthetic tool results are stamped with ``now_ms``; when it is ``None``, with the newest
-    message timestamp of the whole session (one stand-in for every leaf).
-    """
-    tree = tree or SessionTree(entries)
-    if now_ms is None and with_sent:
-        now_ms = _latest_timestamp(m for e in entries for m in (_message_of(e),) if m is not None)
-    converted: dict[int, Json | None] = {}
-    transformed: dict[tuple[int, int], Json] = {}
-    # Messages built per entry, kept alive so the id()-keyed caches stay valid.
-    emitted: dict[int, Json | None] = {}
-    keep_alive: list[Any] = []
-
-    def message_of(entry: Json) -> Json | None:
-        key = id(entry)
-        if key not in emitted:
-            emitted[key] = _message_of(entry)
-        return emitted[key]
-
-    def convert(message: Json) -> Json | None:
-        key = id(message)
-        if key not in converted:
-            keep_alive.append(message)
-            converted[key] = convert_message(message, dialect)
-        return converted[key]
-
-    def first_pass(message: Json, frame: _Frame) -> Json:
-        model = frame.transform_model
-        assert model is not None
-        key = (id(message), id(model))
-        out = transformed.get(key)
-        if out is None:
-            out = _first_pass(message, model, "image" in (model.get("input") or []), dialect)
-            transformed[key] = out
-        return out
-
-    path: list[Json] = []
-
-    def step(parent: _Frame | None, entry: Json) -> _Frame:
-        frame = _Frame()
-        if parent is not None:
-            frame.state = list(parent.state)
-            frame.model_key = parent.model_key
-            frame.transform_model = parent.transform_model
-        previous_compaction = frame.state[2]
-        _settings_step(entry, frame.state)
-        message = message_of(entry)
-        rebuilt = frame.state[2] is not previous_compaction
-        if rebuilt:
-            frame.raw = _messages_for_path(path, frame.state[2])
-            keep_alive.append(frame.raw)
-            frame.llm = [c for m in frame.raw for c in (convert(m),) if c is not None]
-        else:
-            frame.raw = list(parent.raw) if parent is not None else []
-            frame.llm = list(parent.llm) if parent is not None else []
-            if message is not None:
-                frame.raw.append(message)
-                converted_message = convert(message)
-                if converted_message is not None:
-                    frame.llm.append(converted_message)
-        if not with_sent:
-            return frame
-        key = _model_key(frame.state[1])
-        assumed = frame.transform_model is not None and frame.transform_model.get("assumed")
-        if (
-            key != frame.model_key
-            or frame.transform_model is None
-            or (
-                # An assumed model takes its api from the context's messages: follow them.
-                assumed
-                and (rebuilt or (isinstance(message, dict) and message.get("role") == "assistant"))
-            )
-        ):
-            resolved = model_for_transform(
-                frame.state[1], messages=frame.raw, catalog_lookup=catalog_lookup
-            )
-            if resolved != frame.transform_model:
-                frame.model_key = key
-                frame.transform_model = resolved
-                keep_alive.append(resolved)
-                return frame  # tracker rebuilt lazily for the new model
-        if rebuilt or parent is None or parent.tracker is None:
-            return frame
-        if message is not None and frame.llm and frame.llm[-1] is convert(message):
-            tracker = parent.tracker.copy()
-            tracker.push(first_pass(frame.llm[-1], frame), now_ms)
-            frame.tracker = tracker
-        else:
-            frame.tracker = parent.tracker
-        return frame
-
-    def sent_of(frame: _Frame) -> list[Json]:
-        if frame.tracker is None:
-            tracker = _OrphanTracker(dialect.message_texts.no_result_text)
-            for message in frame.llm:
-                tracker.push(first_pass(message, frame), now_ms)
-            frame.tracker = tracker
-        return frame.tracker.finish(now_ms)
-
-    stack: list[tuple[str, _Frame | None, int]] = [(r, None, 0) for r in reversed(tree.roots)]
-    while stack:
-        entry_id, parent_frame, depth = stack.pop()
-        del path[depth:]
-        entry = tree.by_id[entry_id]
-        path.append(entry)
-        frame = step(parent_frame, entry)
-        sent = sent_of(frame) if with_sent else None
-        context = SessionContext(list(frame.raw), frame.state[0], frame.state[1])
-        yield LeafProjection(entry_id, context, list(frame.llm), sent)
-        for child in reversed(tree.children(entry_id)):
-            stack.append((child, frame, depth + 1))

@@ -19,6 +19,7 @@ as surrogate code points (``'surrogatepass'``), the way JavaScript holds them.
 from __future__ import annotations
 
 import calendar
+import json
 import math
 import re
 import time
@@ -30,18 +31,28 @@ from typing import Any
 __all__ = [
     "JS_WHITESPACE",
     "JS_WHITESPACE_CLASS",
+    "array_join_item",
     "date_parse_ms",
+    "entry_time_ms",
+    "int_if_whole",
+    "js_key_order",
     "js_len",
+    "js_number",
     "js_slice",
+    "js_sort_any",
     "js_sorted",
     "js_string",
     "js_trim",
     "js_truthy",
+    "json_parse",
     "json_stringify",
+    "json_type_name",
     "number_to_string",
+    "object_entries",
     "to_fixed",
     "utf8_len",
     "utf16_sort_key",
+    "v8_sort_with_nan",
 ]
 
 
@@ -293,3 +304,195 @@ def to_fixed(value: float, digits: int) -> str:
     """``value.toFixed(digits)``: the exact binary value rounded half-up."""
     quantum = Decimal(1).scaleb(-digits)
     return str(Decimal(value).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def entry_time_ms(value: Any) -> float | None:
+    """``new Date(value).getTime()``; ``None`` where JavaScript gives NaN."""
+    if isinstance(value, str):
+        return date_parse_ms(value)
+    if value is None:
+        return 0  # new Date(null) is the epoch
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return math.trunc(value) if abs(value) <= 8.64e15 else None
+    return None
+
+
+# JSON.parse
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN/Infinity; JSON.parse does not.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _js_int(text: str) -> int | float:
+    # JSON.parse reads every number as a double: integers beyond 2**53 lose precision.
+    value = int(text)
+    if -(2**53) <= value <= 2**53:
+        return value
+    return float(text)
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON type of a parsed value, as an error message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+# A key JavaScript treats as an array index ("0", "17", below 2**32 - 1): JSON.parse puts such
+# keys first, in ascending order, whatever their place in the text.
+_INDEX_KEY = re.compile(r'"(?:0|[1-9][0-9]{0,9})"\s*:')
+_MAX_INDEX = 2**32 - 2
+
+
+def _is_index_key(key: str) -> bool:
+    return key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_INDEX
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    index_keys = [k for k in obj if _is_index_key(k)]
+    if not index_keys:
+        return obj
+    ordered = {k: obj[k] for k in sorted(index_keys, key=int)}
+    ordered.update((k, v) for k, v in obj.items() if k not in ordered)
+    return ordered
+
+
+def json_parse(text: str) -> Any:
+    """``JSON.parse``: doubles for numbers, no NaN, integer-like keys first (object key order)."""
+    if _INDEX_KEY.search(text) is None:
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
+    )
+
+
+def js_number(value: Any) -> float:
+    """ToNumber for the header's version (``"2"`` compares as 2 in JavaScript)."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    if value is None:
+        return 0.0
+    if isinstance(value, str):
+        stripped = js_trim(value)
+        if stripped == "":
+            return 0.0
+        try:
+            return float(stripped)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+# Arrays and objects
+
+
+def v8_sort_with_nan(items: list[Any], keys: list[float | None]) -> list[Any]:
+    """V8's Array.prototype.sort (TimSort) for ``(a, b) => ms(a) - ms(b)`` when some are NaN.
+
+    With NaN the comparator is inconsistent and the result depends on the algorithm; V8 sorts an
+    array shorter than 64 as one run (CountAndMakeRun, then binary insertion), ported here. For
+    longer arrays with unparsable timestamps (never seen in practice) this is an approximation.
+    """
+    pairs = list(zip(items, keys, strict=True))
+
+    def cmp(a: tuple[Any, float | None], b: tuple[Any, float | None]) -> float:
+        if a[1] is None or b[1] is None:
+            return math.nan
+        return a[1] - b[1]
+
+    n = len(pairs)
+    if n < 2:
+        return items[:]
+    # CountAndMakeRun(0, n)
+    run = 2
+    order = cmp(pairs[1], pairs[0])
+    descending = order < 0
+    previous = pairs[1]
+    for i in range(2, n):
+        order = cmp(pairs[i], previous)
+        if descending:
+            if order >= 0:
+                break
+        elif order < 0:
+            break
+        previous = pairs[i]
+        run += 1
+    if descending:
+        pairs[0:run] = reversed(pairs[0:run])
+    # BinaryInsertionSort(0, run, n)
+    for index in range(run, n):
+        left, right = 0, index
+        pivot = pairs[index]
+        while left < right:
+            mid = left + ((right - left) >> 1)
+            if cmp(pivot, pairs[mid]) < 0:
+                right = mid
+            else:
+                left = mid + 1
+        pairs[left + 1 : index + 1] = pairs[left:index]
+        pairs[left] = pivot
+    return [item for item, _ in pairs]
+
+
+def js_sort_any(items: list[Any]) -> list[Any]:
+    # Array.prototype.sort() compares the String() of each item; details from a file may hold
+    # non-strings.
+    if all(isinstance(i, str) for i in items):
+        return js_sorted(items)
+    keyed = sorted(items, key=lambda i: js_string(i).encode("utf-16-be", "surrogatepass"))
+    return keyed
+
+
+def array_join_item(value: Any) -> str:
+    # Array.prototype.join renders null and undefined as "".
+    return "" if value is None else js_string(value)
+
+
+_ARRAY_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
+
+
+def js_key_order(value: Any) -> Any:
+    """The value with every object's keys in JavaScript's property order (integer-like keys
+    first, ascending), as ``JSON.parse`` builds them and ``JSON.stringify`` prints them."""
+    if isinstance(value, dict):
+        return {k: js_key_order(v) for k, v in object_entries(value)}
+    if isinstance(value, list):
+        return [js_key_order(v) for v in value]
+    return value
+
+
+def object_entries(obj: Any) -> list[tuple[str, Any]]:
+    """``Object.entries``: integer-like keys first in ascending order, then insertion order."""
+    if isinstance(obj, list):
+        return [(str(i), v) for i, v in enumerate(obj)]
+    if isinstance(obj, str):
+        return [(str(i), ch) for i, ch in enumerate(obj)]
+    if not isinstance(obj, dict):
+        return []
+    integer_keys = sorted(
+        (k for k in obj if _ARRAY_INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int
+    )
+    others = [k for k in obj if k not in set(integer_keys)]
+    return [(k, obj[k]) for k in [*integer_keys, *others]]
+
+
+def int_if_whole(value: float) -> int | float:
+    """A whole double as JavaScript prints it (``3`` not ``3.0``)."""
+    return int(value) if float(value).is_integer() else value

@@ -13,6 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from contextlab.pi.entries import Json
+
 __all__ = [
     "catalog",
     "find_model",
@@ -27,15 +29,15 @@ _DATA = Path(__file__).parent / "dialects" / "pi_0_80_models.json"
 
 
 @cache
-def _load() -> dict[str, Any]:
+def _load() -> Json:
     with _DATA.open(encoding="utf-8") as handle:
-        data: dict[str, Any] = json.load(handle)
+        data: Json = json.load(handle)
     return data
 
 
-def catalog() -> dict[str, dict[str, dict[str, Any]]]:
+def catalog() -> dict[str, dict[str, Json]]:
     """``{provider: {model id: model}}`` with ``api, input, reasoning, contextWindow, ...``."""
-    models: dict[str, dict[str, dict[str, Any]]] = _load()["models"]
+    models: dict[str, dict[str, Json]] = _load()["models"]
     return models
 
 
@@ -43,11 +45,11 @@ def providers() -> list[str]:
     return list(catalog())
 
 
-def models_for_provider(provider: str) -> list[dict[str, Any]]:
+def models_for_provider(provider: str) -> list[Json]:
     return list(catalog().get(provider, {}).values())
 
 
-def get_model(provider: Any, model_id: Any) -> dict[str, Any] | None:
+def get_model(provider: Any, model_id: Any) -> Json | None:
     """The catalog model for ``provider``/``model_id`` (a copy), or ``None`` if pi-ai lacks it."""
     if not isinstance(provider, str) or not isinstance(model_id, str):
         return None
@@ -72,7 +74,7 @@ def strip_json_comments(text: str) -> str:
     )
 
 
-def load_models_json(agent_dir: str | Path | None) -> dict[tuple[str, str], dict[str, Any]]:
+def load_models_json(agent_dir: str | Path | None) -> dict[tuple[str, str], Json]:
     """Models ``<agent_dir>/models.json`` adds or overrides, keyed by ``(provider, id)``.
 
     Follows ``ModelRegistry.parseModels`` / ``applyModelOverride``: a custom model's ``api`` comes
@@ -91,7 +93,7 @@ def load_models_json(agent_dir: str | Path | None) -> dict[tuple[str, str], dict
     providers_config = config.get("providers") if isinstance(config, dict) else None
     if not isinstance(providers_config, dict):
         return {}
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[tuple[str, str], Json] = {}
     for provider, provider_config in providers_config.items():
         if not isinstance(provider_config, dict):
             continue
@@ -126,8 +128,8 @@ def load_models_json(agent_dir: str | Path | None) -> dict[tuple[str, str], dict
     return found
 
 
-def _apply_override(model: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(json.dumps(model))
+def _apply_override(model: Json, override: Json) -> Json:
+    result: Json = json.loads(json.dumps(model))
     for key in ("name", "reasoning", "input", "contextWindow", "maxTokens"):
         if key in override and override[key] is not None:
             result[key] = override[key]
@@ -140,9 +142,7 @@ def _apply_override(model: dict[str, Any], override: dict[str, Any]) -> dict[str
     return result
 
 
-def find_model(
-    provider: Any, model_id: Any, agent_dir: str | Path | None = None
-) -> dict[str, Any] | None:
+def find_model(provider: Any, model_id: Any, agent_dir: str | Path | None = None) -> Json | None:
     """``ModelRegistry.find``: ``agent_dir``/models.json first (custom wins), then the catalog."""
     if agent_dir is not None and isinstance(provider, str) and isinstance(model_id, str):
         custom = load_models_json(agent_dir).get((provider, model_id))

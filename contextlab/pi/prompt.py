@@ -22,10 +22,10 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import JS_WHITESPACE_CLASS, js_len, js_trim
 from contextlab.pi.resources import ContextFile, PromptResources, Skill, is_foreign_path
 
@@ -53,7 +53,7 @@ class PromptLayer:
     # True when the text holds a placeholder for something this server cannot know.
     unknown: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Json:
         return {
             "name": self.name,
             "title": self.title,
@@ -71,7 +71,7 @@ class SystemPrompt:
     # Why something is absent or uncertain (hidden skills, unknown docs paths, ...).
     notes: tuple[str, ...] = ()
     # The exact options handed to build_system_prompt_from_options, for display and oracles.
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Json = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -83,7 +83,7 @@ class SystemPrompt:
                 return layer
         return None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Json:
         return {
             "text": self.text,
             "tokens": self.tokens,
@@ -167,6 +167,8 @@ def docs_paths(pi_root: str | None) -> tuple[str, str, str]:
     )
 
 
+# Long on purpose: it follows Pi's buildSystemPrompt statement by statement, so that the two
+# read side by side (tests/conformance/test_prompt_oracle.py compares them).
 def build_system_prompt_from_options(
     *,
     cwd: str,

@@ -18,44 +18,41 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextlab.pi.jsutil import date_parse_ms, js_trim, js_truthy
+from contextlab.pi.entries import Json
+from contextlab.pi.jsutil import (
+    entry_time_ms,
+    js_number,
+    js_trim,
+    js_truthy,
+    json_parse,
+    json_type_name,
+    v8_sort_with_nan,
+)
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
     "Migrator",
     "Problem",
     "SessionFile",
+    "SessionFileError",
     "SessionTree",
     "decode_entry",
     "entry_time_ms",
     "js_trim",
     "js_truthy",
+    "load_session_file",
     "parse_session_bytes",
     "parse_session_file",
+    "pi_keeps",
+    "resolve_entry",
 ]
 
 CURRENT_SESSION_VERSION = 3
-
-
-def entry_time_ms(value: Any) -> float | None:
-    """``new Date(value).getTime()``; ``None`` where JavaScript gives NaN."""
-    if isinstance(value, str):
-        return date_parse_ms(value)
-    if value is None:
-        return 0  # new Date(null) is the epoch
-    if isinstance(value, bool):
-        return 1 if value else 0
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return math.trunc(value) if abs(value) <= 8.64e15 else None
-    return None
 
 
 @dataclass(frozen=True)
@@ -75,68 +72,12 @@ class Problem:
 # --------------------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    # Python's json accepts NaN/Infinity; JSON.parse does not.
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _js_int(text: str) -> int | float:
-    # JSON.parse reads every number as a double: integers beyond 2**53 lose precision.
-    value = int(text)
-    if -(2**53) <= value <= 2**53:
-        return value
-    return float(text)
-
-
-def _json_type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
-
-
-# A key JavaScript treats as an array index ("0", "17", below 2**32 - 1): JSON.parse puts such
-# keys first, in ascending order, whatever their place in the text.
-_INDEX_KEY = re.compile(r'"(?:0|[1-9][0-9]{0,9})"\s*:')
-_MAX_INDEX = 2**32 - 2
-
-
-def _is_index_key(key: str) -> bool:
-    return key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_INDEX
-
-
-def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    index_keys = [k for k in obj if _is_index_key(k)]
-    if not index_keys:
-        return obj
-    ordered = {k: obj[k] for k in sorted(index_keys, key=int)}
-    ordered.update((k, v) for k, v in obj.items() if k not in ordered)
-    return ordered
-
-
-def _parse_json(text: str) -> Any:
-    """``JSON.parse``: doubles for numbers, no NaN, integer-like keys first (object key order)."""
-    if _INDEX_KEY.search(text) is None:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
-    return json.loads(
-        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
-    )
-
-
 def _is_pi_entry(value: Any) -> bool:
     """Whether Pi's loader would keep this parsed value (it keeps every truthy value)."""
     return js_truthy(value)
 
 
-def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
+def decode_entry(raw: bytes | str, line_no: int) -> Json | Problem:
     """Decode one JSONL line into an entry object, or say precisely why it cannot be used.
 
     The object is returned as parsed: unknown entry types and unknown fields are kept intact.
@@ -153,25 +94,25 @@ def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
     if text.startswith("\ufeff"):
         return Problem(line_no, "starts with a byte order mark (JSON.parse rejects the line)")
     try:
-        value = _parse_json(text)
+        value = json_parse(text)
     except json.JSONDecodeError as exc:
         return Problem(line_no, f"invalid JSON: {exc.msg} at column {exc.colno}")
     except (ValueError, RecursionError) as exc:
         return Problem(line_no, f"invalid JSON: {exc}")
     if not isinstance(value, dict):
-        return Problem(line_no, f"not a JSON object (got {_json_type_name(value)})")
+        return Problem(line_no, f"not a JSON object (got {json_type_name(value)})")
     kind = value.get("type")
     if "type" not in value:
         return Problem(line_no, 'missing "type" field')
     if not isinstance(kind, str) or not kind:
-        return Problem(line_no, f'"type" must be a non-empty string, got {_json_type_name(kind)}')
+        return Problem(line_no, f'"type" must be a non-empty string, got {json_type_name(kind)}')
     if "id" in value and not isinstance(value["id"], str):
-        return Problem(line_no, f'"id" must be a string, got {_json_type_name(value["id"])}')
+        return Problem(line_no, f'"id" must be a string, got {json_type_name(value["id"])}')
     if kind != "session" and "parentId" in value:
         parent = value["parentId"]
         if parent is not None and not isinstance(parent, str):
             return Problem(
-                line_no, f'"parentId" must be a string or null, got {_json_type_name(parent)}'
+                line_no, f'"parentId" must be a string or null, got {json_type_name(parent)}'
             )
     return value
 
@@ -179,25 +120,6 @@ def decode_entry(raw: bytes | str, line_no: int) -> dict[str, Any] | Problem:
 # --------------------------------------------------------------------------------------------
 # Migration
 # --------------------------------------------------------------------------------------------
-
-
-def _js_number(value: Any) -> float:
-    """ToNumber for the header's version (``"2"`` compares as 2 in JavaScript)."""
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        return float(value)
-    if value is None:
-        return 0.0
-    if isinstance(value, str):
-        stripped = js_trim(value)
-        if stripped == "":
-            return 0.0
-        try:
-            return float(stripped)
-        except ValueError:
-            return math.nan
-    return math.nan
 
 
 class Migrator:
@@ -218,12 +140,12 @@ class Migrator:
     always migrates to the same ids.
     """
 
-    def __init__(self, header: dict[str, Any] | None, *, version: Any = None) -> None:
+    def __init__(self, header: Json | None, *, version: Any = None) -> None:
         self.header = header
         raw_version = version if version is not None else (header or {}).get("version")
         if raw_version is None:
             raw_version = 1
-        number = _js_number(raw_version)
+        number = js_number(raw_version)
         self._needs_v2 = number < 2
         self._needs_v3 = number < 3
         self.version: int = int(number) if math.isfinite(number) and number == int(number) else 0
@@ -231,7 +153,7 @@ class Migrator:
         self._ids: set[str] = set()
         self._prev_id: str | None = None
         # Pi's parsed array: header at index 0, then every kept line in order.
-        self._parsed: list[dict[str, Any] | None] = [header] if header is not None else []
+        self._parsed: list[Json | None] = [header] if header is not None else []
         if header is not None and self._needs_v3:
             header["version"] = CURRENT_SESSION_VERSION
 
@@ -255,7 +177,7 @@ class Migrator:
                 return candidate
             attempt += 1
 
-    def feed(self, entry: dict[str, Any], line_no: int) -> dict[str, Any]:
+    def feed(self, entry: Json, line_no: int) -> Json:
         self._parsed.append(entry)
         if entry.get("type") == "session":
             return entry
@@ -288,15 +210,15 @@ class Migrator:
 
 @dataclass
 class SessionFile:
-    header: dict[str, Any] | None
-    entries: list[dict[str, Any]]
+    header: Json | None
+    entries: list[Json]
     line_numbers: list[int]
     problems: list[Problem]
     original_version: int
     source: str = "<bytes>"
     line_of: dict[int, int] = field(default_factory=dict, repr=False)
 
-    def entry_at_line(self, line_no: int) -> dict[str, Any] | None:
+    def entry_at_line(self, line_no: int) -> Json | None:
         """The entry read from line ``line_no`` (header = line 1), or None."""
         if not self.line_of:
             self.line_of = {n: i for i, n in enumerate(self.line_numbers)}
@@ -309,20 +231,10 @@ def _split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         yield index + 1, line
 
 
-def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
-    """Parse and migrate a whole session file, reporting every line that cannot be used.
-
-    1. Each line is decoded (bytes that are not UTF-8 are replaced by U+FFFD, as Pi's
-       ``StringDecoder`` does, and reported); blank lines are skipped silently, as Pi does.
-    2. The first usable line must be the header (``type: "session"`` with a string ``id``);
-       otherwise Pi would reject the whole file: we say so and keep the entries.
-    3. Entries are migrated to v3 as they stream by (``Migrator``); a v3 entry without ``id``
-       is reported and left out.
-    """
-    problems: list[Problem] = []
-    decoded: list[tuple[int, dict[str, Any]]] = []
-    # Lines Pi would keep but we do not, by position among Pi's parsed values.
-    pi_positions: list[tuple[int, dict[str, Any] | None]] = []
+def _decode_lines(data: bytes, problems: list[Problem]) -> list[tuple[int, Json | None]]:
+    """Every line Pi keeps, by position among Pi's parsed values: the entry, or None for a
+    value Pi keeps but we cannot use (reported in ``problems``, as is every line Pi skips)."""
+    pi_positions: list[tuple[int, Json | None]] = []
     for line_no, raw in _split_lines(data):
         try:
             text = raw.decode("utf-8")
@@ -343,23 +255,28 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
             if pi_keeps(text):
                 pi_positions.append((line_no, None))
             continue
-        decoded.append((line_no, result))
         pi_positions.append((line_no, result))
+    return pi_positions
 
-    header: dict[str, Any] | None = None
-    header_line = 0
+
+def _find_header(
+    pi_positions: list[tuple[int, Json | None]], problems: list[Problem]
+) -> Json | None:
+    """The header: Pi's first parsed value, when it is a session header; otherwise Pi rejects
+    the whole file, which is reported as a fatal problem."""
     first = pi_positions[0] if pi_positions else None
     if first is not None and first[1] is not None and first[1].get("type") == "session":
-        header, header_line = first[1], first[0]
+        header = first[1]
         if not isinstance(header.get("id"), str):
             problems.append(
                 Problem(
-                    header_line,
+                    first[0],
                     'session header has no string "id" (Pi would reject the file)',
                     fatal=True,
                 )
             )
-    elif first is not None:
+        return header
+    if first is not None:
         problems.append(
             Problem(
                 first[0],
@@ -369,18 +286,35 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
         )
     elif not problems:
         problems.append(Problem(1, "empty file: no session header", fatal=True))
+    return None
 
+
+def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
+    """Parse and migrate a whole session file, reporting every line that cannot be used.
+
+    1. Each line is decoded (bytes that are not UTF-8 are replaced by U+FFFD, as Pi's
+       ``StringDecoder`` does, and reported); blank lines are skipped silently, as Pi does.
+    2. The first usable line must be the header (``type: "session"`` with a string ``id``);
+       otherwise Pi would reject the whole file: we say so and keep the entries.
+    3. Entries are migrated to v3 as they stream by (``Migrator``); a v3 entry without ``id``
+       is reported and left out.
+    """
+    problems: list[Problem] = []
+    pi_positions = _decode_lines(data, problems)
+    header = _find_header(pi_positions, problems)
     version_hint = None
     if header is None:
         # Without a header Pi would treat the file as v1 and replace every id; keep ids that exist.
         has_ids = any(
-            isinstance(e.get("id"), str) for _, e in decoded if e.get("type") != "session"
+            isinstance(e.get("id"), str)
+            for _, e in pi_positions
+            if e is not None and e.get("type") != "session"
         )
         version_hint = CURRENT_SESSION_VERSION if has_ids else 1
     migrator = Migrator(header, version=version_hint)
     original_version = migrator.version
 
-    entries: list[dict[str, Any]] = []
+    entries: list[Json] = []
     line_numbers: list[int] = []
     for line_no, value in pi_positions:
         if value is None:
@@ -412,7 +346,7 @@ def parse_session_bytes(data: bytes, source: str = "<bytes>") -> SessionFile:
 def pi_keeps(text: str) -> bool:
     """Whether Pi's loader keeps this line: JSON that parses to an entry-like object."""
     try:
-        return _is_pi_entry(_parse_json(text))
+        return _is_pi_entry(json_parse(text))
     except (ValueError, RecursionError):
         return False
 
@@ -422,60 +356,59 @@ def parse_session_file(path: str | Path) -> SessionFile:
     return parse_session_bytes(data, source=str(path))
 
 
+class SessionFileError(ValueError):
+    """A session file Pi would not open, or an entry reference that names nothing in it; the
+    message reads ``<file>:<line>: <reason>`` (or ``<file>: <option> <value>: <reason>``)."""
+
+
+def load_session_file(
+    path: str | Path, warn: Callable[[str], None] | None = None
+) -> tuple[SessionFile, SessionTree]:
+    """Open a session file as Pi opens it, for the command-line tools (one loader for all).
+
+    1. An unreadable file, and a file Pi rejects whole (``Problem.fatal``: no header, no usable
+       line), raise ``SessionFileError``.
+    2. Every line Pi skips (invalid JSON or UTF-8, a byte order mark, ...) is handed to ``warn``
+       as ``<file>:<line>: <reason> (skipped, as Pi does)`` and left out.
+    """
+    name = str(path)
+    try:
+        parsed = parse_session_file(path)
+    except OSError as exc:
+        raise SessionFileError(f"{name}: cannot read the file: {exc.strerror or exc}") from exc
+    fatal = [p for p in parsed.problems if p.fatal]
+    if fatal:
+        raise SessionFileError(f"{name}:{fatal[0].line}: {fatal[0].reason}")
+    for problem in parsed.problems:
+        if warn is not None:
+            warn(f"{name}:{problem.line}: {problem.reason} (skipped, as Pi does)")
+    return parsed, SessionTree(parsed.entries)
+
+
+def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: str) -> str:
+    """The entry id named by ``value``: an id, or ``line:N`` (the entry read from line N, the
+    header being line 1); ``option`` names the command-line option in errors."""
+    if value.startswith("line:"):
+        number = value[len("line:") :]
+        if not number.isdigit():
+            raise SessionFileError(
+                f"{parsed.source}: {option} {value}: expected line:N with a number"
+            )
+        entry = parsed.entry_at_line(int(number))
+        if entry is None:
+            raise SessionFileError(f"{parsed.source}:{number}: {option}: no entry on this line")
+        return str(entry["id"])
+    if value not in tree.by_id:
+        raise SessionFileError(f"{parsed.source}: {option} {value}: no entry with this id")
+    return value
+
+
 # --------------------------------------------------------------------------------------------
 # The tree
 # --------------------------------------------------------------------------------------------
 
 
-def _v8_sort_with_nan(items: list[Any], keys: list[float | None]) -> list[Any]:
-    """V8's Array.prototype.sort (TimSort) for ``(a, b) => ms(a) - ms(b)`` when some are NaN.
-
-    With NaN the comparator is inconsistent and the result depends on the algorithm; V8 sorts an
-    array shorter than 64 as one run (CountAndMakeRun, then binary insertion), ported here. For
-    longer arrays with unparsable timestamps (never seen in practice) this is an approximation.
-    """
-    pairs = list(zip(items, keys, strict=True))
-
-    def cmp(a: tuple[Any, float | None], b: tuple[Any, float | None]) -> float:
-        if a[1] is None or b[1] is None:
-            return math.nan
-        return a[1] - b[1]
-
-    n = len(pairs)
-    if n < 2:
-        return items[:]
-    # CountAndMakeRun(0, n)
-    run = 2
-    order = cmp(pairs[1], pairs[0])
-    descending = order < 0
-    previous = pairs[1]
-    for i in range(2, n):
-        order = cmp(pairs[i], previous)
-        if descending:
-            if order >= 0:
-                break
-        elif order < 0:
-            break
-        previous = pairs[i]
-        run += 1
-    if descending:
-        pairs[0:run] = reversed(pairs[0:run])
-    # BinaryInsertionSort(0, run, n)
-    for index in range(run, n):
-        left, right = 0, index
-        pivot = pairs[index]
-        while left < right:
-            mid = left + ((right - left) >> 1)
-            if cmp(pivot, pairs[mid]) < 0:
-                right = mid
-            else:
-                left = mid + 1
-        pairs[left + 1 : index + 1] = pairs[left:index]
-        pairs[left] = pivot
-    return [item for item, _ in pairs]
-
-
-def _timestamp_ms(entry: dict[str, Any]) -> float | None:
+def _timestamp_ms(entry: Json) -> float | None:
     # A missing timestamp is `new Date(undefined)`: NaN, unlike null (the epoch).
     return entry_time_ms(entry["timestamp"]) if "timestamp" in entry else None
 
@@ -489,9 +422,9 @@ class SessionTree:
     resolve as Pi's ``Map`` does (the last one wins); the shadowed entries are left out of the tree.
     """
 
-    def __init__(self, entries: Iterable[dict[str, Any]]) -> None:
-        self.entries: list[dict[str, Any]] = list(entries)
-        self.by_id: dict[str, dict[str, Any]] = {}
+    def __init__(self, entries: Iterable[Json]) -> None:
+        self.entries: list[Json] = list(entries)
+        self.by_id: dict[str, Json] = {}
         self.index_of: dict[str, int] = {}
         for index, entry in enumerate(self.entries):
             self.by_id[entry["id"]] = entry
@@ -533,7 +466,7 @@ class SessionTree:
                 continue
             keys = [_timestamp_ms(self.by_id[i]) for i in ids]
             if any(k is None for k in keys):
-                self._children[parent] = _v8_sort_with_nan(ids, keys)
+                self._children[parent] = v8_sort_with_nan(ids, keys)
             else:
                 valid = [k if k is not None else 0.0 for k in keys]
                 order = sorted(range(len(ids)), key=valid.__getitem__)
@@ -556,14 +489,14 @@ class SessionTree:
             return None
         return parent
 
-    def path(self, entry_id: str | None) -> list[dict[str, Any]]:
+    def path(self, entry_id: str | None) -> list[Json]:
         """Entries from the root to ``entry_id`` (root first), like ``getBranch``.
 
         Pi has no cycle protection (a parentId cycle hangs it); we stop at the first repeat.
         """
         if entry_id is None or entry_id not in self.by_id:
             return []
-        out: list[dict[str, Any]] = []
+        out: list[Json] = []
         seen: set[str] = set()
         current: str | None = entry_id
         while current is not None and current not in seen:

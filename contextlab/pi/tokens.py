@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, json_stringify
 
 __all__ = [
@@ -30,8 +31,6 @@ __all__ = [
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 ESTIMATED_IMAGE_CHARS = 4800
-
-Json = dict[str, Any]
 
 
 def _length(value: Any) -> int:

@@ -1,7 +1,8 @@
 """Tool-output truncation and the notices Pi's tools append, as Pi 0.80.2 does them.
 
 Truth: ``dist/core/tools/truncate.js``, ``dist/core/tools/output-accumulator.js`` and the tool files
-``read.js``, ``bash.js``, ``grep.js``, ``find.js``, ``ls.js`` (pi-reference.md §4).
+``read.js``, ``bash.js``, ``grep.js``, ``find.js``, ``ls.js`` (docs/pi-engine.md, "Tool output
+truncation").
 
 Byte counts follow Node's ``Buffer.byteLength``: a lone surrogate (possible after a UTF-16 cut)
 counts as the 3-byte U+FFFD. Character counts (``truncate_line``) are UTF-16 code units.
@@ -18,10 +19,10 @@ import functools
 import re
 import string
 from dataclasses import dataclass
-from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import ToolTexts
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, number_to_string, to_fixed, utf8_len
 
 __all__ = [
@@ -76,7 +77,7 @@ class TruncationResult:
     max_lines: int
     max_bytes: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Json:
         """The object as Pi stores it, keys in Pi's order."""
         return {
             "content": self.content,
@@ -104,7 +105,7 @@ class ToolText:
     """What a tool returns to the model: the text, its ``details``, and the notice it appended."""
 
     text: str
-    details: dict[str, Any] | None = None
+    details: Json | None = None
     notice: str = ""
 
 
@@ -501,7 +502,7 @@ def format_read_output(
 
     ``path`` is the path as the model gave it (it appears in the oversized-line notice). Notices
     count lines with ``split("\\n")``, so a trailing newline is an extra line there while
-    ``details.truncation`` does not count it (pi-reference.md §4.3).
+    ``details.truncation`` does not count it (docs/pi-engine.md, "Tool output truncation").
     """
     t = dialect.tool_texts
     all_lines = file_text.split("\n")
@@ -616,7 +617,7 @@ def format_grep_output(
     if not output_lines:
         return ToolText(t.grep_no_matches)
     truncation = truncate_head("\n".join(output_lines), max_lines=MAX_SAFE_INTEGER)
-    details: dict[str, Any] = {}
+    details: Json = {}
     notices: list[str] = []
     if match_limit_reached:
         notices.append(t.grep_match_limit.format(effective_limit, effective_limit * 2))
@@ -663,7 +664,7 @@ def format_find_output(
         return ToolText(dialect.tool_texts.find_no_files)
     limit_reached = len(relative_paths) >= effective_limit
     truncation = truncate_head("\n".join(relative_paths), max_lines=MAX_SAFE_INTEGER)
-    details: dict[str, Any] = {}
+    details: Json = {}
     if limit_reached:
         details["resultLimitReached"] = effective_limit
     if truncation.truncated:
@@ -690,7 +691,7 @@ def format_ls_output(
     if not entries:
         return ToolText(t.ls_empty)
     truncation = truncate_head("\n".join(entries), max_lines=MAX_SAFE_INTEGER)
-    details: dict[str, Any] = {}
+    details: Json = {}
     notices: list[str] = []
     if entry_limit_reached:
         notices.append(t.ls_entry_limit.format(effective_limit, effective_limit * 2))

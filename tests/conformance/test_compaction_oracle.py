@@ -26,13 +26,12 @@ import pytest
 
 from contextlab.pi.compaction import (
     CompactionOptions,
-    _js_key_order,  # JS property order for digests
     compaction_preview,
     find_cut_point,
     format_file_operations,
     join_split_turn,
 )
-from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.jsutil import js_key_order, json_stringify
 from contextlab.pi.session import SessionTree, parse_session_file
 from tests.conformance.conftest import CORPUS_DIR, run_oracle
 
@@ -319,7 +318,7 @@ def corpus_files() -> list[Path]:
 
 def digest(value: Any) -> str:
     """sha256 of ``JSON.stringify(value)`` as Node computes it (UTF-8, JS property order)."""
-    text = json_stringify(_js_key_order(value))
+    text = json_stringify(js_key_order(value))
     data = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
     return hashlib.sha256(data).hexdigest()
 

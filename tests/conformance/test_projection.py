@@ -33,12 +33,12 @@ import pytest
 from contextlab.pi.context import (
     build_session_context,
     convert_to_llm,
-    iter_leaf_projections,
     model_for_transform,
     transform_messages,
 )
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
+from contextlab.pi.request import build_request, iter_leaf_projections
 from contextlab.pi.session import SessionTree, parse_session_file
 from tests.conformance import projection_sessions as edge_sessions
 from tests.conformance.conftest import CORPUS_DIR, corpus_sessions, run_oracle
@@ -160,13 +160,12 @@ def check_session(path: Path, agent_dir: Path | None, tmp_path: Path) -> dict[st
     step = max(1, len(parsed.entries) // 25)
     for index in range(0, len(parsed.entries), step):
         leaf = ours_ids[index]
-        context = build_session_context(parsed.entries, leaf, by_id)
-        llm = convert_to_llm(context.messages)
-        model = model_for_transform(context.model, messages=context.messages, catalog_lookup=lookup)
-        sent = transform_messages(llm, model, now_ms=NOW_MS)
-        assert hasher.digest(context.messages) == ours[leaf]["raw"]
-        assert hasher.digest(llm) == ours[leaf]["llm"]
-        assert hasher.digest(sent) == ours[leaf]["sent"]
+        request = build_request(
+            parsed.entries, leaf, by_id=by_id, model_lookup=lookup, now_ms=NOW_MS
+        )
+        assert hasher.digest(request.agent_messages) == ours[leaf]["raw"]
+        assert hasher.digest(request.messages) == ours[leaf]["llm"]
+        assert hasher.digest(request.sent) == ours[leaf]["sent"]
     return counts
 
 

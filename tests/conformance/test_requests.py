@@ -8,8 +8,8 @@ agent request this test:
 1. recreates the scenario's resource files (AGENTS.md/CLAUDE.md files, skills, settings) at the
    absolute paths they had when recording, since Pi's prompt names them;
 2. runs ``manage.py context SESSION --leaf ID --agent-dir DIR --pi-root DIR --date D --tools ...
-   --json`` (the command-line contract of issue 2): system prompt, model, thinking level and the
-   ``sent`` messages come from our engine (contextlab.pi.session/context/prompt/resources);
+   --json`` (the command-line contract in docs/pi-engine.md): system prompt, model, thinking
+   level and the ``sent`` messages come from our engine (contextlab.pi.request);
 3. turns them into a chat-completions body with our port of pi-ai's provider
    (contextlab.pi.providers.openai_completions), the built-in tool definitions from our dialect, and
    the thinking level as the reasoning effort, exactly as the coding agent calls ``streamSimple``;
@@ -43,6 +43,7 @@ from contextlab.pi.providers.openai_completions import (
     get_compat,
     simple_options,
 )
+from contextlab.pi.request import steps_of
 from contextlab.pi.resources import discover_resources
 from contextlab.pi.session import SessionTree, parse_session_file
 
@@ -165,15 +166,15 @@ def engine_body(manifest: dict[str, Any], result: dict[str, Any]) -> str:
         for m in manifest["models"]
         if m["provider"] == model_ref["provider"] and m["id"] == model_ref["modelId"]
     )
-    tools = [
-        {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
-        for name in manifest["activeTools"]
-        if (t := PI_0_80.tool(name)) is not None
-    ]
-    thinking = result["thinkingLevel"]
-    options = simple_options(model, reasoning=None if thinking == "off" else thinking)
-    context = {"systemPrompt": result["systemPrompt"], "messages": result["sent"], "tools": tools}
-    return build_request_body(model, context, options)
+    tools = [t for name in manifest["activeTools"] if (t := PI_0_80.tool(name)) is not None]
+    return steps_of(PI_0_80).chat_completions_body(
+        model,
+        system_prompt=result["systemPrompt"],
+        messages=result["sent"],
+        tools=tools,
+        thinking_level=result["thinkingLevel"],
+        dialect=PI_0_80,
+    )
 
 
 def describe_difference(expected: dict[str, Any], got: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""The ``context`` command: the issue-2 contract (keys, leaf addressing, defaults, errors)."""
+"""The ``context`` command's contract (docs/pi-engine.md): keys, leaf addressing, defaults,
+errors."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_it_projects_like_the_engine_on_the_whole_file(session_file):
 
 def test_it_indexes_every_entry_as_the_tree_reads_it_from_the_file(session_file):
     """Every line of the index is the one the tree code makes of the whole entry."""
-    from contextlab.inspector.treeview import collect_tool_calls, tree_item
+    from contextlab.pi.tree_selector import collect_tool_calls, tree_item
 
     session = import_session_file(path=session_file).session
     index = session_index(session)

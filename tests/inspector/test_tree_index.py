@@ -15,9 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from contextlab.inspector import selectors
 from contextlab.inspector.models import TreeIndex
 from contextlab.inspector.selectors import build_index, clear_cache, session_index
-from contextlab.inspector.treeview import FILTER_MODES, finish, pi_line
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
+from contextlab.pi.tree_selector import FILTER_MODES, finish, pi_line
 from tests.conftest import REPO
 from tests.inspector.sessions import write_session
 from tests.inspector.test_selectors import _generated

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from contextlab.inspector.treeview import (
+from contextlab.pi.session import SessionTree, parse_session_file
+from contextlab.pi.tree_selector import (
     FILTER_MODES,
     build_view,
     collect_tool_calls,
@@ -19,7 +20,6 @@ from contextlab.inspector.treeview import (
     pi_line,
     tree_item,
 )
-from contextlab.pi.session import SessionTree, parse_session_file
 from tests.conformance.conftest import run_oracle
 from tests.conftest import REAL_SESSION, REPO
 from tests.inspector.sessions import write_session

@@ -1,4 +1,5 @@
-"""The ``compact`` and ``branch-summary`` commands' --dry-run --json contract (issue 5)."""
+"""The ``compact`` and ``branch-summary`` commands' --dry-run --json contract
+(docs/pi-engine.md)."""
 
 from __future__ import annotations
 
@@ -231,3 +232,72 @@ def test_it_prints_what_pi_sends_for_every_leaf(session_file):
         assert [{k: r[k] for k in ("systemPrompt", "messages", "maxTokens")} for r in sent] == [
             {k: r[k] for k in ("systemPrompt", "messages", "maxTokens")} for r in theirs["requests"]
         ]
+
+
+def _variants(session_file: Path, tmp_path: Path) -> dict[str, Path]:
+    """Files ``context`` opens: as recorded, with a byte-order-marked line Pi skips after the
+    header, with other lines Pi skips, and with CRLF line ends."""
+    lines = session_file.read_bytes().splitlines(keepends=True)
+    variants = {
+        "recorded": b"".join(lines),
+        "bom line": b"".join([lines[0], b"\xef\xbb\xbf{}\n", *lines[1:]]),
+        "skipped lines": b"".join([lines[0], b"{oops\n", b"\n", b"   \n", *lines[1:], b"0\n"]),
+        "crlf": b"".join(line.replace(b"\n", b"\r\n") for line in lines),
+    }
+    paths = {}
+    for name, data in variants.items():
+        path = tmp_path / f"{name.replace(' ', '-')}.jsonl"
+        path.write_bytes(data)
+        paths[name] = path
+    return paths
+
+
+def test_compact_and_branch_summary_accept_every_file_context_accepts(session_file, tmp_path):
+    """One loader for the three commands: a file ``context`` opens (the byte-order-mark line
+    among them) is opened by ``compact --dry-run`` and ``branch-summary --dry-run`` too, with
+    the same warnings, and the same files are refused by all three with the same message."""
+    parsed = parse_session_file(session_file)
+    old_leaf, target = SessionTree(parsed.entries).leaf_id, parsed.entries[1]["id"]
+    recorded: dict[str, dict] = {}
+    for name, path in _variants(session_file, tmp_path).items():
+        outputs = {}
+        warnings = {}
+        for command, extra in (
+            ("context", []),
+            ("compact", ["--dry-run"]),
+            ("branch-summary", ["--from", old_leaf, "--to", target, "--dry-run"]),
+        ):
+            out, err = StringIO(), StringIO()
+            call_command(command, str(path), *extra, "--json", stdout=out, stderr=err)
+            outputs[command] = json.loads(out.getvalue())
+            warnings[command] = err.getvalue()
+        assert warnings["context"] == warnings["compact"] == warnings["branch-summary"], name
+        if name == "bom line":
+            assert ":2: starts with a byte order mark" in warnings["compact"]
+        # The lines Pi skips change nothing: every command prints what it prints for the file
+        # as recorded.
+        recorded = recorded or outputs
+        assert outputs == recorded, name
+        assert list(outputs["compact"])[:5] == CONTRACT_KEYS
+        assert outputs["branch-summary"]["entryIds"], name
+
+    # A header and no entry yet: context prints an empty request, compact says there is nothing
+    # to compact (it used to refuse the file).
+    header_only = tmp_path / "header-only.jsonl"
+    header_only.write_bytes(session_file.read_bytes().splitlines(keepends=True)[0])
+    assert run("context", str(header_only), "--json")["messages"] == []
+    nothing = run("compact", str(header_only), "--dry-run", "--json")
+    assert nothing["nothingToCompact"] == "Nothing to compact (session too small)"
+
+    refused = tmp_path / "headless.jsonl"
+    refused.write_bytes(b'\xef\xbb\xbf{"type":"session","id":"s"}\n{"type":"x","id":"a"}\n')
+    messages = set()
+    for command, extra in (
+        ("context", []),
+        ("compact", ["--dry-run"]),
+        ("branch-summary", ["--from", "a", "--to", "a", "--dry-run"]),
+    ):
+        with pytest.raises(CommandError) as error:
+            call_command(command, str(refused), *extra, "--json", stderr=StringIO())
+        messages.add(str(error.value))
+    assert len(messages) == 1 and ":2: the first line is not a session header" in messages.pop()

@@ -7,6 +7,7 @@ import pytest
 from contextlab.jobs import providers, services, tasks
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
+from contextlab.pi.writer import ENTRY_KEY_ORDER
 from tests.conftest import corpus_entry_id
 from tests.jobs.fake_llm import FakeLLMServer, Reply
 from tests.waiting import wait_until
@@ -181,7 +182,7 @@ def test_a_branch_summary_lands_under_the_target_and_moves_the_leaf(
     job = services.job_execute(job_id=job.pk)
     assert job.status == "succeeded", job.error
     entry = Entry.objects.get(session=session, entry_id=job.result_entry_ids[0])
-    assert list(entry.data) == list(services.ENTRY_KEY_ORDER["branch_summary"])
+    assert list(entry.data) == list(ENTRY_KEY_ORDER["branch_summary"])
     assert entry.parent_id == target and entry.data["fromId"] == target
     assert entry.data["summary"].startswith(
         "The user explored a different conversation branch before returning here.\n"

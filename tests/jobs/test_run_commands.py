@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from contextlab.jobs import services
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
+from contextlab.pi.writer import ENTRY_KEY_ORDER
 from tests.conftest import CORPUS, corpus_entry_id
 
 
@@ -31,7 +31,7 @@ def test_compact_on_a_file_prints_the_line_pi_would_append_and_leaves_the_file(
     leaf = json.loads(before.splitlines()[-1])["id"]
     line = _call("compact", str(path), "--keep-recent-tokens", "150")
     entry = json.loads(line)
-    assert list(entry) == list(services.ENTRY_KEY_ORDER["compaction"])
+    assert list(entry) == list(ENTRY_KEY_ORDER["compaction"])
     assert entry["parentId"] == leaf and entry["fromHook"] is False
     assert "offline summary" in entry["summary"]
     assert path.read_bytes() == before

@@ -10,6 +10,7 @@ import pytest
 from contextlab.jobs import services
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
+from contextlab.pi.writer import ENTRY_KEY_ORDER
 
 pytestmark = pytest.mark.django_db
 
@@ -101,7 +102,7 @@ def test_an_appended_entry_has_pis_keys_a_fresh_id_and_moves_the_leaf(
     assert done.status == "succeeded"
     entry = Entry.objects.get(entry_id=done.result_entry_ids[0])
     assert entry.origin == "contextlab" and entry.parent_id == old_leaf
-    assert list(entry.data) == list(services.ENTRY_KEY_ORDER["compaction"])
+    assert list(entry.data) == list(ENTRY_KEY_ORDER["compaction"])
     assert entry.data["fromHook"] is False
     assert len(entry.entry_id) == 8 and int(entry.entry_id, 16) >= 0
     assert entry.data["timestamp"].endswith("Z") and len(entry.data["timestamp"]) == 24
@@ -182,7 +183,7 @@ def test_it_exports_added_entries_after_the_original_bytes(import_corpus, offlin
     added = exported[len(original) :].decode()
     assert added.count("\n") == 1
     line = json.loads(added)
-    assert list(line) == list(services.ENTRY_KEY_ORDER["compaction"])
+    assert list(line) == list(ENTRY_KEY_ORDER["compaction"])
     assert added.startswith('{"type":"compaction","id":"')
 
 

@@ -1,5 +1,5 @@
-"""Branch-summary rules of Pi 0.80.2 (pi-reference.md §7, quirk §12.15); the oracle suite checks
-them against Pi over hundreds of (from, to) pairs."""
+"""Branch-summary rules of Pi 0.80.2 (docs/pi-engine.md, "Branch summaries"); the oracle suite
+checks them against Pi over hundreds of (from, to) pairs."""
 
 from __future__ import annotations
 

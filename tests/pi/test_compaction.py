@@ -1,4 +1,4 @@
-"""Compaction rules of Pi 0.80.2 (pi-reference.md §6, quirks §12.12–14); the oracle suite checks
+"""Compaction rules of Pi 0.80.2 (docs/pi-engine.md, "Compaction"); the oracle suite checks
 the same functions against Pi on thousands of leaves."""
 
 from __future__ import annotations

@@ -13,11 +13,11 @@ from contextlab.pi.context import (
     bash_execution_to_text,
     build_session_context,
     convert_to_llm,
-    iter_leaf_projections,
     model_for_transform,
     transform_messages,
 )
 from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.request import iter_leaf_projections
 
 IMAGE = {"type": "image", "data": "x", "mimeType": "image/png"}
 CLAUDE = {"provider": "anthropic", "api": "anthropic-messages", "id": "claude", "input": ["text"]}

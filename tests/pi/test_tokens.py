@@ -1,4 +1,5 @@
-"""Token estimates and context size, on the examples pi-reference.md §5 records from Pi."""
+"""Token estimates and context size, on examples recorded from Pi (docs/pi-engine.md, "Token
+estimates")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Truncation rules of Pi 0.80.2 (pi-reference.md §4); the oracle suite checks them against Pi."""
+"""Truncation rules of Pi 0.80.2 (docs/pi-engine.md, "Tool output truncation"); the oracle
+suite checks them against Pi."""
 
 from __future__ import annotations
 

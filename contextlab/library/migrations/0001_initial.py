@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,137 +14,247 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('cwd', models.TextField(unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("cwd", models.TextField(unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ('cwd',),
+                "ordering": ("cwd",),
             },
         ),
         migrations.CreateModel(
-            name='Session',
+            name="Session",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('session_id', models.CharField(max_length=255, unique=True)),
-                ('source_path', models.TextField(blank=True)),
-                ('header', models.JSONField(default=dict)),
-                ('parent_session', models.TextField(blank=True)),
-                ('name', models.TextField(blank=True)),
-                ('first_message', models.TextField(blank=True)),
-                ('file_version', models.PositiveSmallIntegerField(default=3)),
-                ('leaf_entry_id', models.CharField(blank=True, max_length=100)),
-                ('size_bytes', models.BigIntegerField(default=0)),
-                ('entry_count', models.PositiveIntegerField(default=0)),
-                ('message_count', models.PositiveIntegerField(default=0)),
-                ('compaction_count', models.PositiveIntegerField(default=0)),
-                ('branch_count', models.PositiveIntegerField(default=0)),
-                ('problem_count', models.PositiveIntegerField(default=0)),
-                ('tokens_estimated', models.BigIntegerField(default=0)),
-                ('usage_tokens', models.BigIntegerField(default=0)),
-                ('cost_total', models.FloatField(default=0.0)),
-                ('first_activity', models.DateTimeField(blank=True, null=True)),
-                ('last_activity', models.DateTimeField(blank=True, null=True)),
-                ('models_used', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('imported_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='imported_sessions', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='library.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("session_id", models.CharField(max_length=255, unique=True)),
+                ("source_path", models.TextField(blank=True)),
+                ("header", models.JSONField(default=dict)),
+                ("parent_session", models.TextField(blank=True)),
+                ("name", models.TextField(blank=True)),
+                ("first_message", models.TextField(blank=True)),
+                ("file_version", models.PositiveSmallIntegerField(default=3)),
+                ("leaf_entry_id", models.CharField(blank=True, max_length=100)),
+                ("size_bytes", models.BigIntegerField(default=0)),
+                ("entry_count", models.PositiveIntegerField(default=0)),
+                ("message_count", models.PositiveIntegerField(default=0)),
+                ("compaction_count", models.PositiveIntegerField(default=0)),
+                ("branch_count", models.PositiveIntegerField(default=0)),
+                ("problem_count", models.PositiveIntegerField(default=0)),
+                ("tokens_estimated", models.BigIntegerField(default=0)),
+                ("usage_tokens", models.BigIntegerField(default=0)),
+                ("cost_total", models.FloatField(default=0.0)),
+                ("first_activity", models.DateTimeField(blank=True, null=True)),
+                ("last_activity", models.DateTimeField(blank=True, null=True)),
+                ("models_used", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "imported_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="imported_sessions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sessions",
+                        to="library.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ('-last_activity', '-id'),
+                "ordering": ("-last_activity", "-id"),
             },
         ),
         migrations.CreateModel(
-            name='SessionRevision',
+            name="SessionRevision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('current', 'Current'), ('superseded', 'Superseded')], default='current', max_length=16)),
-                ('reason', models.CharField(blank=True, max_length=200)),
-                ('source_path', models.TextField(blank=True)),
-                ('blob_path', models.TextField()),
-                ('blob_sha256', models.CharField(max_length=64)),
-                ('bytes_read', models.BigIntegerField(default=0)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('original_version', models.PositiveSmallIntegerField(default=3)),
-                ('lines_read', models.PositiveIntegerField(default=0)),
-                ('next_seq', models.PositiveIntegerField(default=0)),
-                ('migration_state', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='library.session')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("current", "Current"), ("superseded", "Superseded")],
+                        default="current",
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=200)),
+                ("source_path", models.TextField(blank=True)),
+                ("blob_path", models.TextField()),
+                ("blob_sha256", models.CharField(max_length=64)),
+                ("bytes_read", models.BigIntegerField(default=0)),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("original_version", models.PositiveSmallIntegerField(default=3)),
+                ("lines_read", models.PositiveIntegerField(default=0)),
+                ("next_seq", models.PositiveIntegerField(default=0)),
+                ("migration_state", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="revisions",
+                        to="library.session",
+                    ),
+                ),
             ],
             options={
-                'ordering': ('session', 'number'),
+                "ordering": ("session", "number"),
             },
         ),
         migrations.AddField(
-            model_name='session',
-            name='current_revision',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='library.sessionrevision'),
+            model_name="session",
+            name="current_revision",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="library.sessionrevision",
+            ),
         ),
         migrations.CreateModel(
-            name='ImportProblem',
+            name="ImportProblem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('path', models.TextField()),
-                ('line', models.PositiveIntegerField(blank=True, null=True)),
-                ('reason', models.TextField()),
-                ('transient', models.BooleanField(default=False)),
-                ('blob_path', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='problems', to='library.session')),
-                ('revision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='problems', to='library.sessionrevision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("path", models.TextField()),
+                ("line", models.PositiveIntegerField(blank=True, null=True)),
+                ("reason", models.TextField()),
+                ("transient", models.BooleanField(default=False)),
+                ("blob_path", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="problems",
+                        to="library.session",
+                    ),
+                ),
+                (
+                    "revision",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="problems",
+                        to="library.sessionrevision",
+                    ),
+                ),
             ],
             options={
-                'ordering': ('id',),
+                "ordering": ("id",),
             },
         ),
         migrations.CreateModel(
-            name='Entry',
+            name="Entry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('line_no', models.PositiveIntegerField(blank=True, null=True)),
-                ('entry_id', models.CharField(max_length=100)),
-                ('parent_id', models.CharField(blank=True, max_length=100, null=True)),
-                ('type', models.CharField(max_length=64)),
-                ('role', models.CharField(blank=True, max_length=64)),
-                ('timestamp', models.DateTimeField(blank=True, null=True)),
-                ('data', models.JSONField()),
-                ('tokens', models.PositiveIntegerField(default=0)),
-                ('depth', models.PositiveIntegerField(default=0)),
-                ('search_text', models.TextField(blank=True)),
-                ('origin', models.CharField(choices=[('file', 'File'), ('contextlab', 'Contextlab')], default='file', max_length=16)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='library.session')),
-                ('revision', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='library.sessionrevision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seq", models.PositiveIntegerField()),
+                ("line_no", models.PositiveIntegerField(blank=True, null=True)),
+                ("entry_id", models.CharField(max_length=100)),
+                ("parent_id", models.CharField(blank=True, max_length=100, null=True)),
+                ("type", models.CharField(max_length=64)),
+                ("role", models.CharField(blank=True, max_length=64)),
+                ("timestamp", models.DateTimeField(blank=True, null=True)),
+                ("data", models.JSONField()),
+                ("tokens", models.PositiveIntegerField(default=0)),
+                ("depth", models.PositiveIntegerField(default=0)),
+                ("search_text", models.TextField(blank=True)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("file", "File"), ("contextlab", "Contextlab")],
+                        default="file",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="library.session",
+                    ),
+                ),
+                (
+                    "revision",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="library.sessionrevision",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='sessionrevision',
-            constraint=models.UniqueConstraint(fields=('session', 'number'), name='library_revision_number'),
+            model_name="sessionrevision",
+            constraint=models.UniqueConstraint(
+                fields=("session", "number"), name="library_revision_number"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sessionrevision',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'current')), fields=('session',), name='library_revision_one_current'),
+            model_name="sessionrevision",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "current")),
+                fields=("session",),
+                name="library_revision_one_current",
+            ),
         ),
         migrations.AddIndex(
-            model_name='session',
-            index=models.Index(fields=['project', '-last_activity'], name='library_session_proj_act'),
+            model_name="session",
+            index=models.Index(
+                fields=["project", "-last_activity"], name="library_session_proj_act"
+            ),
         ),
         migrations.AddIndex(
-            model_name='entry',
-            index=models.Index(fields=['revision', 'entry_id'], name='library_entry_rev_id'),
+            model_name="entry",
+            index=models.Index(fields=["revision", "entry_id"], name="library_entry_rev_id"),
         ),
         migrations.AddIndex(
-            model_name='entry',
-            index=models.Index(fields=['revision', 'parent_id'], name='library_entry_rev_parent'),
+            model_name="entry",
+            index=models.Index(fields=["revision", "parent_id"], name="library_entry_rev_parent"),
         ),
         migrations.AddConstraint(
-            model_name='entry',
-            constraint=models.UniqueConstraint(fields=('revision', 'seq'), name='library_entry_rev_seq'),
+            model_name="entry",
+            constraint=models.UniqueConstraint(
+                fields=("revision", "seq"), name="library_entry_rev_seq"
+            ),
         ),
     ]

@@ -5,15 +5,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('library', '0005_entry_search_indexed'),
+        ("library", "0005_entry_search_indexed"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='entry',
-            name='session',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='library.session'),
+            model_name="entry",
+            name="session",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="entries",
+                to="library.session",
+            ),
         ),
     ]

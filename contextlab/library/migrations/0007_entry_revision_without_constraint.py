@@ -5,15 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('library', '0006_entry_session_without_constraint'),
+        ("library", "0006_entry_session_without_constraint"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='entry',
-            name='revision',
-            field=models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='library.sessionrevision'),
+            model_name="entry",
+            name="revision",
+            field=models.ForeignKey(
+                db_constraint=False,
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="entries",
+                to="library.sessionrevision",
+            ),
         ),
     ]

@@ -4,9 +4,7 @@ from django.db import migrations, models
 def restrict_projects_with_members(apps, schema_editor):
     Project = apps.get_model("library", "Project")
     Membership = apps.get_model("library", "ProjectMembership")
-    Project.objects.filter(
-        pk__in=Membership.objects.values("project_id")
-    ).update(restricted=True)
+    Project.objects.filter(pk__in=Membership.objects.values("project_id")).update(restricted=True)
 
 
 class Migration(migrations.Migration):

@@ -9,28 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from contextlab.library.models import Session
-from contextlab.pi.context import (
-    create_branch_summary_message,
-    create_compaction_summary_message,
-    create_custom_message,
-)
-from contextlab.pi.session import js_trim, js_truthy
+from contextlab.pi.entries import message_of_entry
+from contextlab.pi.session import js_trim
 from contextlab.pi.tokens import estimate_tokens
 
 
 def entry_as_message(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """The message an entry puts into a context (Pi's create*Message), for its token estimate."""
-    kind = entry.get("type")
-    if kind == "message":
-        message = entry.get("message")
-        return message if isinstance(message, dict) else None
-    if kind == "compaction":
-        return create_compaction_summary_message(entry)
-    if kind == "branch_summary" and js_truthy(entry.get("summary")):
-        return create_branch_summary_message(entry)
-    if kind == "custom_message":
-        return create_custom_message(entry)
-    return None
+    """The message an entry puts into a context (the engine's rule), for its token estimate."""
+    return message_of_entry(entry, "estimate")
 
 
 def entry_tokens(entry: dict[str, Any]) -> int:

@@ -2,7 +2,8 @@
 
 The engine modules take a ``Dialect`` (default: ``PI_0_80``) instead of hard-coding a version, so
 a later Pi (0.73 with markdown project context, 1.x with the prompt persisted in the session) is
-added as another module here without touching the rest.
+added as another module here without touching the rest: its strings as data, and where it builds
+a request otherwise, a ``contextlab.pi.request.RequestSteps`` subclass in ``Dialect.steps``.
 """
 
 from contextlab.pi.dialects.base import Dialect

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the steps module builds on the engine, which imports the dialects
+    from contextlab.pi.request import RequestSteps
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,11 @@ class Dialect:
 
     # System-prompt strings and rules (contextlab/pi/prompt.py, contextlab/pi/resources.py).
     prompt: PromptRules | None = None
+
+    # How this Pi builds a request where it differs from Pi 0.80 (where the system prompt comes
+    # from, entries that edit the context, provider tweaks): a ``RequestSteps`` subclass that
+    # ``contextlab.pi.request.build_request`` delegates to. None: Pi 0.80's steps.
+    steps: RequestSteps | None = None
 
     def tool(self, name: str) -> dict[str, Any] | None:
         for definition in self.tools:

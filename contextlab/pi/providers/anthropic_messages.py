@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from contextlab.pi.context import transform_messages
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_trim, js_truthy
 from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id
 
@@ -27,7 +28,6 @@ __all__ = [
     "sanitize_surrogates",
 ]
 
-Json = dict[str, Any]
 
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
@@ -84,6 +84,8 @@ def _tool_result_content(content: list[Json]) -> str | list[Json]:
     return blocks
 
 
+# Long on purpose: it follows pi-ai's convertMessages statement by statement, so that the two
+# read side by side.
 def convert_messages(messages: list[Json], model: Json, cache_control: Json | None) -> list[Json]:
     """``convertMessages`` for API-key auth (tool names are never renamed to Claude Code's)."""
     allow_empty_signature = _compat(model)["allowEmptySignature"]

@@ -18,11 +18,11 @@ The module reads no environment: ``PI_CACHE_RETENTION=long`` corresponds to
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextlab.pi.jsutil import js_slice, js_trim, js_truthy, json_stringify
+from contextlab.pi.entries import Json
+from contextlab.pi.jsutil import js_slice, js_trim, js_truthy, json_parse, json_stringify
 from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id
 
 __all__ = [
@@ -40,16 +40,11 @@ __all__ = [
     "supported_thinking_levels",
 ]
 
-Json = dict[str, Any]
 
 EXTENDED_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 OPENAI_PROMPT_CACHE_KEY_MAX_LENGTH = 64
 
 _UNDEFINED = object()
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"JSON.parse rejects {name}")
 
 
 # --- thinking levels (dist/models.js) --------------------------------------------------------
@@ -123,6 +118,8 @@ def simple_options(
 # --- compatibility flags ---------------------------------------------------------------------
 
 
+# Long on purpose: it follows pi-ai's detectCompat statement by statement, so that the two read
+# side by side.
 def detect_compat(model: Mapping[str, Any]) -> Json:
     """``detectCompat``: flags guessed from the provider name and base URL."""
     provider = model.get("provider", "")
@@ -262,7 +259,7 @@ def _thought_signature_details(tool_calls: Sequence[Mapping[str, Any]]) -> list[
         if not signature:
             continue
         try:
-            parsed = json.loads(signature, parse_constant=_reject_constant)
+            parsed = json_parse(signature)
         except ValueError:
             continue
         # `.filter(Boolean)` after JSON.parse: null, false, 0 and "" are dropped.
@@ -333,6 +330,8 @@ def _convert_assistant(
     return assistant
 
 
+# Long on purpose: it follows pi-ai's convertMessages statement by statement, so that the two
+# read side by side.
 def convert_messages(
     model: Mapping[str, Any],
     context: Mapping[str, Any],

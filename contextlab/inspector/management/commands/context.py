@@ -1,6 +1,7 @@
 """``manage.py context SESSION_FILE [--leaf ID|line:N] ... --json``: what Pi sent at a leaf.
 
-The command-line contract (README.md, "Command line"; other parts and outside checks rely on it):
+The command-line contract (docs/pi-engine.md, "The context command"; other parts and outside
+checks rely on it):
 
     python manage.py context SESSION_FILE [--leaf ENTRY_ID] [--agent-dir DIR] [--pi-root DIR]
         [--date YYYY-MM-DD] [--tools a,b,c] --json
@@ -38,73 +39,36 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.pi.context import (
-    build_session_context,
-    convert_to_llm,
     model_for_transform,
-    transform_messages,
 )
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect, pi_1_x
 from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
 from contextlab.pi.dialects.pi_0_73 import PI_0_73, agent_turn_max_tokens
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
-from contextlab.pi.prompt import build_system_prompt
+from contextlab.pi.request import PromptSource, build_request
 from contextlab.pi.resources import discover_resources
-from contextlab.pi.session import SessionFile, SessionTree, entry_time_ms, parse_session_file
+from contextlab.pi.session import SessionFile, SessionTree
 
 Json = dict[str, Any]
-
-
-def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
-    """Parse the file; what Pi would refuse is an error, lines Pi skips are warnings."""
-    try:
-        parsed = parse_session_file(Path(path_arg))
-    except OSError as exc:
-        raise CommandError(f"{path_arg}: cannot read the file: {exc.strerror or exc}") from exc
-    fatal = [p for p in parsed.problems if p.fatal]
-    if fatal:
-        raise CommandError(f"{path_arg}:{fatal[0].line}: {fatal[0].reason}")
-    for problem in parsed.problems:
-        stderr.write(f"{path_arg}:{problem.line}: {problem.reason} (skipped, as Pi does)")
-    return parsed, SessionTree(parsed.entries)
 
 
 def resolve_leaf(parsed: SessionFile, tree: SessionTree, value: str | None) -> str | None:
     """The leaf's id: the given id, ``line:N``, or (None) the entry Pi resumes at."""
     if value is None:
         return tree.leaf_id
-    if value.startswith("line:"):
-        number = value[len("line:") :]
-        if not number.isdigit():
-            raise CommandError(f"{parsed.source}: --leaf {value}: expected line:N with a number")
-        entry = parsed.entry_at_line(int(number))
-        if entry is None:
-            raise CommandError(f"{parsed.source}:{number}: --leaf: no entry on this line")
-        return str(entry["id"])
-    if value not in tree.by_id:
-        raise CommandError(f"{parsed.source}: --leaf {value}: no entry with this id")
-    return value
-
-
-def request_time_ms(tree: SessionTree, leaf_id: str | None, header: Json | None) -> Any:
-    """When the request after ``leaf_id`` was made: the newest valid timestamp on its path."""
-    for entry in reversed(tree.path(leaf_id)):
-        stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
-        if stamp is not None:
-            return stamp
-    if header is not None and "timestamp" in header:
-        return entry_time_ms(header.get("timestamp"))
-    return None
+    return resolve_entry(parsed, tree, value, "--leaf")
 
 
 def local_date(ms: Any) -> str | None:
+    """The day of ``ms`` in this process's time zone, as Pi's prompt prints it."""
     if ms is None:
         return None
     if hasattr(time, "tzset"):
@@ -124,39 +88,29 @@ def build_context(
     home: str | None = None,
     dialect: Dialect = DEFAULT_DIALECT,
 ) -> Json:
-    """The command's JSON object (see the module docstring)."""
-    context = build_session_context(parsed.entries, leaf_id, tree.by_id)
-    messages = convert_to_llm(context.messages)
-    model = model_for_transform(
-        context.model,
-        messages=context.messages,
-        catalog_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
-    )
-    now = request_time_ms(tree, leaf_id, parsed.header)
-    sent = transform_messages(messages, model, now_ms=now)
-
+    """The command's JSON object (see the module docstring): the engine's request at the leaf."""
     header = parsed.header or {}
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
-    if date is None:
-        date = local_date(now) or local_date(entry_time_ms(header.get("timestamp")))
-    resources = discover_resources(cwd=cwd, agent_dir=agent_dir, home=home, dialect=dialect)
-    prompt = build_system_prompt(
+    source = PromptSource(
         cwd=cwd,
-        date=date or "",
-        pi_root=pi_root,
+        resources=discover_resources(cwd=cwd, agent_dir=agent_dir, home=home, dialect=dialect),
         tools=tools,
-        resources=resources,
-        dialect=dialect,
+        pi_root=pi_root,
+        date=date,
+        local_date=local_date,
     )
-    return {
-        "leafId": leaf_id,
-        "systemPrompt": prompt.text,
-        "layers": [layer.as_dict() for layer in prompt.layers],
-        "messages": messages,
-        "sent": sent,
-        "model": context.model,
-        "thinkingLevel": context.thinking_level,
-    }
+    request = build_request(
+        parsed.entries,
+        leaf_id,
+        by_id=tree.by_id,
+        header=parsed.header,
+        dialect=dialect,
+        model_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
+        prompt=source,
+    )
+    result = request.cli_json()
+    result["leafId"] = leaf_id
+    return result
 
 
 def model_limits(

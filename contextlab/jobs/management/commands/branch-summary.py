@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.jobs import cli
 from contextlab.pi import branch_summary
 from contextlab.pi.dialects import pi_1_x, pi_1_x_compaction
@@ -129,9 +130,9 @@ class Command(BaseCommand):
                 else:
                     self.stdout.write(_compact.render_text(result))
                 return
-        parsed, tree = _compact.load_session(options["session_file"], self.stderr)
-        old_leaf = _compact.resolve_entry(parsed, tree, options["from_id"], "--from")
-        target = _compact.resolve_entry(parsed, tree, options["to_id"], "--to")
+        parsed, tree = load_session(options["session_file"], self.stderr)
+        old_leaf = resolve_entry(parsed, tree, options["from_id"], "--from")
+        target = resolve_entry(parsed, tree, options["to_id"], "--to")
         if not options["dry_run"]:
             self.run_branch_summary(parsed, old_leaf, target, options)
             return

@@ -19,11 +19,11 @@ printed (the file is not written).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.jobs import cli
 from contextlab.pi import compaction
 from contextlab.pi.dialects import DEFAULT_DIALECT, pi_1_x, pi_1_x_compaction
@@ -31,41 +31,8 @@ from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_di
 from contextlab.pi.dialects.pi_0_73 import PI_0_73
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
-from contextlab.pi.session import SessionFile, SessionTree, parse_session_file
+from contextlab.pi.session import SessionFile, SessionTree
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-
-
-def load_session(path_arg: str, stderr: Any) -> tuple[SessionFile, SessionTree]:
-    """Parse ``path_arg``; a file Pi would not open is an error, skipped lines are warnings."""
-    path = Path(path_arg)
-    try:
-        parsed = parse_session_file(path)
-    except OSError as exc:
-        raise CommandError(f"{path_arg}: cannot read the file: {exc.strerror or exc}") from exc
-    fatal = [p for p in parsed.problems if "reject" in p.reason or "empty file" in p.reason]
-    if fatal:
-        raise CommandError(f"{path_arg}:{fatal[0].line}: {fatal[0].reason}")
-    if not parsed.entries:
-        raise CommandError(f"{path_arg}:1: the session has no entries")
-    for problem in parsed.problems:
-        stderr.write(f"{path_arg}:{problem.line}: {problem.reason} (skipped, as Pi does)")
-    return parsed, SessionTree(parsed.entries)
-
-
-def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: str) -> str:
-    """An entry id, or ``line:N`` (the entry on line N of the file, the header being line 1)."""
-    if value.startswith("line:"):
-        number = value[len("line:") :]
-        if not number.isdigit():
-            raise CommandError(f"{parsed.source}: {option} {value}: expected line:N with a number")
-        entry = parsed.entry_at_line(int(number))
-        if entry is None:
-            raise CommandError(f"{parsed.source}:{number}: {option}: no entry on this line")
-        entry_id: str = entry["id"]
-        return entry_id
-    if value not in tree.by_id:
-        raise CommandError(f"{parsed.source}: {option} {value}: no entry with this id")
-    return value
 
 
 def non_negative(text: str) -> int:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlab.inspector.treeview import (
+from contextlab.pi.session import SessionTree
+from contextlab.pi.tree_selector import (
     build_view,
     collect_tool_calls,
     finish,
@@ -11,7 +12,6 @@ from contextlab.inspector.treeview import (
     select_rows,
     tree_item,
 )
-from contextlab.pi.session import SessionTree
 
 
 def _msg(entry_id, parent, ts, role, content, **extra):

@@ -1,4 +1,5 @@
-"""Pi's /tree view (tree-selector.js of 0.80.2), as rows a web page can render.
+"""Pi's /tree view (``dist/modes/interactive/components/tree-selector.js`` of 0.80.2), as rows
+a web page can render.
 
 Plain Python, no Django: the inputs are light per-entry records (`TreeItem`), already ordered
 the way Pi's `getTree()` orders children (helper module `contextlab.pi.session`). This module
@@ -20,14 +21,21 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from contextlab.jsonsafe import stringify
-from contextlab.pi.jsutil import js_len, js_slice
-from contextlab.pi.session import js_trim, js_truthy
+from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_stringify
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 SETTINGS_TYPES = frozenset(
     {"label", "custom", "model_change", "thinking_level_change", "session_info"}
 )
+
+
+def _stringify(value: object) -> str:
+    """JSON.stringify for a tree label; a value nested deeper than Python's recursion allows
+    (Pi takes thousands of levels) is labelled as such instead of failing the whole tree."""
+    try:
+        return json_stringify(value)
+    except RecursionError:
+        return "[nested too deeply to show]"
 
 
 @dataclass(slots=True)
@@ -165,6 +173,8 @@ def passes(item: TreeItem, mode: str, label: str | None, tokens: list[str], is_l
     return True
 
 
+# Long on purpose: applyFilter and recalculateVisualStructure of the selector share their
+# state (visible rows, their visible parents); split, each would take a dozen arguments.
 def build_view(
     order: Sequence[str],
     items: dict[str, TreeItem],
@@ -423,7 +433,7 @@ def _arg(args: dict[str, object], *names: str, default: str = "") -> str:
     for name in names:
         value = args.get(name)
         if value:
-            return value if isinstance(value, str) else stringify(value)
+            return value if isinstance(value, str) else _stringify(value)
     return default
 
 
@@ -451,7 +461,7 @@ def format_tool_call(name: str, args: object) -> str:
         return f"[find: {_arg(args, 'pattern')} in {_arg(args, 'path', default='.')}]"
     if name == "ls":
         return f"[ls: {_arg(args, 'path', default='.')}]"
-    text = stringify(args)  # JSON.stringify at any depth
+    text = _stringify(args)  # JSON.stringify at any depth
     return f"[{name}: {js_slice(text, 0, 40)}{'...' if js_len(text) > 40 else ''}]"
 
 
@@ -466,6 +476,8 @@ def collect_tool_calls(entry: dict[str, object], into: dict[str, tuple[str, obje
             into[str(block.get("id"))] = (str(block.get("name")), block.get("arguments"))
 
 
+# Long on purpose: one branch per entry type, in the order of Pi's getEntryDisplayText, so that
+# the two read side by side.
 def tree_item(
     entry: dict[str, object],
     tool_calls: dict[str, tuple[str, object]],
@@ -473,9 +485,10 @@ def tree_item(
 ) -> TreeItem:
     """The display line, the search text and the hide flag of one entry."""
     entry_type = str(entry.get("type"))
+    parent = entry.get("parentId")
     item = TreeItem(
         id=str(entry.get("id")),
-        parent_id=entry.get("parentId") if isinstance(entry.get("parentId"), str) else None,
+        parent_id=parent if isinstance(parent, str) else None,
         type=entry_type,
         tokens=tokens,
     )

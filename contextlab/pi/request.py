@@ -1,0 +1,634 @@
+"""The request Pi sent (or would send) at a leaf: the one builder every caller uses.
+
+``build_request`` answers, for one leaf of a session, everything that went to the model: the
+dialect, the AgentMessages ``buildSessionContext`` projects (with the entry each came from),
+their ``convertToLlm`` form, what pi-ai's ``transformMessages`` hands the provider for the
+leaf's model, that model and its limits, the thinking level, the time of the request, the
+built-in tools and (given where to find its resources) the system prompt with its layers. The
+``context`` command, the inspector and the differential suite call it; the chart and the
+benchmark walk every leaf with ``iter_leaf_projections`` and ``request_estimates`` (below); see
+docs/pi-engine.md, "The request at a leaf".
+
+The steps that differ between Pi versions (how the context is projected, converted and
+transformed, how the system prompt is assembled, what the provider's HTTP body holds) are
+methods of ``RequestSteps``; a dialect whose Pi does otherwise carries a subclass in
+``Dialect.steps``. Pi 0.80's steps are the defaults.
+
+``iter_leaf_projections`` gives the same answer for every entry as leaf in one depth-first walk,
+sharing the work of a parent with its children (Pi re-walks the whole path for each leaf); it
+does so for the default steps and falls back to ``build_request`` per leaf for any other.
+
+Request time: Pi stamps synthetic tool results with ``Date.now()`` when it sends the request;
+the closest deterministic stand-in is the newest valid timestamp on the path (walking back from
+the leaf), else the header's (``request_time_ms``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextlab.pi.context import (
+    OrphanTracker,
+    SessionContext,
+    context_of_path,
+    convert_message,
+    convert_to_llm,
+    first_pass,
+    latest_timestamp,
+    messages_for_path,
+    model_for_transform,
+    session_path,
+    settings_step,
+    transform_messages,
+)
+from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.entries import EMITTING_TYPES, Json, message_of_entry
+from contextlab.pi.jsutil import entry_time_ms
+from contextlab.pi.prompt import SystemPrompt, build_system_prompt
+from contextlab.pi.providers import openai_completions
+from contextlab.pi.resources import PromptResources
+from contextlab.pi.session import SessionTree
+
+__all__ = [
+    "LeafProjection",
+    "ModelLimits",
+    "ModelLookup",
+    "PathEntry",
+    "PiRequest",
+    "PromptSource",
+    "RequestEstimate",
+    "RequestSteps",
+    "build_prompt",
+    "build_request",
+    "iter_leaf_projections",
+    "request_estimates",
+    "request_time_ms",
+    "steps_of",
+]
+
+# `(provider, modelId) -> pi-ai model or None`: models.json then pi-ai's catalog, as the caller
+# knows them (contextlab.pi.models.find_model with the agent dir).
+ModelLookup = Callable[[Any, Any], Json | None]
+_LAST: Any = object()  # leaf omitted: the last entry, as buildSessionContext
+
+
+@dataclass(frozen=True)
+class PromptSource:
+    """Where the system prompt's parts come from on this machine (Pi 0.80 builds it afresh).
+
+    ``date`` is the prompt's ``YYYY-MM-DD``; when None, ``local_date(request time)`` gives it
+    (the caller's time zone: the engine reads neither the clock nor the environment).
+    """
+
+    cwd: str
+    resources: PromptResources
+    tools: Sequence[str] | None = None
+    pi_root: str | None = None
+    date: str | None = None
+    local_date: Callable[[Any], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    context_window: int | None
+    max_tokens: int | None
+    # The model is not in models.json nor in pi-ai's catalog: api and input are guessed.
+    assumed: bool
+
+    @classmethod
+    def of(cls, model: Json) -> ModelLimits:
+        return cls(model.get("contextWindow"), model.get("maxTokens"), bool(model.get("assumed")))
+
+
+@dataclass
+class PiRequest:
+    dialect: Dialect
+    leaf_id: str | None
+    path: list[Json]
+    context: SessionContext  # AgentMessages, thinking level, {provider, modelId}, owners
+    messages: list[Json]  # convertToLlm
+    model: Json  # the pi-ai model the transform ran for
+    sent: list[Json]  # transformMessages: what the provider receives
+    request_time_ms: Any
+    prompt: SystemPrompt | None = None
+    prompt_date: str | None = None
+    tools: list[Json] = field(default_factory=list)  # the active built-in tools' definitions
+
+    @property
+    def agent_messages(self) -> list[Json]:
+        return self.context.messages
+
+    @property
+    def owners(self) -> list[Json]:
+        """The entry each AgentMessage came from (the compaction entry for its summary)."""
+        return self.context.owners
+
+    @property
+    def thinking_level(self) -> Any:
+        return self.context.thinking_level
+
+    @property
+    def synthetic_results(self) -> int:
+        """How many tool results ``transformMessages`` made up for calls left without one."""
+        text = self.dialect.message_texts.no_result_text
+        return sum(
+            1
+            for m in self.sent
+            if m.get("role") == "toolResult"
+            and m.get("isError") is True
+            and m.get("content") == [{"type": "text", "text": text}]
+        )
+
+    @property
+    def limits(self) -> ModelLimits:
+        return ModelLimits.of(self.model)
+
+    def chat_completions_body(self, model: Json | None = None) -> str:
+        """What an openai-completions provider receives for this request (``model``: the
+        provider's model, default the one the transform ran for)."""
+        return steps_of(self.dialect).chat_completions_body(
+            model if model is not None else self.model,
+            system_prompt=self.prompt.text if self.prompt else None,
+            messages=self.sent,
+            tools=self.tools,
+            thinking_level=self.thinking_level,
+            dialect=self.dialect,
+        )
+
+    def cli_json(self) -> Json:
+        """The ``context`` command's object (docs/pi-engine.md, "The context command")."""
+        return {
+            "leafId": self.leaf_id,
+            "systemPrompt": self.prompt.text if self.prompt else None,
+            "layers": [layer.as_dict() for layer in self.prompt.layers] if self.prompt else [],
+            "messages": self.messages,
+            "sent": self.sent,
+            "model": self.context.model,
+            "thinkingLevel": self.context.thinking_level,
+        }
+
+
+class RequestSteps:
+    """Pi 0.80's steps of building a request; a dialect whose Pi differs overrides some.
+
+    ``incremental``: whether ``iter_leaf_projections`` may share work along the tree with its
+    own copy of these rules (true only for these steps, unchanged).
+    """
+
+    incremental = True
+
+    def session_context(self, path: list[Json], dialect: Dialect) -> SessionContext:
+        return context_of_path(path)
+
+    def llm_messages(self, messages: list[Json], dialect: Dialect) -> list[Json]:
+        return convert_to_llm(messages, dialect)
+
+    def sent_messages(
+        self, messages: list[Json], model: Json, now_ms: Any, dialect: Dialect
+    ) -> list[Json]:
+        return transform_messages(messages, model, now_ms=now_ms, dialect=dialect)
+
+    def system_prompt(
+        self, source: PromptSource, path: list[Json], date: str, dialect: Dialect
+    ) -> SystemPrompt:
+        """Pi 0.80 rebuilds the prompt from the resources on disk (nothing is in the session)."""
+        return build_system_prompt(
+            cwd=source.cwd,
+            date=date,
+            pi_root=source.pi_root,
+            tools=list(source.tools) if source.tools is not None else None,
+            resources=source.resources,
+            dialect=dialect,
+        )
+
+    def chat_completions_body(
+        self,
+        model: Json,
+        *,
+        system_prompt: str | None,
+        messages: list[Json],
+        tools: Sequence[Json],
+        thinking_level: Any,
+        dialect: Dialect,
+    ) -> str:
+        """The HTTP body pi-ai's openai-completions provider sends for an agent turn, as the
+        coding agent calls ``streamSimple``: the thinking level as the reasoning effort, no
+        ``max_tokens``, the tools' name, description and parameters."""
+        reasoning = None if thinking_level in (None, "off") else str(thinking_level)
+        context = {
+            "systemPrompt": system_prompt,
+            "messages": messages,
+            "tools": [
+                {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+                for t in tools
+            ],
+        }
+        options = openai_completions.simple_options(model, reasoning=reasoning)
+        return openai_completions.build_request_body(model, context, options)
+
+
+DEFAULT_STEPS = RequestSteps()
+
+
+def steps_of(dialect: Dialect) -> RequestSteps:
+    return dialect.steps if dialect.steps is not None else DEFAULT_STEPS
+
+
+def request_time_ms(path: Sequence[Json], header: Json | None = None) -> Any:
+    """When the request after the path's last entry was made: the newest valid timestamp on
+    the path, walking back from the leaf, else the header's; None when nothing says."""
+    for entry in reversed(path):
+        stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+        if stamp is not None:
+            return stamp
+    if header is not None and "timestamp" in header:
+        return entry_time_ms(header.get("timestamp"))
+    return None
+
+
+def build_prompt(
+    source: PromptSource,
+    *,
+    date: str,
+    path: Sequence[Json] = (),
+    dialect: Dialect = DEFAULT_DIALECT,
+) -> SystemPrompt:
+    """The system prompt the dialect's Pi used for a request at the end of ``path`` (the step
+    ``build_request`` takes, for callers that need only the prompt)."""
+    return steps_of(dialect).system_prompt(source, list(path), date, dialect)
+
+
+def _tool_definitions(dialect: Dialect, names: Sequence[str] | None) -> list[Json]:
+    active = dialect.default_active_tools if names is None else names
+    return [tool for name in active for tool in (dialect.tool(name),) if tool is not None]
+
+
+def build_request(
+    entries: Sequence[Json],
+    leaf_id: Any = _LAST,
+    *,
+    by_id: dict[str, Json] | None = None,
+    header: Json | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
+    model_lookup: ModelLookup | None = None,
+    now_ms: Any = _LAST,
+    prompt: PromptSource | None = None,
+) -> PiRequest:
+    """The request Pi sent (or would send) with ``leaf_id`` as leaf.
+
+    1. The path root -> leaf, as ``buildSessionContext`` walks it (``leaf_id=None``: empty; an
+       omitted or unknown leaf: the last entry).
+    2. The dialect's projection of the path: AgentMessages, thinking level, model, owners.
+    3. ``convertToLlm``; the pi-ai model for the context's ``{provider, modelId}``
+       (``model_lookup``, else pi-ai's catalog; unknown: assumed, flagged).
+    4. ``transformMessages`` for that model, synthetic results stamped with ``now_ms`` (default:
+       ``request_time_ms``).
+    5. Given a ``prompt`` source, the system prompt (dated ``source.date`` or the local date of
+       the request time) and the active tools' definitions.
+    """
+    steps = steps_of(dialect)
+    path = session_path(entries, leaf_id, by_id)
+    context = steps.session_context(path, dialect)
+    messages = steps.llm_messages(context.messages, dialect)
+    model = model_for_transform(
+        context.model, messages=context.messages, catalog_lookup=model_lookup
+    )
+    when = request_time_ms(path, header) if now_ms is _LAST else now_ms
+    sent = steps.sent_messages(messages, model, when, dialect)
+    request = PiRequest(
+        dialect=dialect,
+        leaf_id=path[-1].get("id") if path else None,
+        path=path,
+        context=context,
+        messages=messages,
+        model=model,
+        sent=sent,
+        request_time_ms=when,
+    )
+    if prompt is not None:
+        date = prompt.date
+        if date is None and prompt.local_date is not None:
+            date = prompt.local_date(when)
+        request.prompt_date = date or ""
+        request.prompt = build_prompt(prompt, date=request.prompt_date, path=path, dialect=dialect)
+        request.tools = _tool_definitions(dialect, prompt.tools)
+    return request
+
+
+# --------------------------------------------------------------------------------------------
+# The size of every request along a path, from per-entry estimates
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    """What ``request_estimates`` needs of one path entry."""
+
+    id: str
+    type: str
+    role: str  # a message entry's message role, else ""
+    tokens: int  # estimateTokens of its message under the "estimate" rule (0: none)
+    first_kept: str | None = None  # a compaction's firstKeptEntryId
+
+
+@dataclass(frozen=True)
+class RequestEstimate:
+    leaf: str  # the request's leaf: the entry before the reply
+    reply: str | None  # the assistant message that answered it (None: not sent yet)
+    tokens: int  # the sum of estimateTokens over the messages the request held
+    # The compaction that came into force since the previous request: (its id, the estimate
+    # of the context it left).
+    compaction: tuple[str, int] | None = None
+
+
+def request_estimates(path: Sequence[PathEntry]) -> list[RequestEstimate]:
+    """The estimated size of every request along ``path`` (root first), in one pass.
+
+    A request is the context at the entry before each assistant message (Pi always asked the
+    model with that leaf); a compaction with no reply after it ends the list with the request
+    Pi would send next (``reply`` None). Its size is the sum of the per-entry estimates of the
+    messages ``buildSessionContext`` would hold there: every emitting entry; after a compaction, its
+    summary, the emitting entries from ``firstKeptEntryId`` up to it, and those after it.
+    """
+    position_of = {entry.id: n for n, entry in enumerate(path)}
+    out: list[RequestEstimate] = []
+    current = 0
+    pending: tuple[str, int] | None = None
+    for position, entry in enumerate(path):
+        if entry.type == "compaction":
+            kept_at = position_of.get(entry.first_kept, position) if entry.first_kept else position
+            kept_at = min(kept_at, position)
+            kept = path[kept_at:position]
+            current = entry.tokens + sum(e.tokens for e in kept if e.type in EMITTING_TYPES)
+            pending = (entry.id, current)
+            continue
+        if entry.role == "assistant" and entry.type == "message" and position > 0:
+            out.append(RequestEstimate(path[position - 1].id, entry.id, current, pending))
+            pending = None
+        if entry.type in EMITTING_TYPES:
+            current += entry.tokens
+    if pending is not None:
+        # A compaction with no request after it yet: the request Pi would send next.
+        out.append(RequestEstimate(path[-1].id, None, current, pending))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Every entry as leaf, sharing work along the tree
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LeafProjection:
+    """``build_request`` at one leaf, without the prompt: context, LLM messages, what is sent."""
+
+    leaf_id: str
+    context: SessionContext
+    llm: list[Json]
+    sent: list[Json] | None
+    request_time_ms: Any = None
+
+
+class _Frame:
+    """Projection state after one path entry; a child starts from a copy of its parent's."""
+
+    __slots__ = (
+        "latest",
+        "llm",
+        "model_key",
+        "owners",
+        "raw",
+        "request_ms",
+        "state",
+        "tracker",
+        "transform_model",
+    )
+
+    def __init__(self) -> None:
+        self.state: list[Any] = ["off", None, None]
+        self.raw: list[Json] = []
+        self.owners: list[Json] = []
+        self.llm: list[Json] = []
+        self.tracker: OrphanTracker | None = None
+        self.model_key: Any = _LAST
+        self.transform_model: Json | None = None
+        self.request_ms: Any = None
+        self.latest: Any = None  # newest timestamp among `llm` (transformMessages' fallback)
+
+
+def _model_key(model: Json | None) -> Any:
+    return None if model is None else (model.get("provider"), model.get("modelId"))
+
+
+def iter_leaf_projections(
+    entries: list[Json],
+    *,
+    tree: SessionTree | None = None,
+    header: Json | None = None,
+    with_sent: bool = True,
+    with_owners: bool = False,
+    now_ms: Any = None,
+    dialect: Dialect = DEFAULT_DIALECT,
+    catalog_lookup: ModelLookup | None = None,
+) -> Iterator[LeafProjection]:
+    """``build_request`` for every entry as the leaf (without the prompt), in one walk.
+
+    Yields, for each entry reachable from a root (depth first, Pi's child order), the same
+    context, LLM messages and (``with_sent``) sent messages as ``build_request(entries,
+    entry_id)`` (the contexts' ``owners`` only ``with_owners``: copying them costs a third more).
+    Synthetic tool results are stamped with ``now_ms``, or (None) each leaf's
+    ``request_time_ms``.
+
+    1. A child starts from a copy of its parent's state and appends its own message (converted
+       once per entry, transformed once per entry and model).
+    2. A compaction rebuilds the messages from the path (as Pi does for every leaf).
+    3. A change of the transform's model re-runs the transform over the leaf's messages.
+    """
+    tree = tree or SessionTree(entries)
+    if not steps_of(dialect).incremental:
+        yield from _per_leaf(entries, tree, header, with_sent, now_ms, dialect, catalog_lookup)
+        return
+    walk = _Walk(dialect, catalog_lookup, with_sent, now_ms, header, with_owners)
+    stack: list[tuple[str, _Frame | None, int]] = [(r, None, 0) for r in reversed(tree.roots)]
+    while stack:
+        entry_id, parent_frame, depth = stack.pop()
+        del walk.path[depth:]
+        entry = tree.by_id[entry_id]
+        walk.path.append(entry)
+        frame = walk.step(parent_frame, entry)
+        sent = walk.sent_of(frame) if with_sent else None
+        context = SessionContext(
+            list(frame.raw), frame.state[0], frame.state[1], list(frame.owners)
+        )
+        yield LeafProjection(entry_id, context, list(frame.llm), sent, walk.now_of(frame))
+        for child in reversed(tree.children(entry_id)):
+            stack.append((child, frame, depth + 1))
+
+
+def _per_leaf(
+    entries: list[Json],
+    tree: SessionTree,
+    header: Json | None,
+    with_sent: bool,
+    now_ms: Any,
+    dialect: Dialect,
+    catalog_lookup: ModelLookup | None,
+) -> Iterator[LeafProjection]:
+    for entry_id, _ in tree.walk():
+        request = build_request(
+            entries,
+            entry_id,
+            by_id=tree.by_id,
+            header=header,
+            dialect=dialect,
+            model_lookup=catalog_lookup,
+            now_ms=_LAST if now_ms is None else now_ms,
+        )
+        sent = request.sent if with_sent else None
+        yield LeafProjection(
+            entry_id, request.context, request.messages, sent, request.request_time_ms
+        )
+
+
+class _Walk:
+    """The shared state of one ``iter_leaf_projections`` walk: caches keyed by object identity
+    (the objects are kept alive so the ids stay valid) and the current path."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        catalog_lookup: ModelLookup | None,
+        with_sent: bool,
+        now_ms: Any,
+        header: Json | None,
+        with_owners: bool,
+    ) -> None:
+        self.dialect = dialect
+        self.with_owners = with_owners
+        self.catalog_lookup = catalog_lookup
+        self.with_sent = with_sent
+        self.now_ms = now_ms
+        self.header_ms = request_time_ms((), header)
+        self.converted: dict[int, Json | None] = {}
+        self.transformed: dict[tuple[int, int], Json] = {}
+        self.emitted: dict[int, Json | None] = {}
+        self.keep_alive: list[Any] = []
+        self.path: list[Json] = []
+
+    def message_of(self, entry: Json) -> Json | None:
+        key = id(entry)
+        if key not in self.emitted:
+            self.emitted[key] = message_of_entry(entry, "context")
+        return self.emitted[key]
+
+    def convert(self, message: Json) -> Json | None:
+        key = id(message)
+        if key not in self.converted:
+            self.keep_alive.append(message)
+            self.converted[key] = convert_message(message, self.dialect)
+        return self.converted[key]
+
+    def first_pass(self, message: Json, frame: _Frame) -> Json:
+        model = frame.transform_model
+        assert model is not None
+        key = (id(message), id(model))
+        out = self.transformed.get(key)
+        if out is None:
+            supports_images = "image" in (model.get("input") or [])
+            out = first_pass(message, model, supports_images, self.dialect)
+            self.transformed[key] = out
+        return out
+
+    def now_of(self, frame: _Frame) -> Any:
+        if self.now_ms is not None:
+            return self.now_ms
+        return frame.request_ms if frame.request_ms is not None else frame.latest
+
+    def step(self, parent: _Frame | None, entry: Json) -> _Frame:
+        frame = _Frame()
+        if parent is not None:
+            frame.state = list(parent.state)
+            frame.model_key = parent.model_key
+            frame.transform_model = parent.transform_model
+        if self.now_ms is None:  # each leaf's own request time
+            stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+            if stamp is None:
+                stamp = parent.request_ms if parent is not None else self.header_ms
+            frame.request_ms = stamp
+        previous_compaction = frame.state[2]
+        settings_step(entry, frame.state)
+        message = self.message_of(entry)
+        rebuilt = frame.state[2] is not previous_compaction
+        if rebuilt:
+            frame.raw, owners = messages_for_path(self.path, frame.state[2])
+            if self.with_owners:
+                frame.owners = owners
+            self.keep_alive.append(frame.raw)
+            frame.llm = [c for m in frame.raw for c in (self.convert(m),) if c is not None]
+            if self.now_ms is None:
+                frame.latest = latest_timestamp(frame.llm)
+        else:
+            frame.raw = list(parent.raw) if parent is not None else []
+            frame.llm = list(parent.llm) if parent is not None else []
+            if self.with_owners:
+                frame.owners = list(parent.owners) if parent is not None else []
+            frame.latest = parent.latest if parent is not None else None
+            if message is not None:
+                frame.raw.append(message)
+                if self.with_owners:
+                    frame.owners.append(entry)
+                converted_message = self.convert(message)
+                if converted_message is not None:
+                    frame.llm.append(converted_message)
+                    if self.now_ms is None:
+                        self._newer(frame, converted_message)
+        if self.with_sent:
+            self._share_tracker(parent, frame, message, rebuilt)
+        return frame
+
+    @staticmethod
+    def _newer(frame: _Frame, message: Json) -> None:
+        newest = latest_timestamp((message,))
+        if newest is not None and (frame.latest is None or newest > frame.latest):
+            frame.latest = newest
+
+    def _share_tracker(
+        self, parent: _Frame | None, frame: _Frame, message: Json | None, rebuilt: bool
+    ) -> None:
+        key = _model_key(frame.state[1])
+        assumed = frame.transform_model is not None and frame.transform_model.get("assumed")
+        if (
+            key != frame.model_key
+            or frame.transform_model is None
+            or (
+                # An assumed model takes its api from the context's messages: follow them.
+                assumed
+                and (rebuilt or (isinstance(message, dict) and message.get("role") == "assistant"))
+            )
+        ):
+            resolved = model_for_transform(
+                frame.state[1], messages=frame.raw, catalog_lookup=self.catalog_lookup
+            )
+            if resolved != frame.transform_model:
+                frame.model_key = key
+                frame.transform_model = resolved
+                self.keep_alive.append(resolved)
+                return  # tracker rebuilt lazily for the new model
+        if rebuilt or parent is None or parent.tracker is None:
+            return
+        if message is not None and frame.llm and frame.llm[-1] is self.convert(message):
+            tracker = parent.tracker.copy()
+            tracker.push(self.first_pass(frame.llm[-1], frame))
+            frame.tracker = tracker
+        else:
+            frame.tracker = parent.tracker
+
+    def sent_of(self, frame: _Frame) -> list[Json]:
+        if frame.tracker is None:
+            tracker = OrphanTracker(self.dialect.message_texts.no_result_text)
+            for message in frame.llm:
+                tracker.push(self.first_pass(message, frame))
+            frame.tracker = tracker
+        return frame.tracker.finish(self.now_of(frame))
