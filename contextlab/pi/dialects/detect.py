@@ -19,6 +19,7 @@ from typing import Any
 
 from contextlab.pi.jsutil import js_truthy
 from contextlab.pi.providers.openai_completions_1x import VARIANTS
+from contextlab.pi.session import SessionTree
 
 __all__ = [
     "CHOICES",
@@ -137,8 +138,6 @@ def dialects_per_entry(
     """``detect_turn_dialect`` for every entry as leaf, in one walk of the tree (for a chart or
     an inspector that labels every request): an entry is 1.x once a system message (or a
     compaction carrying one) is on its path."""
-    from contextlab.pi.session import SessionTree
-
     tree = tree or SessionTree(entries)
     out: dict[Any, DialectChoice] = {}
     zero = detect_turn_dialect([], None, {}, chosen=chosen)

@@ -43,6 +43,7 @@ from contextlab.pi.providers.openai_completions_1x import (
     current_tools,
     system_message_text,
 )
+from contextlab.pi.session import SessionTree
 
 __all__ = [
     "CHARS_PER_TOKEN_NUMERATOR",
@@ -617,8 +618,6 @@ def iter_leaf_projections_1x(
     earlier messages (a compaction, a context edit) rebuilds the leaf's projection from the path,
     as Pi does for every leaf.
     """
-    from contextlab.pi.session import SessionTree
-
     tree = tree or SessionTree(entries)
     by_id = tree.by_id
     converted: dict[int, Json | None] = {}

@@ -29,6 +29,7 @@ from contextlab.pi.context import (
 )
 from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.dialects.pi_1_x_data import (
+    BRANCH_SUMMARY_PROMPT,
     SUMMARIZATION_PROMPT,
     SUMMARIZATION_SYSTEM_PROMPT,
     TURN_PREFIX_SUMMARIZATION_PROMPT,
@@ -517,8 +518,6 @@ def branch_summary_request(
 ) -> SummaryRequest | None:
     """The request ``generateBranchSummary`` sends for ``entries`` (None: nothing to summarise,
     Pi writes "No content to summarize" without a request)."""
-    from contextlab.pi.dialects.pi_1_x_data import BRANCH_SUMMARY_PROMPT
-
     budget = int(model.get("contextWindow") or 128000) - reserve_tokens
     messages = prepare_branch_entries(entries, budget)
     if not messages:
