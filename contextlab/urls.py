@@ -6,7 +6,10 @@ from django.urls import include, path
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
+from contextlab.api import views as api_views
 from contextlab.api.api import api
+
+handler400 = api_views.bad_request
 
 
 @require_safe

@@ -220,6 +220,23 @@ def test_a_nul_character_anywhere_is_a_clear_400_not_a_server_error(owner_api, t
     assert owner_api.get(f"/sessions/{sid}").status_code == 200
 
 
+def test_a_malformed_multipart_body_is_a_json_400_under_the_api_and_the_400_page_elsewhere(
+    owner_api, client, owner, team_session
+):
+    sid = team_session.session_id
+    broken = {"content_type": "multipart/form-data; boundary=", "data": b"--\r\nx"}
+    response = owner_api.client.post(
+        f"/api/v1/sessions/{sid}/labels", **broken, **owner_api._headers()
+    )
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("application/json")
+    assert "parse" in response.json()["detail"]
+    client.force_login(owner)
+    page = client.post(f"/sessions/{sid}/labels", **broken)
+    assert page.status_code == 400
+    assert page["Content-Type"].startswith("text/html")
+
+
 def test_a_branch_summary_is_previewed_and_queued_for_an_entry_off_the_current_branch(
     owner_api, team_session, offline_provider
 ):
