@@ -21,12 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from contextlab.api.models import ApiToken
-from contextlab.inspector.management.commands.context import build_context, resolve_leaf
+from contextlab.inspector.cli import resolve_leaf
+from contextlab.inspector.roots import RootedFileSystem
+from contextlab.inspector.turns import context_json
 from contextlab.library.importer import import_session_file, probe_header
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import session_problems
-from contextlab.pi.dialects import DEFAULT_DIALECT
 from contextlab.pi.session import SessionTree, parse_session_bytes
 from contextlab.review.services import audit_record, upload_check, upload_record
 
@@ -304,8 +305,9 @@ def session_context(session: Session, leaf: str | None) -> dict[str, Any]:
 
     The file is the current revision's original bytes (the blob), parsed and built by the very
     functions the command uses, with the command's defaults (agent dir, Pi's default tools, the
-    date of the request); entries contextlab appended (compactions, branch summaries) follow
-    the file's, as an export writes them. Without `leaf`: the session's leaf.
+    date of the request), except that the server's files (the agent dir, the session's cwd) are
+    read only under CONTEXTLAB_SERVER_ROOTS; entries contextlab appended (compactions, branch
+    summaries) follow the file's, as an export writes them. Without `leaf`: the session's leaf.
     """
     revision = session.current_revision
     if revision is None:
@@ -334,12 +336,7 @@ def session_context(session: Session, leaf: str | None) -> dict[str, Any]:
         leaf_id = resolve_leaf(parsed, tree, leaf)
     except CommandError as exc:
         raise ApiError(404, str(exc)) from None
-    return build_context(
-        parsed,
-        tree,
-        leaf_id=leaf_id,
-        agent_dir=settings.PI_AGENT_DIR,
-        pi_root=None,
-        date=None,
-        tools=list(DEFAULT_DIALECT.default_active_tools),
+    # The server's files are read only under CONTEXTLAB_SERVER_ROOTS, as on the pages.
+    return context_json(
+        parsed, tree, leaf_id=leaf_id, agent_dir=settings.PI_AGENT_DIR, fs=RootedFileSystem()
     )

@@ -29,3 +29,10 @@ def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: st
         return pi_session.resolve_entry(parsed, tree, value, option)
     except SessionFileError as exc:
         raise CommandError(str(exc)) from exc
+
+
+def resolve_leaf(parsed: SessionFile, tree: SessionTree, value: str | None) -> str | None:
+    """The leaf's id: the given id, ``line:N``, or (None) the entry Pi resumes at."""
+    if value is None:
+        return tree.leaf_id
+    return resolve_entry(parsed, tree, value, "--leaf")

@@ -72,6 +72,9 @@ class SessionContext:
     thinking_level: Any = "off"
     model: Json | None = None
     owners: list[Json] = field(default_factory=list, repr=False)
+    # The dialect's own projection, where it keeps more than this (Pi 1.x: per entry, its
+    # messages after context edits).
+    projection: Any = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> Json:
         return {

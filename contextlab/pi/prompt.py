@@ -52,9 +52,11 @@ class PromptLayer:
     tokens: int = 0
     # True when the text holds a placeholder for something this server cannot know.
     unknown: bool = False
+    # A prompt kept in the session (Pi 1.x): the entry that last set this part.
+    entry_id: str | None = None
 
     def as_dict(self) -> Json:
-        return {
+        out: Json = {
             "name": self.name,
             "title": self.title,
             "text": self.text,
@@ -62,6 +64,9 @@ class PromptLayer:
             "tokens": self.tokens,
             "unknown": self.unknown,
         }
+        if self.entry_id is not None:
+            out["entryId"] = self.entry_id
+        return out
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from contextlab.pi.context import (
     transform_messages,
 )
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.dialects.detect import DialectChoice
 from contextlab.pi.entries import EMITTING_TYPES, Json, message_of_entry
 from contextlab.pi.jsutil import entry_time_ms
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
@@ -53,6 +54,7 @@ from contextlab.pi.session import SessionTree
 
 __all__ = [
     "LeafProjection",
+    "LimitOverrides",
     "ModelLimits",
     "ModelLookup",
     "PathEntry",
@@ -63,6 +65,7 @@ __all__ = [
     "build_prompt",
     "build_request",
     "iter_leaf_projections",
+    "limits_model",
     "request_estimates",
     "request_time_ms",
     "steps_of",
@@ -102,6 +105,35 @@ class ModelLimits:
         return cls(model.get("contextWindow"), model.get("maxTokens"), bool(model.get("assumed")))
 
 
+@dataclass(frozen=True)
+class LimitOverrides:
+    """The model's limits as the caller gives them (the ``context`` command's
+    ``--context-window`` / ``--model-max-tokens``): they override models.json and the catalog,
+    and stand in for a model neither knows (both needed then)."""
+
+    context_window: int | None = None
+    max_tokens: int | None = None
+
+
+def limits_model(model: Json, overrides: LimitOverrides | None = None) -> Json | None:
+    """``model`` (as ``model_for_transform`` resolved it) with its limits, or None when they
+    are unknown: an assumed model has none unless the caller gives both."""
+    context_window = overrides.context_window if overrides else None
+    max_tokens = overrides.max_tokens if overrides else None
+    if model.get("assumed"):
+        if context_window is None or max_tokens is None or model.get("id") is None:
+            return None
+        found = dict(model)
+        found.setdefault("baseUrl", "")
+    else:
+        found = dict(model)
+    if context_window is not None:
+        found["contextWindow"] = context_window
+    if max_tokens is not None:
+        found["maxTokens"] = max_tokens
+    return found
+
+
 @dataclass
 class PiRequest:
     dialect: Dialect
@@ -114,7 +146,20 @@ class PiRequest:
     request_time_ms: Any
     prompt: SystemPrompt | None = None
     prompt_date: str | None = None
-    tools: list[Json] = field(default_factory=list)  # the active built-in tools' definitions
+    # The active tools' definitions: Pi 0.x's built-in ones named by the prompt source; Pi 1.x's
+    # as its system messages declared them.
+    tools: list[Json] = field(default_factory=list)
+    # The model with its limits (context window, maxTokens; the caller's overrides applied), or
+    # None when neither models.json, the catalog nor the caller knows them.
+    limits_model: Json | None = None
+    # What the request carried as its output cap (``max_completion_tokens``; None: none sent, or
+    # the limits it depends on are unknown).
+    max_tokens: int | None = None
+    # Which Pi dialect built it and why (``contextlab.pi.turn.build_turn`` sets it).
+    choice: DialectChoice | None = None
+    # Pi 1.x: tool name -> the entry whose system message last declared it.
+    tool_origins: dict[Any, Any] = field(default_factory=dict)
+    session_id: str | None = None
 
     @property
     def agent_messages(self) -> list[Json]:
@@ -147,27 +192,17 @@ class PiRequest:
 
     def chat_completions_body(self, model: Json | None = None) -> str:
         """What an openai-completions provider receives for this request (``model``: the
-        provider's model, default the one the transform ran for)."""
-        return steps_of(self.dialect).chat_completions_body(
-            model if model is not None else self.model,
-            system_prompt=self.prompt.text if self.prompt else None,
-            messages=self.sent,
-            tools=self.tools,
-            thinking_level=self.thinking_level,
-            dialect=self.dialect,
-        )
+        provider's model, default the one with the request's limits, else the one the
+        transform ran for)."""
+        if model is None:
+            model = self.limits_model if self.limits_model is not None else self.model
+        return steps_of(self.dialect).request_body(self, model)
 
-    def cli_json(self) -> Json:
-        """The ``context`` command's object (docs/pi-engine.md, "The context command")."""
-        return {
-            "leafId": self.leaf_id,
-            "systemPrompt": self.prompt.text if self.prompt else None,
-            "layers": [layer.as_dict() for layer in self.prompt.layers] if self.prompt else [],
-            "messages": self.messages,
-            "sent": self.sent,
-            "model": self.context.model,
-            "thinkingLevel": self.context.thinking_level,
-        }
+    def cli_json(self, *, with_dialect: bool = False) -> Json:
+        """The ``context`` command's object (docs/pi-engine.md, "The context command"), in the
+        dialect's shape; ``with_dialect``: a 0.x object also gets ``maxTokens``, ``dialect`` and
+        ``dialectSource`` after its usual keys (a 1.x object always has them)."""
+        return steps_of(self.dialect).cli_json(self, with_dialect=with_dialect)
 
 
 class RequestSteps:
@@ -178,6 +213,9 @@ class RequestSteps:
     """
 
     incremental = True
+    # Whether the prompt and tools are read from the session (Pi 1.x) rather than rebuilt from
+    # the resources of the machine Pi ran on (Pi 0.x: a ``PromptSource``).
+    prompt_in_session = False
 
     def session_context(self, path: list[Json], dialect: Dialect) -> SessionContext:
         return context_of_path(path)
@@ -203,6 +241,26 @@ class RequestSteps:
             dialect=dialect,
         )
 
+    def session_prompt(self, request: PiRequest) -> None:
+        """Set the request's prompt, tools and their origins from what the session itself holds
+        (dialects with ``prompt_in_session``)."""
+
+    def max_tokens(self, request: PiRequest) -> int | None:
+        """The agent turn's ``max_completion_tokens``: Pi 0.80 sends none."""
+        return None
+
+    def request_body(self, request: PiRequest, model: Json) -> str:
+        """The chat-completions body of ``request`` for ``model``."""
+        return self.chat_completions_body(
+            model,
+            system_prompt=request.prompt.text if request.prompt else None,
+            messages=request.sent,
+            tools=request.tools,
+            thinking_level=request.thinking_level,
+            dialect=request.dialect,
+            max_tokens=request.max_tokens,
+        )
+
     def chat_completions_body(
         self,
         model: Json,
@@ -212,10 +270,11 @@ class RequestSteps:
         tools: Sequence[Json],
         thinking_level: Any,
         dialect: Dialect,
+        max_tokens: int | None = None,
     ) -> str:
         """The HTTP body pi-ai's openai-completions provider sends for an agent turn, as the
-        coding agent calls ``streamSimple``: the thinking level as the reasoning effort, no
-        ``max_tokens``, the tools' name, description and parameters."""
+        coding agent calls ``streamSimple``: the thinking level as the reasoning effort, the
+        dialect's ``max_tokens`` (Pi 0.80: none), the tools' name, description and parameters."""
         reasoning = None if thinking_level in (None, "off") else str(thinking_level)
         context = {
             "systemPrompt": system_prompt,
@@ -225,8 +284,29 @@ class RequestSteps:
                 for t in tools
             ],
         }
-        options = openai_completions.simple_options(model, reasoning=reasoning)
+        options = openai_completions.simple_options(
+            model, reasoning=reasoning, max_tokens=max_tokens
+        )
         return openai_completions.build_request_body(model, context, options)
+
+    def cli_json(self, request: PiRequest, *, with_dialect: bool) -> Json:
+        """Pi 0.x's ``context`` object: the prompt by layer, the messages, what was sent."""
+        out: Json = {
+            "leafId": request.leaf_id,
+            "systemPrompt": request.prompt.text if request.prompt else None,
+            "layers": [layer.as_dict() for layer in request.prompt.layers]
+            if request.prompt
+            else [],
+            "messages": request.messages,
+            "sent": request.sent,
+            "model": request.context.model,
+            "thinkingLevel": request.context.thinking_level,
+        }
+        if with_dialect:
+            out["maxTokens"] = request.max_tokens
+            out["dialect"] = request.choice.dialect if request.choice else None
+            out["dialectSource"] = request.choice.as_dict() if request.choice else None
+        return out
 
 
 DEFAULT_STEPS = RequestSteps()
@@ -275,6 +355,7 @@ def build_request(
     model_lookup: ModelLookup | None = None,
     now_ms: Any = _LAST,
     prompt: PromptSource | None = None,
+    limits: LimitOverrides | None = None,
 ) -> PiRequest:
     """The request Pi sent (or would send) with ``leaf_id`` as leaf.
 
@@ -285,8 +366,10 @@ def build_request(
        (``model_lookup``, else pi-ai's catalog; unknown: assumed, flagged).
     4. ``transformMessages`` for that model, synthetic results stamped with ``now_ms`` (default:
        ``request_time_ms``).
-    5. Given a ``prompt`` source, the system prompt (dated ``source.date`` or the local date of
-       the request time) and the active tools' definitions.
+    5. The system prompt and the tools: read from the session where the dialect keeps them
+       there (Pi 1.x); else, given a ``prompt`` source, rebuilt (dated ``source.date`` or the
+       local date of the request time) with the active built-in tools' definitions.
+    6. The model's limits (``limits`` override them) and the output cap the dialect sends.
     """
     steps = steps_of(dialect)
     path = session_path(entries, leaf_id, by_id)
@@ -306,15 +389,25 @@ def build_request(
         model=model,
         sent=sent,
         request_time_ms=when,
+        limits_model=limits_model(model, limits),
+        session_id=_session_id(header),
     )
-    if prompt is not None:
+    if steps.prompt_in_session:
+        steps.session_prompt(request)
+    elif prompt is not None:
         date = prompt.date
         if date is None and prompt.local_date is not None:
             date = prompt.local_date(when)
         request.prompt_date = date or ""
         request.prompt = build_prompt(prompt, date=request.prompt_date, path=path, dialect=dialect)
         request.tools = _tool_definitions(dialect, prompt.tools)
+    request.max_tokens = steps.max_tokens(request)
     return request
+
+
+def _session_id(header: Json | None) -> str | None:
+    value = header.get("id") if header else None
+    return value if isinstance(value, str) else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 
 import pytest
 from django.core.management import call_command
 
+from contextlab.library.importer import import_session_file
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.django_db
 
-NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "session.jsonl").exists())
+# Every recorded session: Pi 0.80.2's, Pi 1.6.0's (prompt kept in the session, context edits,
+# a 0.80.2 session resumed under 1.6.0) and Pi 0.73.1's.
+CORPORA = [CORPUS, CORPUS.parent / "corpus-1.6.0", CORPUS.parent / "corpus-0.73.1"]
+NAMES = sorted(
+    f"{corpus.name}/{p.name}"
+    for corpus in CORPORA
+    for p in corpus.iterdir()
+    if (p / "session.jsonl").exists()
+)
 
 
 def command_json(path, leaf: str | None) -> bytes:  # type: ignore[no-untyped-def]
@@ -24,10 +34,19 @@ def command_json(path, leaf: str | None) -> bytes:  # type: ignore[no-untyped-de
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_context_endpoint_equals_the_context_command_on_every_entry(
-    name, owner_api, import_corpus, settings, tmp_path
+    name, owner_api, blob_dir, owner, settings, tmp_path
 ):
     settings.PI_AGENT_DIR = str(tmp_path / "agent")  # the same agent dir for both
-    session, path = import_corpus(name)
+    # The API reads server files only under the roots; the command reads what it is given.
+    settings.CONTEXTLAB_SERVER_ROOTS = [
+        str(tmp_path),
+        "/tmp/contextlab-corpus",
+        "/tmp/contextlab-corpus-versions",
+    ]
+    path = tmp_path / f"{name.replace('/', '-')}.jsonl"
+    shutil.copyfile(CORPUS.parent / name / "session.jsonl", path)
+    session = import_session_file(path=path, index_search=False).session
+    assert session is not None
     lines = path.read_bytes().splitlines()
     ids = [json.loads(line)["id"] for line in lines[1:]]
     assert len(ids) == session.entry_count

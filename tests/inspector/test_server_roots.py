@@ -10,6 +10,7 @@ import os
 import pytest
 from django.urls import reverse
 
+from contextlab.api.services import api_token_create
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.roots import RootedFileSystem
 from contextlab.inspector.selectors import clear_cache
@@ -59,6 +60,27 @@ def test_a_session_cwd_outside_the_roots_reads_nothing_from_the_server(
     for secret in (SECRET_RULES, "operator system prompt", "operator deploy skill", TEAM_RULES):
         assert secret not in body
     assert "not under a folder this server reads" in body
+
+
+@pytest.mark.parametrize("cwd", ["agent", "team"])
+def test_the_api_context_reads_no_server_file_outside_the_roots(
+    client, outsider, tmp_path, server, settings, cwd
+):
+    cwd = str(server["team"]) if cwd == "team" else str(server["agent"])
+    session = import_open(tmp_path, session_id="sess-api-probe", cwd=cwd)
+    token = api_token_create(user=outsider)[1]
+    url = f"/api/v1/sessions/{session.session_id}/context"
+
+    def prompt() -> str:
+        response = client.get(url, HTTP_AUTHORIZATION=f"Bearer {token}")
+        assert response.status_code == 200, response.content
+        return str(response.json()["systemPrompt"])
+
+    for secret in (SECRET_RULES, "operator system prompt", "operator deploy skill", TEAM_RULES):
+        assert secret not in prompt()
+    settings.CONTEXTLAB_SERVER_ROOTS = [str(server["tmp"])]
+    expected = SECRET_RULES if cwd == str(server["agent"]) else TEAM_RULES
+    assert expected in prompt()
 
 
 def test_the_answer_is_the_same_for_an_existing_and_a_missing_folder(

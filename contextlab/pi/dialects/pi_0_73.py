@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from contextlab.pi.dialects import pi_0_73_data as data
 from contextlab.pi.dialects.pi_0_80 import PI_0_80, PROMPT_RULES_0_80
+from contextlab.pi.request import PiRequest, RequestSteps
 
 # The docs line 0.80 added ("When reading pi docs or examples, resolve docs/...").
 _DOCS_LINE_ADDED_IN_0_80 = "- When reading pi docs or examples"
@@ -40,17 +41,27 @@ PROMPT_RULES_0_73 = replace(
 # max_completion_tokens = min(model.maxTokens, 32000) when the model declares maxTokens.
 AGENT_TURN_MAX_TOKENS_CAP = 32000
 
-PI_0_73 = replace(
-    PI_0_80,
-    version="0.73.1",
-    summarization_system_prompt=data.SUMMARIZATION_SYSTEM_PROMPT,
-    tools=tuple(data.TOOLS),
-    prompt=PROMPT_RULES_0_73,
-)
-
 
 def agent_turn_max_tokens(model_max_tokens: int | float | None) -> int | None:
     """What pi-ai 0.73 sends as ``max_completion_tokens`` on an agent turn."""
     if not model_max_tokens or model_max_tokens <= 0:
         return None
     return int(min(model_max_tokens, AGENT_TURN_MAX_TOKENS_CAP))
+
+
+class Pi073Steps(RequestSteps):
+    """Pi 0.80's steps, and every agent turn capped at ``agent_turn_max_tokens``."""
+
+    def max_tokens(self, request: PiRequest) -> int | None:
+        model = request.limits_model
+        return agent_turn_max_tokens(model.get("maxTokens")) if model is not None else None
+
+
+PI_0_73 = replace(
+    PI_0_80,
+    version="0.73.1",
+    summarization_system_prompt=data.SUMMARIZATION_SYSTEM_PROMPT,
+    tools=tuple(data.TOOLS),
+    prompt=PROMPT_RULES_0_73,
+    steps=Pi073Steps(),
+)

@@ -61,6 +61,7 @@ __all__ = [
     "iter_leaf_projections_1x",
     "length_stopped_tool_call_text",
     "message_for_display",
+    "projection_of_path",
     "prompt_sections",
     "request_at_leaf",
     "sent_messages",
@@ -224,7 +225,11 @@ def build_session_projection(
 ) -> Projection:
     if by_id is None:
         by_id = {e.get("id"): e for e in entries}
-    path = _session_path(entries, leaf_id, by_id)
+    return projection_of_path(_session_path(entries, leaf_id, by_id))
+
+
+def projection_of_path(path: list[Json]) -> Projection:
+    """``buildSessionProjection`` of an already walked path (root first)."""
     thinking, model = _context_settings(path)
     chosen = context_entries(path)
     edits: dict[Any, Json] = {}

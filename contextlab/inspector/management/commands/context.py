@@ -37,155 +37,17 @@ file, the line and the reason; lines Pi would skip are reported on stderr and sk
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contextlab.inspector.cli import load_session, resolve_entry
-from contextlab.pi.context import (
-    model_for_transform,
-)
-from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect, pi_1_x
-from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
-from contextlab.pi.dialects.pi_0_73 import PI_0_73, agent_turn_max_tokens
+from contextlab.inspector.cli import load_session, resolve_leaf
+from contextlab.inspector.turns import context_json
+from contextlab.pi.dialects.detect import CHOICES
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import json_stringify
-from contextlab.pi.models import find_model
-from contextlab.pi.request import PromptSource, build_request
-from contextlab.pi.resources import discover_resources
-from contextlab.pi.session import SessionFile, SessionTree
-
-Json = dict[str, Any]
-
-
-def resolve_leaf(parsed: SessionFile, tree: SessionTree, value: str | None) -> str | None:
-    """The leaf's id: the given id, ``line:N``, or (None) the entry Pi resumes at."""
-    if value is None:
-        return tree.leaf_id
-    return resolve_entry(parsed, tree, value, "--leaf")
-
-
-def local_date(ms: Any) -> str | None:
-    """The day of ``ms`` in this process's time zone, as Pi's prompt prints it."""
-    if ms is None:
-        return None
-    if hasattr(time, "tzset"):
-        time.tzset()  # honour a TZ set after start-up, as Node reads it per call
-    return time.strftime("%Y-%m-%d", time.localtime(ms / 1000))
-
-
-def build_context(
-    parsed: SessionFile,
-    tree: SessionTree,
-    *,
-    leaf_id: str | None,
-    agent_dir: str,
-    pi_root: str | None,
-    date: str | None,
-    tools: list[str] | None,
-    home: str | None = None,
-    dialect: Dialect = DEFAULT_DIALECT,
-) -> Json:
-    """The command's JSON object (see the module docstring): the engine's request at the leaf."""
-    header = parsed.header or {}
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
-    source = PromptSource(
-        cwd=cwd,
-        resources=discover_resources(cwd=cwd, agent_dir=agent_dir, home=home, dialect=dialect),
-        tools=tools,
-        pi_root=pi_root,
-        date=date,
-        local_date=local_date,
-    )
-    request = build_request(
-        parsed.entries,
-        leaf_id,
-        by_id=tree.by_id,
-        header=parsed.header,
-        dialect=dialect,
-        model_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
-        prompt=source,
-    )
-    result = request.cli_json()
-    result["leafId"] = leaf_id
-    return result
-
-
-def model_limits(
-    model_ref: Json | None,
-    agent_dir: str,
-    messages: list[Json],
-    *,
-    context_window: int | None,
-    max_tokens: int | None,
-) -> Json | None:
-    """The leaf's model with its limits: ``agent_dir``/models.json, then the catalogue; the
-    command's ``--context-window`` / ``--model-max-tokens`` override (and stand in for a model
-    neither knows). None when the limits stay unknown."""
-    found = None
-    if model_ref:
-        found = find_model(model_ref.get("provider"), model_ref.get("modelId"), agent_dir)
-    if found is None:
-        if context_window is None or max_tokens is None or not model_ref:
-            return None
-        found = dict(
-            model_for_transform(
-                model_ref,
-                messages=messages,
-                catalog_lookup=lambda provider, model_id: None,
-            )
-        )
-        found.setdefault("baseUrl", "")
-    model = dict(found)
-    if context_window is not None:
-        model["contextWindow"] = context_window
-    if max_tokens is not None:
-        model["maxTokens"] = max_tokens
-    return model
-
-
-def build_context_1x(
-    parsed: SessionFile,
-    tree: SessionTree,
-    *,
-    leaf_id: str | None,
-    agent_dir: str,
-    choice: DialectChoice,
-    context_window: int | None,
-    max_tokens: int | None,
-) -> Json:
-    """The command's object for a Pi 1.x turn (see the module docstring)."""
-    projection = pi_1_x.build_session_projection(parsed.entries, leaf_id, tree.by_id)
-    model = model_limits(
-        projection.model,
-        agent_dir,
-        projection.messages,
-        context_window=context_window,
-        max_tokens=max_tokens,
-    )
-    transform_model = model_for_transform(
-        projection.model,
-        messages=projection.messages,
-        catalog_lookup=lambda provider, model_id: find_model(provider, model_id, agent_dir),
-    )
-    result = pi_1_x.context_result(
-        parsed.entries,
-        leaf_id,
-        model,
-        transform_model=transform_model,
-        by_id=tree.by_id,
-        variant=choice.variant or "1.6",
-    )
-    result["dialect"] = choice.dialect
-    result["dialectSource"] = choice.as_dict()
-    # Where each part of the prompt and each tool was last set (the entry that patched it).
-    result["promptSections"] = [
-        {"name": part.name, "entryId": part.entry_id} for part in pi_1_x.prompt_sections(projection)
-    ]
-    result["toolOrigins"] = pi_1_x.tool_origins(projection)
-    return result
+from contextlab.pi.request import LimitOverrides
 
 
 def _content_text(content: Any) -> str:
@@ -240,7 +102,7 @@ def render_text(result: Json) -> str:
 
 
 class Command(BaseCommand):
-    help = "Print what Pi 0.80.2 sent to the model at a leaf of a session file."
+    help = "Print what Pi sent to the model at a leaf of a session file (in the turn's dialect)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_file")
@@ -264,52 +126,20 @@ class Command(BaseCommand):
         if date is not None and not _is_date(date):
             raise CommandError(f"{path}: --date {date}: expected YYYY-MM-DD")
         parsed, tree = load_session(path, self.stderr)
-        leaf_id = resolve_leaf(parsed, tree, options.get("leaf"))
-        agent_dir = options.get("agent_dir") or settings.PI_AGENT_DIR
-        chosen = options.get("dialect")
-        choice = detect_turn_dialect(parsed.entries, leaf_id, tree.by_id, chosen=chosen)
-        if choice.dialect == "1.x":
-            result = build_context_1x(
-                parsed,
-                tree,
-                leaf_id=leaf_id,
-                agent_dir=agent_dir,
-                choice=choice,
-                context_window=options.get("context_window"),
-                max_tokens=options.get("model_max_tokens"),
-            )
-            self._write(result, options)
-            return
-        dialect = PI_0_73 if choice.dialect == "0.73" else DEFAULT_DIALECT
         tools_arg = options.get("tools")
-        tools = (
-            [t.strip() for t in tools_arg.split(",") if t.strip()]
-            if tools_arg is not None
-            else list(dialect.default_active_tools)
-        )
-        result = build_context(
+        result = context_json(
             parsed,
             tree,
-            leaf_id=leaf_id,
-            agent_dir=agent_dir,
+            leaf_id=resolve_leaf(parsed, tree, options.get("leaf")),
+            agent_dir=options.get("agent_dir") or settings.PI_AGENT_DIR,
             pi_root=options.get("pi_root"),
             date=date,
-            tools=tools,
-            dialect=dialect,
+            tools=[t.strip() for t in tools_arg.split(",") if t.strip()]
+            if tools_arg is not None
+            else None,
+            chosen=options.get("dialect"),
+            limits=LimitOverrides(options.get("context_window"), options.get("model_max_tokens")),
         )
-        if chosen is not None:
-            # Extra keys after the 0.x contract: what the chosen version also sent.
-            model = model_limits(
-                result["model"],
-                agent_dir,
-                [],
-                context_window=options.get("context_window"),
-                max_tokens=options.get("model_max_tokens"),
-            )
-            limit = model.get("maxTokens") if model else None
-            result["maxTokens"] = agent_turn_max_tokens(limit) if choice.dialect == "0.73" else None
-            result["dialect"] = choice.dialect
-            result["dialectSource"] = choice.as_dict()
         self._write(result, options)
 
     def _write(self, result: Json, options: dict[str, Any]) -> None:

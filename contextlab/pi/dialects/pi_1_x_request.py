@@ -1,0 +1,169 @@
+"""Pi 1.x's steps of building a request, behind ``contextlab.pi.request.build_request``.
+
+Pi 1.x (npm @earendil-works/pi-coding-agent@1.0.3 to 1.6.0; docs/pi-dialects.md) keeps its
+prompt in the session: the request's system prompt and tool declarations are the replay of the
+``system`` messages on the projected path, ``context_edit`` entries rewrite or omit messages, and
+every agent turn carries pi-ai's ``max_completion_tokens`` clamp. The rules are ported in
+``pi_1_x`` (projection, conversion, clamp) and ``providers.openai_completions_1x`` (the body);
+this module only plugs them into the one request builder, so that the ``context`` command, the
+inspector, the chart, the API and the jobs read a 1.x turn the same way.
+
+    dialect = PI_1_X_VARIANTS["1.6"]
+    request = build_request(entries, leaf_id, dialect=dialect, model_lookup=...)
+    request.prompt.layers  # one per persisted part, each with the entry that last set it
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from contextlab.pi.context import SessionContext
+from contextlab.pi.dialects import pi_1_x
+from contextlab.pi.dialects import pi_1_x_data as data
+from contextlab.pi.dialects.base import Dialect
+from contextlab.pi.dialects.pi_0_80 import PI_0_80
+from contextlab.pi.entries import Json
+from contextlab.pi.prompt import PromptLayer, SystemPrompt, estimate_tokens
+from contextlab.pi.providers import openai_completions_1x as provider
+from contextlab.pi.request import PiRequest, RequestSteps
+
+__all__ = ["PI_1_X", "PI_1_X_VARIANTS", "Pi1xSteps", "content_layer_title"]
+
+
+def content_layer_title(name: str) -> str:
+    """How a persisted part of the prompt is titled: its section name, or (name "") the content
+    system messages append."""
+    return name if name else "appended content"
+
+
+class Pi1xSteps(RequestSteps):
+    """Pi 1.x: ``buildSessionProjection`` + ``convertToLlm`` + the system replay; ``variant`` is
+    the pi-ai generation that shaped the body and the clamp (``VARIANTS``)."""
+
+    incremental = False  # iter_leaf_projections walks leaf by leaf (pi_1_x has its own walk)
+    prompt_in_session = True
+
+    def __init__(self, variant: str = "1.6") -> None:
+        self.variant = variant
+
+    def session_context(self, path: list[Json], dialect: Dialect) -> SessionContext:
+        projection = pi_1_x.projection_of_path(path)
+        owners = [entry for entry, messages in projection.entries for _ in messages]
+        return SessionContext(
+            projection.messages, projection.thinking_level, projection.model, owners, projection
+        )
+
+    def llm_messages(self, messages: list[Json], dialect: Dialect) -> list[Json]:
+        return pi_1_x.convert_to_llm(messages)
+
+    def sent_messages(
+        self, messages: list[Json], model: Json, now_ms: Any, dialect: Dialect
+    ) -> list[Json]:
+        return pi_1_x.sent_messages(messages, model, self.variant)
+
+    def session_prompt(self, request: PiRequest) -> None:
+        projection = _projection(request)
+        head = pi_1_x.current_system_message(request.messages)
+        text = pi_1_x.system_message_text(head) if head is not None else ""
+        layers = tuple(
+            PromptLayer(
+                part.name,
+                content_layer_title(part.name),
+                part.text,
+                (f"entry {part.entry_id}",),
+                estimate_tokens(part.text),
+                entry_id=part.entry_id,
+            )
+            for part in pi_1_x.prompt_sections(projection)
+        )
+        request.prompt = SystemPrompt(text, layers)
+        request.tools = pi_1_x.current_tools(request.messages)
+        request.tool_origins = pi_1_x.tool_origins(projection)
+
+    def max_tokens(self, request: PiRequest) -> int | None:
+        model = request.limits_model
+        if model is None:
+            return None
+        return pi_1_x.clamp_max_tokens(
+            int(model.get("contextWindow") or 0),
+            int(model.get("maxTokens") or 0),
+            pi_1_x.estimate_context_tokens(request.messages, self.variant),
+            self.variant,
+        )
+
+    def request_body(self, request: PiRequest, model: Json) -> str:
+        thinking = request.thinking_level
+        level = thinking if isinstance(thinking, str) and thinking != "off" else None
+        clamped = provider.clamp_thinking_level(model, level) if level else None
+        return provider.build_request_body(
+            model,
+            request.messages,
+            max_tokens=request.max_tokens,
+            reasoning_effort=clamped if clamped and clamped != "off" else None,
+            session_id=request.session_id,
+            variant=self.variant,
+        )
+
+    def cli_json(self, request: PiRequest, *, with_dialect: bool) -> Json:
+        """Pi 1.x's ``context`` object (docs/pi-engine.md, "The context command")."""
+        choice = request.choice
+        return {
+            "leafId": request.leaf_id,
+            "systemPrompt": request.prompt.text if request.prompt else "",
+            "tools": [
+                {
+                    "name": t.get("name"),
+                    "description": t.get("description"),
+                    "parameters": t.get("parameters"),
+                }
+                for t in request.tools
+            ],
+            "messages": [pi_1_x.message_for_display(m) for m in request.messages],
+            "sent": request.sent,
+            "model": request.context.model,
+            "thinkingLevel": request.thinking_level,
+            "maxTokens": request.max_tokens,
+            "dialect": "1.x",
+            "dialectSource": choice.as_dict() if choice else None,
+            # Where each part of the prompt and each tool was last set.
+            "promptSections": [
+                {"name": layer.name, "entryId": layer.entry_id}
+                for layer in (request.prompt.layers if request.prompt else ())
+            ],
+            "toolOrigins": request.tool_origins,
+        }
+
+
+def _projection(request: PiRequest) -> pi_1_x.Projection:
+    projection = request.context.projection
+    if isinstance(projection, pi_1_x.Projection):
+        return projection
+    return pi_1_x.projection_of_path(request.path)
+
+
+def _dialect(variant: str) -> Dialect:
+    return replace(
+        PI_0_80,
+        version=f"{variant}.x",
+        compaction_summary_prefix=data.COMPACTION_SUMMARY_PREFIX,
+        compaction_summary_suffix=data.COMPACTION_SUMMARY_SUFFIX,
+        branch_summary_prefix=data.BRANCH_SUMMARY_PREFIX,
+        branch_summary_suffix=data.BRANCH_SUMMARY_SUFFIX,
+        summarization_system_prompt=data.SUMMARIZATION_SYSTEM_PROMPT,
+        summarization_prompt=data.SUMMARIZATION_PROMPT,
+        update_summarization_prompt=data.UPDATE_SUMMARIZATION_PROMPT,
+        turn_prefix_summarization_prompt=data.TURN_PREFIX_SUMMARIZATION_PROMPT,
+        branch_summary_preamble=data.BRANCH_SUMMARY_PREAMBLE,
+        branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
+        # The tools and the prompt are the session's own (its system messages).
+        tools=(),
+        default_active_tools=(),
+        prompt=None,
+        steps=Pi1xSteps(variant),
+    )
+
+
+# One dialect per pi-ai generation the body and clamp follow; "1.6" is Pi 1.6.0's.
+PI_1_X_VARIANTS: dict[str, Dialect] = {variant: _dialect(variant) for variant in provider.VARIANTS}
+PI_1_X = PI_1_X_VARIANTS["1.6"]

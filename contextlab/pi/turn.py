@@ -1,0 +1,101 @@
+"""The request of one turn, in the dialect of the Pi that sent it: what every caller asks for.
+
+``build_turn`` tells (or takes) the turn's dialect — ``contextlab.pi.dialects.detect``: Pi 1.x
+once a persisted system message is on the path, else 0.80 unless the caller chose 0.73 — and
+builds the request with ``contextlab.pi.request.build_request`` in that dialect. The ``context``
+command, the inspector, the API and the jobs all come here, so a turn reads the same everywhere.
+
+    request = build_turn(entries, leaf_id, header=header, model_lookup=lookup,
+                         prompt_for=lambda dialect: PromptSource(...))
+    request.choice.dialect, request.choice.reason
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
+from contextlab.pi.dialects.detect import DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.pi_0_73 import PI_0_73
+from contextlab.pi.dialects.pi_1_x_request import PI_1_X_VARIANTS
+from contextlab.pi.entries import Json
+from contextlab.pi.request import (
+    LimitOverrides,
+    ModelLookup,
+    PiRequest,
+    PromptSource,
+    build_request,
+)
+
+__all__ = ["PromptFor", "build_turn", "dialect_for", "turn_dialect"]
+
+# The prompt's sources for a Pi 0.x dialect (resources are discovered per dialect: 0.73 has no
+# project trust); not called for a dialect that keeps the prompt in the session.
+PromptFor = Callable[[Dialect], PromptSource | None]
+_LAST: Any = object()
+
+
+def dialect_for(choice: DialectChoice) -> Dialect:
+    """The engine's dialect for a detected or chosen one."""
+    if choice.dialect == "1.x":
+        return PI_1_X_VARIANTS[choice.variant or "1.6"]
+    if choice.dialect == "0.73":
+        return PI_0_73
+    return DEFAULT_DIALECT
+
+
+def turn_dialect(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    by_id: Mapping[Any, Json] | None = None,
+    *,
+    chosen: str | None = None,
+) -> tuple[DialectChoice, Dialect]:
+    choice = detect_turn_dialect(entries, leaf_id, by_id, chosen=chosen)
+    return choice, dialect_for(choice)
+
+
+def build_turn(
+    entries: Sequence[Json],
+    leaf_id: Any = _LAST,
+    *,
+    by_id: dict[str, Json] | None = None,
+    header: Json | None = None,
+    chosen: str | None = None,
+    model_lookup: ModelLookup | None = None,
+    prompt_for: PromptFor | None = None,
+    limits: LimitOverrides | None = None,
+    now_ms: Any = _LAST,
+) -> PiRequest:
+    """The request Pi sent (or would send) with ``leaf_id`` as leaf, in the turn's dialect.
+
+    ``chosen`` (a value of ``detect.CHOICES``: the ``--dialect`` option, a project's profile)
+    overrides detection; ``prompt_for`` gives a Pi 0.x prompt's sources for the dialect (None:
+    no prompt); ``limits`` override the model's context window and maxTokens. The request's
+    ``choice`` says which dialect built it and why.
+    """
+    if leaf_id is _LAST:
+        leaf_id = entries[-1].get("id") if entries else None
+    choice, dialect = turn_dialect(entries, leaf_id, by_id, chosen=chosen)
+    source = None
+    if prompt_for is not None and not _prompt_in_session(dialect):
+        source = prompt_for(dialect)
+    extra: dict[str, Any] = {} if now_ms is _LAST else {"now_ms": now_ms}
+    request = build_request(
+        entries,
+        leaf_id,
+        by_id=by_id,
+        header=header,
+        dialect=dialect,
+        model_lookup=model_lookup,
+        prompt=source,
+        limits=limits,
+        **extra,
+    )
+    request.choice = choice
+    return request
+
+
+def _prompt_in_session(dialect: Dialect) -> bool:
+    return dialect.steps is not None and dialect.steps.prompt_in_session
