@@ -129,3 +129,18 @@ def oracle():
     if not oracle_available():
         pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
     return run_oracle
+
+
+def rebuilt_1x_request(entries, leaf_id, model, *, header=None, variant="1.6"):  # type: ignore[no-untyped-def]
+    """The engine's request (``build_request`` in the Pi 1.x dialect) at ``leaf_id``, for the
+    pi-ai ``model`` the recording used."""
+    from contextlab.pi.dialects.pi_1_x_request import PI_1_X_VARIANTS
+    from contextlab.pi.request import build_request
+
+    return build_request(
+        entries,
+        leaf_id,
+        header=header,
+        dialect=PI_1_X_VARIANTS[variant],
+        model_lookup=lambda provider, model_id: model,
+    )

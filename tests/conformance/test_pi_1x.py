@@ -2,9 +2,9 @@
 
 1. Every agent request Pi 1.6.0 sent while recording ``corpus-1.6.0/`` (``python -m
    tests.conformance.recorder.record_versions 1.6.0``) is rebuilt byte for byte from the session
-   file alone (``contextlab.pi.dialects.pi_1_x.request_at_leaf``) plus the model's limits: the
-   prompt and tools are the replay of the persisted system messages, context edits applied,
-   ``max_completion_tokens`` from pi-ai's clamp.
+   file alone (``contextlab.pi.request.build_request`` in the 1.x dialect) plus the model's
+   limits: the prompt and tools are the replay of the persisted system messages, context edits
+   applied, ``max_completion_tokens`` from pi-ai's clamp.
 2. For every entry of every 1.6.0 session (and of the 0.80.2 corpus, which Pi 1.6.0 also opens) as
    leaf, our projection equals Pi 1.6.0's own ``buildSessionProjection`` + ``convertToLlm``, and
    the replayed prompt and tools equal pi-ai's ``getCurrentSystemPrompt`` / ``getCurrentTools``.
@@ -24,7 +24,7 @@ from django.core.management import call_command
 from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import parse_session_file
-from tests.conformance.conftest import corpus_sessions, run_oracle
+from tests.conformance.conftest import corpus_sessions, rebuilt_1x_request, run_oracle
 
 CORPUS_1X = Path(__file__).resolve().parent / "corpus-1.6.0"
 
@@ -87,9 +87,10 @@ def test_it_rebuilds_every_recorded_1_6_0_request_from_the_session_file(scenario
     manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
     session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
     model = _model(manifest, request_["model"]["id"])
-    rebuilt = pi_1_x.request_at_leaf(session.entries, request_["leafId"], model)
+    rebuilt = rebuilt_1x_request(session.entries, request_["leafId"], model, header=session.header)
+    body = rebuilt.chat_completions_body()
     recorded = (CORPUS_1X / scenario / request_["body"]).read_text()
-    ours, theirs = json.loads(rebuilt.body or "null"), json.loads(recorded)
+    ours, theirs = json.loads(body), json.loads(recorded)
     # Part by part first, for a readable failure.
     assert ours["messages"][0] == theirs["messages"][0]
     assert ours["messages"] == theirs["messages"]
@@ -97,7 +98,7 @@ def test_it_rebuilds_every_recorded_1_6_0_request_from_the_session_file(scenario
     assert {k: v for k, v in ours.items() if k not in ("messages", "tools")} == {
         k: v for k, v in theirs.items() if k not in ("messages", "tools")
     }
-    assert rebuilt.body == recorded
+    assert body == recorded
     assert rebuilt.max_tokens == theirs["max_completion_tokens"]
 
 
@@ -593,9 +594,9 @@ def test_a_chosen_1x_generation_reaches_the_clamp():
     default = _context(str(path), "--leaf", leaf, *limits)
     old = _context(str(path), "--leaf", leaf, *limits, "--dialect", "1.0")
     model = {"contextWindow": 12000, "maxTokens": 16384, "api": "openai-completions"}
-    assert default["maxTokens"] == pi_1_x.request_at_leaf(session.entries, leaf, model).max_tokens
+    assert default["maxTokens"] == rebuilt_1x_request(session.entries, leaf, model).max_tokens
     assert old["maxTokens"] == (
-        pi_1_x.request_at_leaf(session.entries, leaf, model, variant="1.0").max_tokens
+        rebuilt_1x_request(session.entries, leaf, model, variant="1.0").max_tokens
     )
     assert old["maxTokens"] != default["maxTokens"]
     assert default["dialectSource"]["variant"] == "1.6" and default["dialectSource"]["detected"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from contextlab.pi.providers.openai_completions import build_request_body, simple_options
-from tests.conformance.conftest import oracle_available
+from tests.conformance.conftest import oracle_available, rebuilt_1x_request
 from tests.conformance.recorder.record import record_scenario
 
 pytestmark = pytest.mark.oracle
@@ -48,7 +48,6 @@ def test_it_records_a_scenario_whose_requests_the_port_rebuilds(tmp_path: Path) 
 def test_the_1_6_0_recorder_records_requests_the_1x_dialect_rebuilds(tmp_path: Path) -> None:
     """A fresh recording with the real Pi 1.6.0 (context edits from an extension, a split-turn
     compaction, a branch summary): every agent request is rebuilt from the new session file."""
-    from contextlab.pi.dialects import pi_1_x
     from contextlab.pi.session import parse_session_file
     from tests.conformance.recorder.record_versions import record_scenario as record_version
 
@@ -61,5 +60,7 @@ def test_the_1_6_0_recorder_records_requests_the_1x_dialect_rebuilds(tmp_path: P
     assert len(agent) == 7 and len(manifest["requests"]) == 10
     for request in agent:
         model = next(m for m in manifest["models"] if m["id"] == request["model"]["id"])
-        rebuilt = pi_1_x.request_at_leaf(session.entries, request["leafId"], model)
-        assert rebuilt.body == (scenario / request["body"]).read_text(), request["seq"]
+        rebuilt = rebuilt_1x_request(session.entries, request["leafId"], model)
+        assert rebuilt.chat_completions_body() == (scenario / request["body"]).read_text(), request[
+            "seq"
+        ]

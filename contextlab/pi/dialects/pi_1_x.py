@@ -12,7 +12,10 @@ messages, and a compaction restarts the projection at ``[systemMessage, summary,
 the model's limits (context window, maxTokens) come from outside (the catalogue or the caller).
 
     projection = build_session_projection(entries, leaf_id)
-    request = request_at_leaf(entries, leaf_id, model)
+    llm = convert_to_llm(projection.messages)
+
+The request itself (prompt, tools, sent messages, maxTokens, body) is built by
+``contextlab.pi.request.build_request`` with this dialect's steps (``pi_1_x_request``).
 """
 
 from __future__ import annotations
@@ -49,10 +52,8 @@ __all__ = [
     "CHARS_PER_TOKEN_NUMERATOR",
     "Projection",
     "PromptSection",
-    "RequestAtLeaf",
     "build_session_projection",
     "clamp_max_tokens",
-    "context_result",
     "convert_to_llm",
     "current_system_message",
     "current_tools",
@@ -63,7 +64,6 @@ __all__ = [
     "message_for_display",
     "projection_of_path",
     "prompt_sections",
-    "request_at_leaf",
     "sent_messages",
     "summary_rejected_text",
     "system_message_text",
@@ -420,77 +420,6 @@ def clamp_max_tokens(
     return min(max_tokens, max(1, room))
 
 
-# --- the request Pi 1.x sent at a leaf -------------------------------------------------------
-
-
-@dataclass
-class RequestAtLeaf:
-    """What Pi 1.x sends for an agent turn whose context is the projection at ``leaf_id``."""
-
-    leaf_id: Any
-    projection: Projection
-    # convertToLlm output: the transcript with system messages in place.
-    messages: list[Json]
-    system_prompt: str
-    tools: list[Json]
-    max_tokens: int | None
-    thinking_level: Any
-    reasoning_effort: str | None
-    # The chat-completions body (openai-completions models only; None for other APIs).
-    body: str | None
-
-
-def request_at_leaf(
-    entries: Sequence[Json],
-    leaf_id: Any,
-    model: Mapping[str, Any] | None,
-    *,
-    session_id: str | None = None,
-    by_id: Mapping[Any, Json] | None = None,
-    variant: str = "1.6",
-) -> RequestAtLeaf:
-    """The agent request Pi 1.x sent with the context at ``leaf_id``.
-
-    ``model`` is the pi-ai model (``id``, ``provider``, ``api``, ``baseUrl``, ``reasoning``,
-    ``input``, ``contextWindow``, ``maxTokens``, optional ``compat``/``thinkingLevelMap``); without
-    it, the prompt, tools and messages are still exact, but there is no ``maxTokens`` and no body.
-    ``variant`` is the pi-ai generation (``providers.openai_completions_1x.VARIANTS``): the file
-    does not record it, 1.6 is the default.
-    """
-    projection = build_session_projection(entries, leaf_id, by_id)
-    messages = convert_to_llm(projection.messages)
-    head = current_system_message(messages)
-    prompt = system_message_text(head) if head is not None else ""
-    tools = current_tools(messages)
-    thinking = projection.thinking_level
-    if model is None:
-        return RequestAtLeaf(
-            leaf_id, projection, messages, prompt, tools, None, thinking, None, None
-        )
-    level = thinking if isinstance(thinking, str) and thinking != "off" else None
-    clamped = provider.clamp_thinking_level(model, level) if level else None
-    effort = clamped if clamped and clamped != "off" else None
-    max_tokens = clamp_max_tokens(
-        int(model.get("contextWindow") or 0),
-        int(model.get("maxTokens") or 0),
-        estimate_context_tokens(messages, variant),
-        variant,
-    )
-    body = None
-    if model.get("api") == "openai-completions":
-        body = provider.build_request_body(
-            model,
-            messages,
-            max_tokens=max_tokens,
-            reasoning_effort=effort,
-            session_id=session_id,
-            variant=variant,
-        )
-    return RequestAtLeaf(
-        leaf_id, projection, messages, prompt, tools, max_tokens, thinking, effort, body
-    )
-
-
 # --- the context command's view of a 1.x turn -----------------------------------------------
 
 
@@ -515,42 +444,6 @@ def sent_messages(
     collapsed = provider.collapse_system_messages(messages)
     transformed = provider.transform_messages(collapsed, model, variant)
     return [m for m in transformed if m.get("role") != "system"]
-
-
-def context_result(
-    entries: Sequence[Json],
-    leaf_id: Any,
-    model: Mapping[str, Any] | None,
-    *,
-    transform_model: Mapping[str, Any],
-    by_id: Mapping[Any, Json] | None = None,
-    variant: str = "1.6",
-) -> Json:
-    """The ``context`` command's object for a 1.x turn: ``{leafId, systemPrompt, tools, messages,
-    sent, model, thinkingLevel, maxTokens}`` (the command adds ``dialect``).
-
-    ``model`` is the pi-ai model with its limits (None when unknown: ``maxTokens`` is null);
-    ``transform_model`` is what ``transformMessages`` compares assistant messages with (provider,
-    api, id, input), known even when the limits are not.
-    """
-    request = request_at_leaf(entries, leaf_id, model, by_id=by_id, variant=variant)
-    return {
-        "leafId": leaf_id,
-        "systemPrompt": request.system_prompt,
-        "tools": [
-            {
-                "name": t.get("name"),
-                "description": t.get("description"),
-                "parameters": t.get("parameters"),
-            }
-            for t in request.tools
-        ],
-        "messages": [message_for_display(m) for m in request.messages],
-        "sent": sent_messages(request.messages, transform_model, variant),
-        "model": request.projection.model,
-        "thinkingLevel": request.thinking_level,
-        "maxTokens": request.max_tokens,
-    }
 
 
 # --- every entry as leaf, sharing work along the tree ---------------------------------------
