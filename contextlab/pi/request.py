@@ -51,6 +51,7 @@ from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.providers import openai_completions
 from contextlab.pi.resources import PromptResources
 from contextlab.pi.session import SessionTree
+from contextlab.pi.tokens import estimate_tokens
 
 __all__ = [
     "LeafProjection",
@@ -240,6 +241,10 @@ class RequestSteps:
             resources=source.resources,
             dialect=dialect,
         )
+
+    def estimate_tokens(self, message: Json) -> int | float:
+        """The coding agent's per-message ``estimateTokens`` (what compaction counts)."""
+        return estimate_tokens(message)
 
     def session_prompt(self, request: PiRequest) -> None:
         """Set the request's prompt, tools and their origins from what the session itself holds

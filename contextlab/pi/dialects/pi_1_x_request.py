@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextlab.pi.context import SessionContext
-from contextlab.pi.dialects import pi_1_x
+from contextlab.pi.dialects import pi_1_x, pi_1_x_compaction
 from contextlab.pi.dialects import pi_1_x_data as data
 from contextlab.pi.dialects.base import Dialect
 from contextlab.pi.dialects.pi_0_80 import PI_0_80
@@ -61,6 +61,10 @@ class Pi1xSteps(RequestSteps):
         self, messages: list[Json], model: Json, now_ms: Any, dialect: Dialect
     ) -> list[Json]:
         return pi_1_x.sent_messages(messages, model, self.variant)
+
+    def estimate_tokens(self, message: Json) -> int | float:
+        """Pi 1.x's compaction estimate: system messages count their sections and tools."""
+        return pi_1_x_compaction.estimate_tokens(message)
 
     def session_prompt(self, request: PiRequest) -> None:
         projection = _projection(request)
