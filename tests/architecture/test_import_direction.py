@@ -2,13 +2,16 @@
 scan of every module under contextlab/.
 
 Layers, bottom to top: the engine (`contextlab.pi`, pure Python, no Django), then the apps
-`library` <- `review` <- `inspector` <- `jobs`. A module of one app imports only from its own app
-and from the layers below it. An app's entry points (views, urls, admin, templatetags, management
-commands, its AppConfig) form the web layer on top of every app: they may use any app's
-services, selectors, models and forms, but never another app's entry points. Nothing imports
-another app's private names (`_name`), and no module imports contextlab code inside a function
-(the usual way to dodge an import cycle); Django's AppConfig.ready, which runs once the models are
-loaded, is the one place where that is the rule rather than a dodge.
+`library` <- `review` <- `inspector` <- `jobs` <- `sharing` <- `api`. A module of one app imports
+only from its own app and from the layers below it. An app's entry points (views, urls, admin,
+templatetags, management commands, its AppConfig) form the web layer on top of every app: they
+may use any app's services, selectors, models and forms, but no module of an app ever imports
+another app's entry points (a command's or a view's helpers that others need belong in a
+service or selector). The project's helper modules (`contextlab.db`, `contextlab.jsonsafe`)
+sit between the engine and the apps: they import the engine only. Nothing imports another app's
+private names (`_name`), and no module imports contextlab code inside a function (the usual way
+to dodge an import cycle); Django's AppConfig.ready, which runs once the models are loaded, is
+the one place where that is the rule rather than a dodge.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "contextlab"
 
 # Bottom to top.
-LAYERS = ("pi", "library", "review", "inspector", "jobs")
-# Project modules below every app (helpers any app may use).
-BASE = ("contextlab.db",)
+LAYERS = ("pi", "library", "review", "inspector", "jobs", "sharing", "api")
+# Project modules below every app (helpers any app may use); they import the engine only.
+BASE = ("contextlab.db", "contextlab.jsonsafe")
 # The project's wiring: it imports the apps; no app imports it.
 PROJECT = ("contextlab.settings", "contextlab.urls", "contextlab.wsgi", "contextlab.celery")
 ENTRY_POINTS = ("views", "urls", "admin", "templatetags", "management", "apps")
@@ -145,13 +148,17 @@ def _direction(module: Module, target: str) -> list[str]:
         if target_app != "pi":
             return ["the engine imports nothing of the apps"]
         return []
+    if module.name in BASE:
+        if target_app != "pi" and not any(target == b for b in BASE):
+            return ["a project helper imports only the engine"]
+        return []
     if any(target == p or target.startswith(p + ".") for p in PROJECT):
         return [] if source_app is None else ["an app imports the project's wiring"]
     if source_app is None or target_app is None or target_app == source_app:
         return []
+    if _is_entry_point(target):
+        return ["an entry point of another app"]
     if module.is_entry_point:
-        if _is_entry_point(target):
-            return ["an entry point of another app"]
         return []
     if LAYERS.index(target_app) > LAYERS.index(source_app):
         return [f"{source_app} is below {target_app}"]
@@ -179,6 +186,17 @@ def test_every_import_follows_the_dependency_order() -> None:
         ),
         ("contextlab.jobs.services", "def f():\n    import getpass", False),
         ("contextlab.library.models", "q = apps.get_model('review', 'ProjectMembership')", True),
+        # A service using another app's command or view is against the order too.
+        (
+            "contextlab.api.services",
+            "from contextlab.inspector.management.commands.context import f",
+            True,
+        ),
+        ("contextlab.jobs.services", "from contextlab.inspector.views import f", True),
+        ("contextlab.api.services", "from contextlab.inspector.turns import context_json", False),
+        ("contextlab.sharing.services", "from contextlab.api.services import f", True),
+        ("contextlab.jsonsafe", "from contextlab.library.models import Entry", True),
+        ("contextlab.jsonsafe", "from contextlab.pi.jsutil import json_stringify", False),
     ],
 )
 def test_the_scan_catches_what_it_is_meant_to(
@@ -201,15 +219,26 @@ _ENTRY_WRITES = ("create", "bulk_create", "bulk_update", "update", "delete", "ge
 
 
 def _entry_writes(path: Path) -> list[int]:
+    """Lines that write Entry rows: a write method called on ``Entry.objects...``, on a name
+    bound to such a query set, or on ``Entry(...)`` rows (``.save()``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    querysets: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            source = ast.unparse(node.value)
+            if "Entry.objects" in source or source.startswith("Entry("):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                querysets.update(t.id for t in targets if isinstance(t, ast.Name))
     lines = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        if node.func.attr not in _ENTRY_WRITES:
+        if node.func.attr not in (*_ENTRY_WRITES, "save"):
             continue
-        # Entry.objects.<write>(...) or Entry.objects.filter(...)...<write>(...)
+        # Entry.objects.<write>(...), Entry.objects.filter(...)...<write>(...), qs.<write>(...)
         receiver = ast.unparse(node.func.value)
-        if receiver.startswith("Entry.objects"):
+        root = receiver.split(".", 1)[0].split("(", 1)[0]
+        if receiver.startswith(("Entry.objects", "Entry(")) or root in querysets:
             lines.append(node.lineno)
     return lines
 
@@ -225,3 +254,19 @@ def test_only_the_library_storage_writes_entry_rows() -> None:
     assert writers == set()
     # The scan sees a write where there is one.
     assert _entry_writes(ROOT / "contextlab/library/storage/append.py")
+
+
+@pytest.mark.parametrize(
+    ("code", "writes"),
+    [
+        ("Entry.objects.filter(x=1).update(y=2)", True),
+        ("qs = Entry.objects.filter(x=1)\nqs.update(y=2)", True),
+        ("row = Entry(seq=1)\nrow.save()", True),
+        ("qs = Entry.objects.filter(x=1)\nlist(qs)", False),
+        ("Session.objects.filter(x=1).update(y=2)", False),
+    ],
+)
+def test_the_entry_write_scan_sees_writes_through_query_sets(tmp_path, code, writes) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(code + "\n")
+    assert bool(_entry_writes(path)) is writes
