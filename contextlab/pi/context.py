@@ -48,6 +48,7 @@ __all__ = [
     "create_custom_message",
     "dropped_by",
     "model_for_transform",
+    "replace_images",
     "sent_role",
     "session_path",
     "transform_messages",
@@ -371,7 +372,8 @@ def model_for_transform(
     }
 
 
-def _replace_images(content: Any, placeholder: str) -> list[Any]:
+def replace_images(content: Any, placeholder: str) -> list[Any]:
+    """``transformMessages``' image downgrade: each run of images becomes one placeholder."""
     result: list[Any] = []
     previous_was_placeholder = False
     for block in content:
@@ -392,13 +394,13 @@ def _downgrade_images(message: Json, supports_images: bool, dialect: Dialect) ->
     if role == "user" and isinstance(message.get("content"), list):
         out = dict(message)
         placeholder = dialect.message_texts.user_image_placeholder
-        out["content"] = _replace_images(message["content"], placeholder)
+        out["content"] = replace_images(message["content"], placeholder)
         return out
     if role == "toolResult":
         out = dict(message)
         content = message.get("content")
         placeholder = dialect.message_texts.tool_image_placeholder
-        out["content"] = _replace_images(content if content is not None else [], placeholder)
+        out["content"] = replace_images(content if content is not None else [], placeholder)
         return out
     return message
 

@@ -34,6 +34,7 @@ __all__ = [
     "convert_tools",
     "detect_compat",
     "get_compat",
+    "image_url",
     "normalize_tool_call_id",
     "sanitize_surrogates",
     "simple_options",
@@ -50,33 +51,45 @@ _UNDEFINED = object()
 # --- thinking levels (dist/models.js) --------------------------------------------------------
 
 
-def supported_thinking_levels(model: Mapping[str, Any]) -> list[str]:
+def supported_thinking_levels(
+    model: Mapping[str, Any],
+    levels: Sequence[str] = EXTENDED_THINKING_LEVELS,
+    opt_in: Sequence[str] = ("xhigh",),
+) -> list[str]:
+    """``getSupportedThinkingLevels``: ``levels`` a reasoning model offers; those in ``opt_in``
+    only when its ``thinkingLevelMap`` names them, any mapped to null never. pi-ai 1.x passes
+    its longer list (with "max", also opt-in)."""
     if not model.get("reasoning"):
         return ["off"]
     level_map = model.get("thinkingLevelMap") or {}
-    levels = []
-    for level in EXTENDED_THINKING_LEVELS:
+    out = []
+    for level in levels:
         mapped = level_map.get(level, _UNDEFINED)
         if mapped is None:
             continue
-        if level == "xhigh" and mapped is _UNDEFINED:
+        if level in opt_in and mapped is _UNDEFINED:
             continue
-        levels.append(level)
-    return levels
+        out.append(level)
+    return out
 
 
-def clamp_thinking_level(model: Mapping[str, Any], level: str) -> str:
+def clamp_thinking_level(
+    model: Mapping[str, Any],
+    level: str,
+    levels: Sequence[str] = EXTENDED_THINKING_LEVELS,
+    opt_in: Sequence[str] = ("xhigh",),
+) -> str:
     """``clampThinkingLevel``: the requested level, else the nearest higher one, else lower."""
-    available = supported_thinking_levels(model)
+    available = supported_thinking_levels(model, levels, opt_in)
     if level in available:
         return level
-    if level not in EXTENDED_THINKING_LEVELS:
+    if level not in levels:
         return available[0] if available else "off"
-    index = EXTENDED_THINKING_LEVELS.index(level)
-    for candidate in EXTENDED_THINKING_LEVELS[index:]:
+    index = levels.index(level)
+    for candidate in levels[index:]:
         if candidate in available:
             return candidate
-    for candidate in reversed(EXTENDED_THINKING_LEVELS[:index]):
+    for candidate in reversed(levels[:index]):
         if candidate in available:
             return candidate
     return available[0] if available else "off"
@@ -245,7 +258,8 @@ def normalize_tool_call_id(tool_call_id: str, model: Mapping[str, Any]) -> str:
     return tool_call_id
 
 
-def _image_url(block: Mapping[str, Any]) -> Json:
+def image_url(block: Mapping[str, Any]) -> Json:
+    """An image block as a chat-completions ``image_url`` part (a data URL)."""
     return {
         "type": "image_url",
         "image_url": {"url": f"data:{block.get('mimeType')};base64,{block.get('data')}"},
@@ -366,7 +380,7 @@ def convert_messages(
                 parts = [
                     {"type": "text", "text": sanitize_surrogates(item["text"])}
                     if item.get("type") == "text"
-                    else _image_url(item)
+                    else image_url(item)
                     for item in content or []
                 ]
                 if not parts:
@@ -396,7 +410,7 @@ def convert_messages(
                     result["name"] = tool_msg["toolName"]
                 params.append(result)
                 if has_images and accepts_images:
-                    image_blocks.extend(_image_url(b) for b in blocks if b.get("type") == "image")
+                    image_blocks.extend(image_url(b) for b in blocks if b.get("type") == "image")
                 j += 1
             i = j
             if image_blocks:

@@ -30,7 +30,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextlab.pi.context import replace_images
 from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_stringify
+from contextlab.pi.providers import openai_completions as completions_0x
 from contextlab.pi.providers.common import sanitize_surrogates
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
 Json = dict[str, Any]
 _UNDEFINED: Any = object()
 EXTENDED_THINKING_LEVELS_1X = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+# Levels a model offers only when its thinkingLevelMap names them.
+_OPT_IN = ("xhigh", "max")
 NO_RESULT_TEXT = "No result provided"
 NO_TOOL_OUTPUT = "(no tool output)"
 SEE_ATTACHED_IMAGE = "(see attached image)"
@@ -69,34 +73,11 @@ def before(variant: str, generation: str) -> bool:
 
 
 def supported_thinking_levels(model: Mapping[str, Any]) -> list[str]:
-    if not model.get("reasoning"):
-        return ["off"]
-    level_map = model.get("thinkingLevelMap") or {}
-    levels = []
-    for level in EXTENDED_THINKING_LEVELS_1X:
-        mapped = level_map.get(level, _UNDEFINED)
-        if mapped is None:
-            continue
-        if level in ("xhigh", "max") and mapped is _UNDEFINED:
-            continue
-        levels.append(level)
-    return levels
+    return completions_0x.supported_thinking_levels(model, EXTENDED_THINKING_LEVELS_1X, _OPT_IN)
 
 
 def clamp_thinking_level(model: Mapping[str, Any], level: str) -> str:
-    available = supported_thinking_levels(model)
-    if level in available:
-        return level
-    if level not in EXTENDED_THINKING_LEVELS_1X:
-        return available[0] if available else "off"
-    index = EXTENDED_THINKING_LEVELS_1X.index(level)
-    for candidate in EXTENDED_THINKING_LEVELS_1X[index:]:
-        if candidate in available:
-            return candidate
-    for candidate in reversed(EXTENDED_THINKING_LEVELS_1X[:index]):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
+    return completions_0x.clamp_thinking_level(model, level, EXTENDED_THINKING_LEVELS_1X, _OPT_IN)
 
 
 # --- system messages (dist/utils/transcript.js, dist/utils/text.js) ---------------------------
@@ -328,20 +309,6 @@ def get_compat(model: Mapping[str, Any], variant: str = "1.6") -> Json:
 # --- transformMessages (dist/api/transform-messages.js) ---------------------------------------
 
 
-def _replace_images(content: list[Any], placeholder: str) -> list[Any]:
-    result: list[Any] = []
-    previous_was_placeholder = False
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "image":
-            if not previous_was_placeholder:
-                result.append({"type": "text", "text": placeholder})
-            previous_was_placeholder = True
-            continue
-        result.append(block)
-        previous_was_placeholder = isinstance(block, dict) and block.get("text") == placeholder
-    return result
-
-
 def normalize_tool_call_id(tool_call_id: str, model: Mapping[str, Any]) -> str:
     if "|" in tool_call_id:
         call_id, _, item_id = tool_call_id.partition("|")
@@ -367,12 +334,12 @@ def transform_messages(
             if m.get("role") == "user" and isinstance(m.get("content"), list):
                 m = {
                     **m,
-                    "content": _replace_images(m["content"], NON_VISION_USER_IMAGE_PLACEHOLDER),
+                    "content": replace_images(m["content"], NON_VISION_USER_IMAGE_PLACEHOLDER),
                 }
             elif m.get("role") == "toolResult":
                 m = {
                     **m,
-                    "content": _replace_images(m["content"], NON_VISION_TOOL_IMAGE_PLACEHOLDER),
+                    "content": replace_images(m["content"], NON_VISION_TOOL_IMAGE_PLACEHOLDER),
                 }
             downgraded.append(m)
         normalized = downgraded
@@ -482,13 +449,6 @@ def transform_messages(
 
 
 # --- convertMessages / convertTools / buildParams ---------------------------------------------
-
-
-def _image_url(block: Mapping[str, Any]) -> Json:
-    return {
-        "type": "image_url",
-        "image_url": {"url": f"data:{block.get('mimeType')};base64,{block.get('data')}"},
-    }
 
 
 def convert_tools(tools: Sequence[Mapping[str, Any]], compat: Mapping[str, Any]) -> list[Json]:
@@ -620,7 +580,7 @@ def convert_messages(
                                 {"type": "text", "text": sanitize_surrogates(item["text"])}
                             )
                     else:
-                        parts.append(_image_url(item))
+                        parts.append(completions_0x.image_url(item))
                 if not parts:
                     i += 1
                     continue
@@ -653,7 +613,9 @@ def convert_messages(
                     tool_msg["name"] = tool["toolName"]
                 params.append(tool_msg)
                 if has_images and "image" in (model.get("input") or []):
-                    images.extend(_image_url(b) for b in blocks if b.get("type") == "image")
+                    images.extend(
+                        completions_0x.image_url(b) for b in blocks if b.get("type") == "image"
+                    )
                 j += 1
             i = j
             if images:
