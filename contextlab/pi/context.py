@@ -16,7 +16,7 @@ The request at a leaf as a whole (prompt, tools, model, request time) is assembl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,7 +90,7 @@ class SessionContext:
 # --------------------------------------------------------------------------------------------
 
 
-def _walk_path(leaf: Json, by_id: dict[str, Json]) -> list[Json]:
+def _walk_path(leaf: Json, by_id: Mapping[Any, Json]) -> list[Json]:
     path: list[Json] = []
     seen: set[int] = set()
     current: Json | None = leaf
@@ -156,7 +156,7 @@ def messages_for_path(path: list[Json], compaction: Json | None) -> tuple[list[J
 
 
 def session_path(
-    entries: Sequence[Json], leaf_id: Any = _DEFAULT, by_id: dict[str, Json] | None = None
+    entries: Sequence[Json], leaf_id: Any = _DEFAULT, by_id: Mapping[Any, Json] | None = None
 ) -> list[Json]:
     """The path root -> leaf as ``buildSessionContext`` walks it.
 
@@ -164,9 +164,7 @@ def session_path(
     last entry. The path is walked from the leaf to the root and reversed.
     """
     if by_id is None:
-        by_id = {}
-        for entry in entries:
-            by_id[entry.get("id")] = entry  # type: ignore[index]  # JS Map takes undefined too
+        by_id = {entry.get("id"): entry for entry in entries}  # a JS Map takes undefined too
     if leaf_id is None:
         return []
     leaf = by_id.get(leaf_id) if leaf_id is not _DEFAULT and js_truthy(leaf_id) else None

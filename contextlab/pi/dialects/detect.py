@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextlab.pi.jsutil import js_truthy
+from contextlab.pi.context import session_path
 from contextlab.pi.providers.openai_completions_1x import VARIANTS
 from contextlab.pi.session import SessionTree
 
@@ -62,21 +62,6 @@ def parse_choice(value: str | None) -> tuple[str | None, str | None]:
     return value, None
 
 
-def _path(leaf_id: Any, entries: Sequence[Json], by_id: Mapping[Any, Json]) -> list[Json]:
-    leaf = by_id.get(leaf_id) if js_truthy(leaf_id) else None
-    if leaf is None and leaf_id is not None:
-        leaf = entries[-1] if entries else None
-    path: list[Json] = []
-    seen: set[int] = set()
-    while leaf is not None and id(leaf) not in seen:
-        seen.add(id(leaf))
-        path.append(leaf)
-        parent = leaf.get("parentId")
-        leaf = by_id.get(parent) if js_truthy(parent) else None
-    path.reverse()
-    return path
-
-
 def _is_1x_entry(entry: Mapping[str, Any]) -> bool:
     message = entry.get("message")
     if entry.get("type") == "message" and isinstance(message, dict):
@@ -90,7 +75,7 @@ def first_system_message_id(
     """The id of the first entry on the leaf's path that only Pi 1.x writes, or None."""
     if by_id is None:
         by_id = {e.get("id"): e for e in entries}
-    for entry in _path(leaf_id, entries, by_id):
+    for entry in session_path(entries, leaf_id, by_id):
         if _is_1x_entry(entry):
             return entry.get("id")
     return None

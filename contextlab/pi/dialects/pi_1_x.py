@@ -29,6 +29,7 @@ from contextlab.pi.context import (
     create_branch_summary_message,
     create_compaction_summary_message,
     create_custom_message,
+    session_path,
 )
 from contextlab.pi.dialects.pi_1_x_data import (
     BRANCH_SUMMARY_PREFIX,
@@ -102,24 +103,6 @@ def is_system_message_entry(entry: Mapping[str, Any]) -> bool:
 
 
 # --- buildSessionProjection (dist/core/session-manager.js) ------------------------------------
-
-
-def _session_path(entries: Sequence[Json], leaf_id: Any, by_id: Mapping[Any, Json]) -> list[Json]:
-    if leaf_id is None:
-        return []
-    leaf = by_id.get(leaf_id) if leaf_id is not _DEFAULT and js_truthy(leaf_id) else None
-    if leaf is None:
-        leaf = entries[-1] if entries else None
-    path: list[Json] = []
-    seen: set[int] = set()
-    current = leaf
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        path.append(current)
-        parent = current.get("parentId")
-        current = by_id.get(parent) if js_truthy(parent) else None
-    path.reverse()
-    return path
 
 
 def _context_settings(path: Iterable[Json]) -> tuple[Any, Json | None]:
@@ -225,7 +208,9 @@ def build_session_projection(
 ) -> Projection:
     if by_id is None:
         by_id = {e.get("id"): e for e in entries}
-    return projection_of_path(_session_path(entries, leaf_id, by_id))
+    return projection_of_path(
+        session_path(entries, leaf_id, by_id) if leaf_id is not _DEFAULT else session_path(entries)
+    )
 
 
 def projection_of_path(path: list[Json]) -> Projection:
