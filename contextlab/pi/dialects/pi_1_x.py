@@ -22,25 +22,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from contextlab.pi import context as pi_context
 from contextlab.pi.context import (
     create_branch_summary_message,
     create_compaction_summary_message,
     create_custom_message,
     session_path,
 )
+from contextlab.pi.dialects import pi_1_x_data as data
+from contextlab.pi.dialects.pi_0_80 import PI_0_80
 from contextlab.pi.dialects.pi_1_x_data import (
-    BRANCH_SUMMARY_PREFIX,
-    BRANCH_SUMMARY_SUFFIX,
-    COMPACTION_SUMMARY_PREFIX,
-    COMPACTION_SUMMARY_SUFFIX,
     LENGTH_STOPPED_TOOL_CALL_CLOSE,
     LENGTH_STOPPED_TOOL_CALL_OPEN,
     SUMMARY_TOKEN_CAP_SUFFIX,
 )
-from contextlab.pi.jsutil import js_len, js_string, js_truthy, json_stringify
+from contextlab.pi.jsutil import js_len, js_truthy, json_stringify
 from contextlab.pi.providers import openai_completions_1x as provider
 from contextlab.pi.providers.openai_completions_1x import (
     current_system_message,
@@ -234,65 +233,33 @@ def projection_of_path(path: list[Json]) -> Projection:
 # --- convertToLlm (dist/core/messages.js) ----------------------------------------------------
 
 
-def bash_execution_to_text(message: Mapping[str, Any]) -> str:
-    text = f"Ran `{js_string(message.get('command'), 'command' in message)}`\n"
-    output = message.get("output")
-    if js_truthy(output):
-        text += f"```\n{output}\n```"
-    else:
-        text += "(no output)"
-    exit_code = message.get("exitCode")
-    if js_truthy(message.get("cancelled")):
-        text += "\n\n(command cancelled)"
-    elif exit_code is not None and exit_code != 0:
-        text += f"\n\nCommand exited with code {js_string(exit_code)}"
-    if js_truthy(message.get("truncated")) and js_truthy(message.get("fullOutputPath")):
-        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
-    return text
-
-
-def _with_timestamp(out: Json, message: Mapping[str, Any]) -> Json:
-    if "timestamp" in message:
-        out["timestamp"] = message["timestamp"]
-    return out
+# Pi 1.x's fixed texts where they differ from 0.80's (wrappers, summary prompts); the tools and
+# the prompt are the session's own. ``pi_1_x_request`` adds the request steps to it.
+TEXTS_1X = replace(
+    PI_0_80,
+    version="1.x",
+    compaction_summary_prefix=data.COMPACTION_SUMMARY_PREFIX,
+    compaction_summary_suffix=data.COMPACTION_SUMMARY_SUFFIX,
+    branch_summary_prefix=data.BRANCH_SUMMARY_PREFIX,
+    branch_summary_suffix=data.BRANCH_SUMMARY_SUFFIX,
+    summarization_system_prompt=data.SUMMARIZATION_SYSTEM_PROMPT,
+    summarization_prompt=data.SUMMARIZATION_PROMPT,
+    update_summarization_prompt=data.UPDATE_SUMMARIZATION_PROMPT,
+    turn_prefix_summarization_prompt=data.TURN_PREFIX_SUMMARIZATION_PROMPT,
+    branch_summary_preamble=data.BRANCH_SUMMARY_PREAMBLE,
+    branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
+    tools=(),
+    default_active_tools=(),
+    prompt=None,
+)
 
 
 def convert_message(message: Any) -> Json | None:
-    if not isinstance(message, dict):
-        return None
-    role = message.get("role")
-    if role in ("system", "user", "assistant", "toolResult"):
+    """Pi 1.x's ``convertToLlm`` of one message: 0.80's, with 1.x's wrappers, and system
+    messages passed through."""
+    if isinstance(message, dict) and message.get("role") == "system":
         return message
-    if role == "bashExecution":
-        if js_truthy(message.get("excludeFromContext")):
-            return None
-        text = bash_execution_to_text(message)
-        return _with_timestamp(
-            {"role": "user", "content": [{"type": "text", "text": text}]}, message
-        )
-    if role == "custom":
-        content = message.get("content")
-        out: Json = {"role": "user"}
-        if "content" in message:
-            out["content"] = (
-                [{"type": "text", "text": content}] if isinstance(content, str) else content
-            )
-        return _with_timestamp(out, message)
-    if role == "branchSummary":
-        text = BRANCH_SUMMARY_PREFIX + js_string(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
-        return _with_timestamp(
-            {"role": "user", "content": [{"type": "text", "text": text}]}, message
-        )
-    if role == "compactionSummary":
-        text = (
-            COMPACTION_SUMMARY_PREFIX
-            + js_string(message.get("summary"))
-            + COMPACTION_SUMMARY_SUFFIX
-        )
-        return _with_timestamp(
-            {"role": "user", "content": [{"type": "text", "text": text}]}, message
-        )
-    return None
+    return pi_context.convert_message(message, TEXTS_1X)
 
 
 def convert_to_llm(messages: Iterable[Any]) -> list[Json]:

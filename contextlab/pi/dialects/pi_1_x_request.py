@@ -20,9 +20,7 @@ from typing import Any
 
 from contextlab.pi.context import SessionContext
 from contextlab.pi.dialects import pi_1_x, pi_1_x_compaction
-from contextlab.pi.dialects import pi_1_x_data as data
 from contextlab.pi.dialects.base import Dialect
-from contextlab.pi.dialects.pi_0_80 import PI_0_80
 from contextlab.pi.entries import Json
 from contextlab.pi.prompt import PromptLayer, SystemPrompt, estimate_tokens
 from contextlab.pi.providers import openai_completions_1x as provider
@@ -147,25 +145,7 @@ def _projection(request: PiRequest) -> pi_1_x.Projection:
 
 
 def _dialect(variant: str) -> Dialect:
-    return replace(
-        PI_0_80,
-        version=f"{variant}.x",
-        compaction_summary_prefix=data.COMPACTION_SUMMARY_PREFIX,
-        compaction_summary_suffix=data.COMPACTION_SUMMARY_SUFFIX,
-        branch_summary_prefix=data.BRANCH_SUMMARY_PREFIX,
-        branch_summary_suffix=data.BRANCH_SUMMARY_SUFFIX,
-        summarization_system_prompt=data.SUMMARIZATION_SYSTEM_PROMPT,
-        summarization_prompt=data.SUMMARIZATION_PROMPT,
-        update_summarization_prompt=data.UPDATE_SUMMARIZATION_PROMPT,
-        turn_prefix_summarization_prompt=data.TURN_PREFIX_SUMMARIZATION_PROMPT,
-        branch_summary_preamble=data.BRANCH_SUMMARY_PREAMBLE,
-        branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
-        # The tools and the prompt are the session's own (its system messages).
-        tools=(),
-        default_active_tools=(),
-        prompt=None,
-        steps=Pi1xSteps(variant),
-    )
+    return replace(pi_1_x.TEXTS_1X, version=f"{variant}.x", steps=Pi1xSteps(variant))
 
 
 # One dialect per pi-ai generation the body and clamp follow; "1.6" is Pi 1.6.0's.
