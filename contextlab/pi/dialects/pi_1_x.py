@@ -105,19 +105,11 @@ def is_system_message_entry(entry: Mapping[str, Any]) -> bool:
 
 
 def _context_settings(path: Iterable[Json]) -> tuple[Any, Json | None]:
-    thinking: Any = "off"
-    model: Json | None = None
+    """``getSessionContextSettings``: the thinking level and model, folded as in 0.80."""
+    state: list[Any] = ["off", None, None]
     for entry in path:
-        kind = entry.get("type")
-        if kind == "thinking_level_change":
-            thinking = entry.get("thinkingLevel")
-        elif kind == "model_change":
-            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-        elif kind == "message":
-            message = entry.get("message") or {}
-            if message.get("role") == "assistant":
-                model = {"provider": message.get("provider"), "modelId": message.get("model")}
-    return thinking, model
+        pi_context.settings_step(entry, state)
+    return state[0], state[1]
 
 
 def context_entries(path: list[Json]) -> list[Json]:
@@ -478,18 +470,21 @@ def iter_leaf_projections_1x(
             converted[key] = convert_message(message)
         return converted[key]
 
-    def rebuild(entry_id: Any) -> _Frame1x:
-        frame = _Frame1x()
-        projection = build_session_projection(entries, entry_id, by_id)
-        frame.thinking, frame.model = projection.thinking_level, projection.model
-        frame.edits = projection.edits
-        for message in projection.messages:
+    def append(frame: _Frame1x, messages: Iterable[Json]) -> None:
+        for message in messages:
             llm = convert(message)
             if llm is None:
                 continue
             frame.llm.append(llm)
             if llm.get("role") == "system":
                 _replay_into(frame, llm)
+
+    def rebuild(entry_id: Any) -> _Frame1x:
+        frame = _Frame1x()
+        projection = build_session_projection(entries, entry_id, by_id)
+        frame.thinking, frame.model = projection.thinking_level, projection.model
+        frame.edits = projection.edits
+        append(frame, projection.messages)
         return frame
 
     def step(parent: _Frame1x | None, entry: Json) -> _Frame1x:
@@ -502,23 +497,11 @@ def iter_leaf_projections_1x(
         frame.system_content, frame.sections = parent.system_content, parent.sections
         frame.tools, frame.prompt = parent.tools, parent.prompt
         frame.llm = list(parent.llm)
-        if kind == "thinking_level_change":
-            frame.thinking = entry.get("thinkingLevel")
-        elif kind == "model_change":
-            frame.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-        elif kind == "message":
-            message = entry.get("message") or {}
-            if message.get("role") == "assistant":
-                frame.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        state = [frame.thinking, frame.model, None]
+        pi_context.settings_step(entry, state)
+        frame.thinking, frame.model = state[0], state[1]
         edit = frame.edits.get(entry.get("id"))
-        messages = entry_messages(entry) if edit is None else project_entry(entry, edit)
-        for message in messages:
-            llm = convert(message)
-            if llm is None:
-                continue
-            frame.llm.append(llm)
-            if llm.get("role") == "system":
-                _replay_into(frame, llm)
+        append(frame, entry_messages(entry) if edit is None else project_entry(entry, edit))
         return frame
 
     stack: list[tuple[Any, _Frame1x | None]] = [(r, None) for r in reversed(tree.roots)]
