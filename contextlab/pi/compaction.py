@@ -23,7 +23,7 @@ from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.entries import Json, message_of_entry
 from contextlab.pi.jsutil import (
     array_join_item,
-    date_parse_ms,
+    entry_date_ms,
     int_if_whole,
     js_key_order,
     js_len,
@@ -643,7 +643,7 @@ def _next_message_roles(path: list[Json]) -> list[Any]:
 
 def _compaction_ms(entry: Json) -> float:
     """``new Date(compaction.timestamp).getTime()``, NaN when it does not parse."""
-    ms = date_parse_ms(entry.get("timestamp"))
+    ms = entry_date_ms(entry)
     return float("nan") if ms is None else float(ms)
 
 

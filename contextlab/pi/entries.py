@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from contextlab.pi.jsutil import entry_time_ms, js_truthy
+from contextlab.pi.jsutil import entry_date_ms, js_truthy
 
 __all__ = [
     "EMITTING_TYPES",
@@ -110,18 +110,13 @@ def put(out: Json, key: str, source: Json, source_key: str) -> None:
         out[key] = source[source_key]
 
 
-def _date_ms(entry: Json) -> float | None:
-    # new Date(undefined) is NaN (None here); new Date(null) the epoch.
-    return entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
-
-
 def create_custom_message(entry: Json) -> Json:
     out: Json = {"role": "custom"}
     put(out, "customType", entry, "customType")
     put(out, "content", entry, "content")
     put(out, "display", entry, "display")
     put(out, "details", entry, "details")
-    out["timestamp"] = _date_ms(entry)
+    out["timestamp"] = entry_date_ms(entry)
     return out
 
 
@@ -129,7 +124,7 @@ def create_branch_summary_message(entry: Json) -> Json:
     out: Json = {"role": "branchSummary"}
     put(out, "summary", entry, "summary")
     put(out, "fromId", entry, "fromId")
-    out["timestamp"] = _date_ms(entry)
+    out["timestamp"] = entry_date_ms(entry)
     return out
 
 
@@ -137,7 +132,7 @@ def create_compaction_summary_message(entry: Json) -> Json:
     out: Json = {"role": "compactionSummary"}
     put(out, "summary", entry, "summary")
     put(out, "tokensBefore", entry, "tokensBefore")
-    out["timestamp"] = _date_ms(entry)
+    out["timestamp"] = entry_date_ms(entry)
     return out
 
 

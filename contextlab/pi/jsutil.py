@@ -321,6 +321,12 @@ def entry_time_ms(value: Any) -> float | None:
     return None
 
 
+def entry_date_ms(entry: Any) -> float | None:
+    """``new Date(entry.timestamp).getTime()`` of an entry: a missing timestamp is
+    ``new Date(undefined)``, NaN (``None``), unlike null (the epoch)."""
+    return entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+
+
 # JSON.parse
 
 

@@ -46,7 +46,7 @@ from contextlab.pi.context import (
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.detect import DialectChoice
 from contextlab.pi.entries import EMITTING_TYPES, Json, message_of_entry
-from contextlab.pi.jsutil import entry_time_ms
+from contextlab.pi.jsutil import entry_date_ms, entry_time_ms
 from contextlab.pi.prompt import SystemPrompt, build_system_prompt
 from contextlab.pi.providers import openai_completions
 from contextlab.pi.resources import PromptResources
@@ -325,7 +325,7 @@ def request_time_ms(path: Sequence[Json], header: Json | None = None) -> Any:
     """When the request after the path's last entry was made: the newest valid timestamp on
     the path, walking back from the leaf, else the header's; None when nothing says."""
     for entry in reversed(path):
-        stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+        stamp = entry_date_ms(entry)
         if stamp is not None:
             return stamp
     if header is not None and "timestamp" in header:
@@ -651,7 +651,7 @@ class _Walk:
             frame.model_key = parent.model_key
             frame.transform_model = parent.transform_model
         if self.now_ms is None:  # each leaf's own request time
-            stamp = entry_time_ms(entry.get("timestamp")) if "timestamp" in entry else None
+            stamp = entry_date_ms(entry)
             if stamp is None:
                 stamp = parent.request_ms if parent is not None else self.header_ms
             frame.request_ms = stamp

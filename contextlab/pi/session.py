@@ -25,6 +25,7 @@ from typing import Any
 
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import (
+    entry_date_ms,
     entry_time_ms,
     js_number,
     js_trim,
@@ -408,11 +409,6 @@ def resolve_entry(parsed: SessionFile, tree: SessionTree, value: str, option: st
 # --------------------------------------------------------------------------------------------
 
 
-def _timestamp_ms(entry: Json) -> float | None:
-    # A missing timestamp is `new Date(undefined)`: NaN, unlike null (the epoch).
-    return entry_time_ms(entry["timestamp"]) if "timestamp" in entry else None
-
-
 class SessionTree:
     """Navigation over the (migrated, header-less) entries of one session, as Pi navigates it.
 
@@ -464,7 +460,7 @@ class SessionTree:
             if len(ids) == 1:
                 self._children[parent] = ids
                 continue
-            keys = [_timestamp_ms(self.by_id[i]) for i in ids]
+            keys = [entry_date_ms(self.by_id[i]) for i in ids]
             if any(k is None for k in keys):
                 self._children[parent] = v8_sort_with_nan(ids, keys)
             else:
