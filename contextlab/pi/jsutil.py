@@ -21,6 +21,7 @@ from __future__ import annotations
 import calendar
 import json
 import math
+import posixpath
 import re
 import time
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,7 @@ __all__ = [
     "JS_WHITESPACE_CLASS",
     "array_join_item",
     "date_parse_ms",
+    "entry_date_ms",
     "entry_time_ms",
     "int_if_whole",
     "js_key_order",
@@ -49,6 +51,11 @@ __all__ = [
     "json_type_name",
     "number_to_string",
     "object_entries",
+    "path_is_under",
+    "path_join",
+    "path_normalize",
+    "path_relative",
+    "path_resolve",
     "to_fixed",
     "utf8_len",
     "utf16_sort_key",
@@ -502,3 +509,50 @@ def object_entries(obj: Any) -> list[tuple[str, Any]]:
 def int_if_whole(value: float) -> int | float:
     """A whole double as JavaScript prints it (``3`` not ``3.0``)."""
     return int(value) if float(value).is_integer() else value
+
+
+# Node's POSIX path module (what Pi's resource loader joins and compares paths with)
+
+
+def path_normalize(path: str) -> str:
+    """path.normalize without keeping a trailing slash (what resolve/join results look like)."""
+    absolute = path.startswith("/")
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts and parts[-1] != "..":
+                parts.pop()
+            elif not absolute:
+                parts.append("..")
+            continue
+        parts.append(part)
+    joined = "/".join(parts)
+    if absolute:
+        return "/" + joined
+    return joined or "."
+
+
+def path_join(*parts: str) -> str:
+    return path_normalize("/".join(p for p in parts if p))
+
+
+def path_relative(start: str, target: str) -> str:
+    return posixpath.relpath(target, start) if target != start else ""
+
+
+def path_is_under(target: str, root: str) -> bool:
+    root = path_normalize(root)
+    if target == root:
+        return True
+    prefix = root if root.endswith("/") else root + "/"
+    return target.startswith(prefix)
+
+
+def path_resolve(path: str) -> str:
+    """path.resolve of one POSIX path: a relative one is taken from this process's working
+    directory (as Node takes it from Pi's), then normalised without a trailing slash."""
+    if not path.startswith("/"):
+        path = posixpath.join(posixpath.abspath("."), path)
+    return path_normalize(path)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.entries import Json
-from contextlab.pi.jsutil import JS_WHITESPACE_CLASS, js_len, js_trim
+from contextlab.pi.jsutil import JS_WHITESPACE_CLASS, js_len, js_trim, path_resolve
 from contextlab.pi.resources import ContextFile, PromptResources, Skill, is_foreign_path
 
 # Shown instead of the Pi package folder when it is not known; the docs layer is then flagged.
@@ -136,22 +136,6 @@ def format_skills_for_prompt(skills: Sequence[Skill], *, dialect: Dialect = DEFA
     return "\n".join(lines)
 
 
-def _js_resolve(path: str) -> str:
-    """Node's path.resolve for an absolute POSIX path: normalised, no trailing slash."""
-    if not path.startswith("/"):
-        path = posixpath.join(posixpath.abspath("."), path)
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return "/" + "/".join(parts)
-
-
 def docs_paths(pi_root: str | None) -> tuple[str, str, str]:
     """README, docs and examples paths as ``dist/config.js`` gives them for a package folder."""
     if pi_root is None:
@@ -166,9 +150,9 @@ def docs_paths(pi_root: str | None) -> tuple[str, str, str]:
     if root == "~" or root.startswith("~/"):
         root = posixpath.expanduser(root)
     return (
-        _js_resolve(root + "/README.md"),
-        _js_resolve(root + "/docs"),
-        _js_resolve(root + "/examples"),
+        path_resolve(root + "/README.md"),
+        path_resolve(root + "/docs"),
+        path_resolve(root + "/examples"),
     )
 
 
@@ -388,7 +372,7 @@ def build_system_prompt(
     append = "\n\n".join(resources.append_system_prompt) if resources.append_system_prompt else None
     # createAgentSession resolves the cwd (path.resolve) before the prompt sees it. A Windows
     # cwd stays as recorded: on Windows, where such a session ran, it was already absolute.
-    prompt_cwd = cwd if is_foreign_path(cwd) else _js_resolve(cwd)
+    prompt_cwd = cwd if is_foreign_path(cwd) else path_resolve(cwd)
     result = build_system_prompt_from_options(
         cwd=prompt_cwd,
         date=date,

@@ -7,7 +7,8 @@ import posixpath
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.resources.filesystem import FileSystem, path_join
+from contextlab.pi.jsutil import path_join
+from contextlab.pi.resources.filesystem import FileSystem
 from contextlab.pi.resources.results import ContextFile, prompt_rules
 
 # Context files, SYSTEM.md / APPEND_SYSTEM.md

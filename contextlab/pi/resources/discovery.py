@@ -13,14 +13,13 @@ from typing import Any
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.entries import Json
+from contextlab.pi.jsutil import path_join, path_normalize
 from contextlab.pi.resources.context_files import load_project_context_files, read_prompt_file
 from contextlab.pi.resources.filesystem import (
     FileSystem,
     as_file_system,
     expand_home,
     is_foreign_path,
-    path_join,
-    path_normalize,
 )
 from contextlab.pi.resources.patterns import apply_patterns, is_enabled_by_overrides, is_pattern
 from contextlab.pi.resources.results import (

@@ -1,5 +1,5 @@
-"""The filesystem Pi reads (the real disk, or uploaded files under their original paths) and
-Node's POSIX ``path`` functions."""
+"""The filesystem Pi reads (the real disk, or uploaded files under their original paths).
+Node's POSIX ``path`` functions are in ``contextlab.pi.jsutil``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from contextlab.pi.jsutil import path_join, path_normalize
 from contextlab.pi.resources.results import ResourceError
 
 # Filesystems
@@ -118,42 +119,6 @@ def as_file_system(fs: Any) -> FileSystem:
 
 # ---------------------------------------------------------------------------------------------
 # Node's path module (POSIX)
-
-
-def path_normalize(path: str) -> str:
-    """path.normalize without keeping a trailing slash (what resolve/join results look like)."""
-    absolute = path.startswith("/")
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts and parts[-1] != "..":
-                parts.pop()
-            elif not absolute:
-                parts.append("..")
-            continue
-        parts.append(part)
-    joined = "/".join(parts)
-    if absolute:
-        return "/" + joined
-    return joined or "."
-
-
-def path_join(*parts: str) -> str:
-    return path_normalize("/".join(p for p in parts if p))
-
-
-def path_relative(start: str, target: str) -> str:
-    return posixpath.relpath(target, start) if target != start else ""
-
-
-def path_is_under(target: str, root: str) -> bool:
-    root = path_normalize(root)
-    if target == root:
-        return True
-    prefix = root if root.endswith("/") else root + "/"
-    return target.startswith(prefix)
 
 
 def expand_home(path: str, home: str) -> str:

@@ -6,7 +6,8 @@ import re
 import warnings
 from collections.abc import Iterable
 
-from contextlab.pi.resources.filesystem import FileSystem, path_join, path_relative
+from contextlab.pi.jsutil import path_join, path_relative
+from contextlab.pi.resources.filesystem import FileSystem
 
 # node-ignore 7 (the `ignore` package Pi uses for .gitignore/.ignore/.fdignore), ported rule
 # by rule from its index.js so that the same patterns produce the same regular expressions.

@@ -7,7 +7,7 @@ import posixpath
 import re
 from typing import Any
 
-from contextlab.pi.resources.filesystem import path_relative
+from contextlab.pi.jsutil import path_relative
 
 # Settings patterns for skills (package-manager.js applyPatterns / isEnabledByOverrides) and the
 # part of minimatch 10 (default options) they rely on: *, ?, [...], **, {a,b}, escapes, no dot

@@ -10,14 +10,16 @@ from typing import Any
 
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.base import PromptRules
-from contextlab.pi.jsutil import js_len, js_trim, js_truthy
-from contextlab.pi.resources.filesystem import (
-    FileSystem,
+from contextlab.pi.jsutil import (
+    js_len,
+    js_trim,
+    js_truthy,
     path_is_under,
     path_join,
     path_normalize,
     path_relative,
 )
+from contextlab.pi.resources.filesystem import FileSystem
 from contextlab.pi.resources.frontmatter import FrontmatterError, frontmatter_get, parse_frontmatter
 from contextlab.pi.resources.ignore import Ignore, add_ignore_rules
 from contextlab.pi.resources.results import Diagnostic, Skill, prompt_rules

@@ -8,7 +8,8 @@ import posixpath
 
 from contextlab.pi.dialects.base import PromptRules
 from contextlab.pi.entries import Json
-from contextlab.pi.resources.filesystem import FileSystem, path_join
+from contextlab.pi.jsutil import path_join
+from contextlab.pi.resources.filesystem import FileSystem
 from contextlab.pi.resources.results import Diagnostic
 from contextlab.pi.resources.skills import node_fs_message
 
