@@ -1,7 +1,7 @@
 """Import speed: the real large session next to Pi's own SessionManager.open, and a generated
 session of BENCH_IMPORT_BYTES (default 1G) for throughput and peak memory.
 
-Targets (issue 3): import of tests/fixtures/real/large-session.jsonl (a copy of shared/fixtures)
+Targets: import of tests/fixtures/real/large-session.jsonl (a copy of shared/fixtures)
 within 3x of Pi opening the same file; the generated session at >= 50 MB/s with peak RSS < 200 MB.
 
 What is compared. Pi's SessionManager.open (timed inside Node, one cold open per process, as Pi

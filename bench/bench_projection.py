@@ -12,7 +12,7 @@ Each side runs BENCH_RUNS times (default 5) in one process; the median is compar
 warms up over the runs, as our caches do not carry over between runs). Parsing is timed apart.
 Target: ratio ours/Pi <= 1 (docs/pi-engine.md, "The request at a leaf").
 
-``pi_1_x`` (issue 10): the same session as Pi 1.x would have written it (``as_1x_session``: the
+``pi_1_x``: the same session as Pi 1.x would have written it (``as_1x_session``: the
 persisted system message first, a prompt patch and two context edits on the way), every entry as
 leaf through Pi 1.6.0's ``buildSessionProjection`` + ``convertToLlm`` + system replay
 (tests/conformance/oracle-1.6.0/bench_project.mjs) next to

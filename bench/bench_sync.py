@@ -1,5 +1,5 @@
 """Live sync: append one line to a 20k-entry session and time how long contextlab takes to have
-it stored (and searchable). Target (issue 3): < 50 ms.
+it stored (and searchable). Target: < 50 ms.
 
 Each sync is what the watcher does on a change: import_session_file on the file, which compares
 the stored offset and fingerprint, reads only the new bytes, stores the entry, updates the

@@ -1,6 +1,6 @@
 """Dashboard speed on a generated 20k-entry session with branches and compactions.
 
-Figures (targets from issue 4, on this 2-core machine):
+Figures (targets, on this 2-core machine):
 - tree page: first response and warm, and its HTML size (target < 300 ms and < 1 MB). "First"
   is measured in fresh Python processes (subprocesses on the same test database), as a server
   worker meets a session for the first time: Django set up, one request served (the login page,

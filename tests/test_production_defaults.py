@@ -1,4 +1,4 @@
-"""Production defaults (issue 12, finding 11): login throttling, Django's full password
+"""Production defaults: login throttling, Django's full password
 validators, password reset only with mail, error reports without credentials, HSTS and SSL
 redirect behind settings, and static files served by the app under a plain gunicorn."""
 

@@ -98,7 +98,7 @@ def token_user(token: str) -> Any:
 
 @dataclass
 class PushResult:
-    """The answer of `POST /sessions/{sessionId}/lines` (issue 13's contract)."""
+    """The answer of `POST /sessions/{sessionId}/lines` (the contract in the README, "REST API")."""
 
     session_id: str
     offset: int  # bytes of the file the server holds (the next request's `offset`)
@@ -220,7 +220,8 @@ def spool_body(stream: IO[bytes], limit: int) -> tuple[IO[bytes], int]:
 def session_push_lines(
     *, user: Any, session_id: str, offset: int, body: IO[bytes], body_size: int
 ) -> PushResult:
-    """Append the bytes a client's session file has from `offset` on (issue 13's contract).
+    """Append the bytes a client's session file has from `offset` on (the contract: README,
+    "REST API").
 
     1. Lock the session row (if stored), so that two pushes of one session run one after the
        other, and compare `offset` with the bytes the server holds: another offset (but 0) is a

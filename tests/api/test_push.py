@@ -1,5 +1,5 @@
-"""Pushing a session's lines over HTTP: the exact contract of issue 13 (offsets, 409 and resume,
-torn lines, rewritten files, upload membership rules)."""
+"""Pushing a session's lines over HTTP: the exact contract of the README's REST API section
+(offsets, 409 and resume, torn lines, rewritten files, upload membership rules)."""
 
 from __future__ import annotations
 

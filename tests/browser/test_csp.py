@@ -1,4 +1,4 @@
-"""Every main page under the Content-Security-Policy in a real Chromium (issue 12, finding 11):
+"""Every main page under the Content-Security-Policy in a real Chromium:
 no inline script, no style attribute, no eval; any CSP violation fails the test. Also the export
 of a session whose id tries to inject a file name saves under its real name (finding 8)."""
 

@@ -1,5 +1,5 @@
 """The session page in a real Chromium, at a phone's width and a desktop's: the tree, the URL and
-the inspector always name the same entry (issue 11's hooks: `#tree [aria-selected=true]`'s
+the inspector always name the same entry (the page's stable hooks: `#tree [aria-selected=true]`'s
 `data-entry-id`, `#inspector`'s `data-entry-id`, the URL's `entry`), the selected row is in view,
 and the page follows its session without a reload."""
 

@@ -1,4 +1,4 @@
-"""Deeply nested tool arguments (issue 12, finding 7): a ~1,000-deep array imports with the
+"""Deeply nested tool arguments: a ~1,000-deep array imports with the
 rest of the file, token estimates stay exact (Pi's JSON.stringify length), and every page that
 shows the entry answers 200."""
 

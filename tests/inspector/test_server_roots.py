@@ -1,4 +1,4 @@
-"""Server files are read only under CONTEXTLAB_SERVER_ROOTS (issue 12, finding 1): a session's
+"""Server files are read only under CONTEXTLAB_SERVER_ROOTS: a session's
 cwd, the default agent dir and a resource profile's agent dir outside the roots read nothing,
 symlinks and ".." are resolved first, no answer tells which server paths exist, and only owners
 edit a project's resource profile, every edit audited."""

@@ -1,4 +1,4 @@
-"""Hostile ids and NUL bytes (issue 12, findings 8 and 9): the export's Content-Disposition is
+"""Hostile ids and NUL bytes: the export's Content-Disposition is
 built by Django's helper, ids are validated at import with a problem for their line, NUL in any
 form field gets a clear 400, and upload errors never show raw exception text."""
 

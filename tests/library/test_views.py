@@ -285,7 +285,7 @@ def test_it_lists_files_that_yielded_no_session_to_who_uploaded_them(
     assert "could not be imported" not in client.get(reverse("library:index")).content.decode()
     assert client.get(link).status_code == 404
 
-    # Staff without permissions see no one else's failed uploads (issue 12, finding 10).
+    # Staff without permissions see no one else's failed uploads.
     staff = django_user_model.objects.create_user("ops", password="x", is_staff=True)
     client.force_login(staff)
     assert "could not be imported" not in client.get(reverse("library:index")).content.decode()

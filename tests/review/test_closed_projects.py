@@ -1,5 +1,5 @@
 """A restricted project never falls open: not when an upload is cut off after its import
-committed (issue 12, finding 2), not when its last member is deleted."""
+committed, not when its last member is deleted."""
 
 from __future__ import annotations
 

@@ -169,7 +169,7 @@ def probe_header(f: IO[bytes]) -> Probe:
                     problem = Problem(line.line_no, f"{bad}: the file is not imported")
                     return Probe(None, 0, None, False, [problem])
                 return Probe(value, line.line_no, value["id"], False, [])
-            # Pi's loadEntriesFromFile returns [] for such a file (pi-reference §1.6): nothing
+            # Pi's loadEntriesFromFile returns [] for such a file (docs/pi-engine.md): nothing
             # of it is a session, so none is created here either.
             problem = Problem(
                 line.line_no, 'session header has no string "id" (Pi would reject the whole file)'

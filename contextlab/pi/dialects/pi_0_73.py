@@ -6,7 +6,8 @@ Everything else is Pi 0.80.2's: tests/conformance/test_pi_0_73.py proves that ev
 the extractor reads (tools/extract_pi_strings.mjs over the installed 0.73.1, generated into
 ``pi_0_73_data.py``) equals 0.80.2's, and rebuilds the requests the real 0.73.1 sent. Rules that
 are not strings (truncation line counting, user images in estimates, summary budgets, overflow
-retry, branch re-chaining; pi-reference §9) are not carried here: the engine applies 0.80.2's.
+retry, branch re-chaining; docs/pi-dialects.md, "Pi 0.73.1") are not carried here: the engine
+applies 0.80.2's.
 """
 
 from __future__ import annotations

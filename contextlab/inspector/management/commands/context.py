@@ -17,8 +17,8 @@ prints one JSON object ``{"leafId", "systemPrompt", "layers", "messages", "sent"
   skills, SYSTEM.md and APPEND_SYSTEM.md found on disk in the agent dir and the cwd;
 - ``model``: ``{"provider", "modelId"}`` or null; ``thinkingLevel`` as buildSessionContext says.
 
-For a Pi 1.x turn (issue 10; detected per turn: the leaf's path holds a persisted ``system``
-message, or chosen with ``--dialect``) the object is instead ``{"leafId", "systemPrompt",
+For a Pi 1.x turn (docs/pi-dialects.md; detected per turn: the leaf's path holds a persisted
+``system`` message, or chosen with ``--dialect``) the object is instead ``{"leafId", "systemPrompt",
 "tools", "messages", "sent", "model", "thinkingLevel", "maxTokens", "dialect"}`` followed by
 ``dialectSource``: the prompt and tool declarations are the replay of the session's system
 messages, ``messages`` shows them in place with their sections and tool names, ``maxTokens`` is

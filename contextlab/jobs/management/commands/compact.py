@@ -4,11 +4,12 @@ A thin wrapper over ``contextlab.pi.compaction``: read the file, pick the leaf, 
 (``{"firstKeptEntryId", "tokensBefore", "isSplitTurn", "request", "turnPrefixRequest", ...}``).
 ``--what-if`` prints where auto-compaction would have run along the path instead.
 
-For a Pi 1.x turn (a persisted system message on the leaf's path; issue 10) the preview follows
-Pi 1.6.0: the cut over the projection (context edits applied), the 1.x turn-prefix prompt, each
-request's ``maxTokens`` = pi-ai's clamp for the model (``--context-window`` and
-``--model-max-tokens`` when the catalogue does not know it; null otherwise), and, after the
-usual keys, ``systemMessage`` (what the entry would carry), ``dialect`` and ``dialectSource``.
+For a Pi 1.x turn (a persisted system message on the leaf's path; docs/pi-dialects.md) the
+preview follows Pi 1.6.0: the cut over the projection (context edits applied), the 1.x
+turn-prefix prompt, each request's ``maxTokens`` = pi-ai's clamp for the model
+(``--context-window`` and ``--model-max-tokens`` when the catalogue does not know it; null
+otherwise), and, after the usual keys, ``systemMessage`` (what the entry would carry),
+``dialect`` and ``dialectSource``.
 ``--dialect 0.73`` previews a 0.x turn as Pi 0.73.1 (its summarisation system prompt, budgets not
 capped by the model's maxTokens) and adds ``dialect`` / ``dialectSource``.
 
