@@ -11,8 +11,10 @@ created there and dropped at the end) and the locust virtualenv (`.venv-load`, m
 1. Generate the sessions (tools/gen_large_session.py), import them with `import_sessions`.
 2. Start gunicorn with DEBUG off, sign-in by a user made for the run.
 3. Run locust headless (bench/locustfile.py) while sampling each gunicorn worker's RSS from /proc.
-4. Print the table (requests, errors, p50/p95/max per page type, peak RSS per worker) and write
-   bench/results/load.json.
+4. Print the table (requests, errors, p50/p95/max per page type, peak RSS per worker) and each
+   target with its verdict (zero errors; p95 under 300 ms for ordinary sessions' pages, under
+   1 s for the large session's; peak RSS per worker under 400 MB), write bench/results/load.json,
+   and exit 1 when a target is not met.
 """
 
 from __future__ import annotations
@@ -174,6 +176,38 @@ def _report(csv_path: Path, peaks: dict[int, int], args: argparse.Namespace) -> 
     }
 
 
+# What the run must show (pages of ordinary sessions, pages of the large one, memory).
+P95_MS_ORDINARY = 300
+P95_MS_LARGE = 1000
+PEAK_RSS_MB_PER_WORKER = 400
+
+
+def verdicts(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each target of the load test with the measured figure and whether it is met."""
+    out: list[dict[str, Any]] = []
+    pages = [r for r in figures["pages"] if r["page"] and not r["page"].endswith("Aggregated")]
+    errors = sum(r["errors"] for r in pages)
+    out.append({"target": "zero errors", "measured": errors, "met": errors == 0})
+    for row in pages:
+        limit = P95_MS_LARGE if row["page"].endswith("(large)") else P95_MS_ORDINARY
+        out.append(
+            {
+                "target": f"{row['page']}: p95 < {limit} ms",
+                "measured": row["p95_ms"],
+                "met": row["p95_ms"] < limit,
+            }
+        )
+    peak = max(figures["peak_rss_mb_per_worker"] or [0])
+    out.append(
+        {
+            "target": f"peak RSS per worker < {PEAK_RSS_MB_PER_WORKER} MB",
+            "measured": peak,
+            "met": peak < PEAK_RSS_MB_PER_WORKER,
+        }
+    )
+    return out
+
+
 def _print(figures: dict[str, Any]) -> None:
     print("| page | requests | errors | p50 ms | p95 ms | max ms |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -184,6 +218,9 @@ def _print(figures: dict[str, Any]) -> None:
         )
     print(f"peak RSS per gunicorn worker (MB): {figures['peak_rss_mb_per_worker']}")
     print(f"load average {figures['load_average_1_5_15']} on {figures['cpus']} CPUs")
+    for verdict in figures["verdicts"]:
+        mark = "met" if verdict["met"] else "NOT MET"
+        print(f"{mark:8s} {verdict['target']} (measured {verdict['measured']})")
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -286,6 +323,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         # The machine's load during the run: on a shared machine the figures are queueing too.
         figures["load_average_1_5_15"] = [round(x, 1) for x in os.getloadavg()]
         figures["cpus"] = os.cpu_count()
+        figures["verdicts"] = verdicts(figures)
+        figures["all_met"] = all(v["met"] for v in figures["verdicts"])
         _print(figures)
         results = REPO / "bench" / "results"
         results.mkdir(exist_ok=True)
@@ -300,4 +339,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main()["all_met"] else 1)

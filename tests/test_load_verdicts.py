@@ -1,0 +1,45 @@
+"""The load test judges its own run: every target of the team deployment with its verdict."""
+
+from __future__ import annotations
+
+from bench.load import verdicts
+
+
+def _figures(**overrides):  # type: ignore[no-untyped-def]
+    pages = [
+        {"page": "GET library", "requests": 900, "errors": 0, "p95_ms": 120.0},
+        {"page": "GET tree (large)", "requests": 90, "errors": 0, "p95_ms": 640.0},
+        {"page": " Aggregated", "requests": 990, "errors": 0, "p95_ms": 500.0},
+    ]
+    figures = {"pages": pages, "peak_rss_mb_per_worker": [210.0, 230.5]}
+    figures.update(overrides)
+    return figures
+
+
+def test_a_run_within_every_target_meets_them_all():
+    assert all(v["met"] for v in verdicts(_figures()))
+
+
+def test_an_ordinary_page_over_300_ms_an_error_or_a_fat_worker_is_not_met():
+    slow = _figures()
+    slow["pages"][0]["p95_ms"] = 310.0
+    failed = _figures()
+    failed["pages"][1]["errors"] = 1
+    fat = _figures(peak_rss_mb_per_worker=[120.0, 401.0])
+    for figures, target in (
+        (slow, "GET library: p95 < 300 ms"),
+        (failed, "zero errors"),
+        (fat, "peak RSS per worker < 400 MB"),
+    ):
+        missed = [v["target"] for v in verdicts(figures) if not v["met"]]
+        assert missed == [target]
+
+
+def test_the_large_sessions_pages_have_a_second_to_answer():
+    figures = _figures()
+    figures["pages"][1]["p95_ms"] = 990.0
+    assert all(v["met"] for v in verdicts(figures))
+    figures["pages"][1]["p95_ms"] = 1000.0
+    assert [v["target"] for v in verdicts(figures) if not v["met"]] == [
+        "GET tree (large): p95 < 1000 ms"
+    ]
