@@ -78,13 +78,24 @@ def models_of(version: str) -> list[dict[str, Any]]:
     return [*MODELS, *EXTRA_MODELS.get(version, [])]
 
 
-def repo_relative(path: str) -> str:
-    """An installed oracle's path relative to the repository root (machine-independent: the
-    oracle may be a symlink into another checkout); other paths unchanged."""
-    marker = "/tests/conformance/"
-    if marker in path:
-        return "tests/conformance/" + path.split(marker, 1)[1]
-    return path
+# The installed Pi as the recorded prompts name it (Pi's getPackageDir() honours PI_PACKAGE_DIR):
+# a fixed symlink to the oracle's package, so no checkout's path ends up in the corpus.
+PACKAGES = {
+    "1.6.0": ("oracle-1.6.0", "@earendil-works/pi-coding-agent"),
+    "0.73.1": ("oracle-0.73.1", "@mariozechner/pi-coding-agent"),
+}
+
+
+def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
+    """``<base>/<version>/pi-coding-agent``, a symlink to that installed Pi (made if missing)."""
+    oracle, package = PACKAGES[version]
+    target = REPO / "tests" / "conformance" / oracle / "node_modules" / package
+    link = base / version / "pi-coding-agent"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(target.resolve(), target_is_directory=True)
+    return link
 
 
 def corpus_dir(version: str) -> Path:
@@ -128,6 +139,7 @@ def record_scenario(
             "FAKE_PORT": str(server.port),
             "RECORD_DIR": str(raw),
             "SCENARIO_ROOT": str(root),
+            "PI_PACKAGE_DIR": str(pinned_package_dir(version, base)),
         }
         date_before = dt.datetime.now(dt.UTC).date().isoformat()
         proc = subprocess.run(
@@ -245,7 +257,7 @@ def collect(
         "cwd": info["cwd"],
         "agentDir": info["agentDir"],
         "home": str(root / "home"),
-        "piPackageDir": repo_relative(info["piPackageDir"]),
+        "piPackageDir": info["piPackageDir"],
         "sessionId": info["sessionId"],
         "finalLeafId": info["finalLeafId"],
         "activeTools": info["activeTools"],
