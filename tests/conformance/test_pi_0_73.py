@@ -36,7 +36,7 @@ from tests.conformance.conftest import (
     node_binary,
     oracle_available,
 )
-from tests.conformance.test_projection import check_session
+from tests.conformance.test_projection import check_edge_session, check_session
 from tests.conformance.test_requests import _write_if_changed
 
 CORPUS = Path(__file__).resolve().parent / "corpus-0.73.1"
@@ -237,8 +237,4 @@ def test_every_leaf_projects_as_pi_0_73_1_projects_it(name, path, agent_dir, tmp
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", sorted(edge_sessions.SESSIONS))
 def test_every_leaf_of_the_edge_case_sessions_projects_as_pi_0_73_1_projects_it(name, tmp_path):
-    source = tmp_path / "source"
-    source.mkdir()
-    path = source / f"{name}.jsonl"
-    path.write_bytes(edge_sessions.SESSIONS[name]())
-    assert check_session(path, None, tmp_path, version="0.73.1")["leaves"] > 0
+    assert check_edge_session(name, tmp_path, version="0.73.1")["leaves"] > 0

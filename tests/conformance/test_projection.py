@@ -195,13 +195,18 @@ def test_it_projects_every_leaf_of_the_corpus_like_pi(name, path, agent_dir, tmp
     assert counts["leaves"] > 0
 
 
-@pytest.mark.parametrize("name", sorted(edge_sessions.SESSIONS))
-def test_it_projects_every_leaf_of_edge_case_sessions_like_pi(name, tmp_path):
+def check_edge_session(name: str, tmp_path: Path, *, version: str = "0.80.2") -> dict[str, int]:
+    """``check_session`` on the hand-written edge-case session ``name``."""
     source = tmp_path / "source"
     source.mkdir()
     path = source / f"{name}.jsonl"
     path.write_bytes(edge_sessions.SESSIONS[name]())
-    counts = check_session(path, None, tmp_path)
+    return check_session(path, None, tmp_path, version=version)
+
+
+@pytest.mark.parametrize("name", sorted(edge_sessions.SESSIONS))
+def test_it_projects_every_leaf_of_edge_case_sessions_like_pi(name, tmp_path):
+    counts = check_edge_session(name, tmp_path)
     print(f"{name}: {counts}")
     assert counts["leaves"] > 0
 
