@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -34,6 +34,14 @@ $(ORACLE)/node_modules/.installed: $(ORACLE)/package.json $(ORACLE)/package-lock
 oracle-1.6.0: $(ORACLE_1_6)/node_modules/.installed
 $(ORACLE_1_6)/node_modules/.installed: $(ORACLE_1_6)/package.json $(ORACLE_1_6)/package-lock.json
 	cd $(ORACLE_1_6) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Pi 1.0.3, 1.3.0 and 1.5.2, for tests/conformance/test_pi_1x_variants.py (which skips without
+# them); not part of install-dev.
+ORACLES_1X_VARIANTS := tests/conformance/oracle-1.0.3 tests/conformance/oracle-1.3.0 tests/conformance/oracle-1.5.2
+oracle-1.x-variants: $(addsuffix /node_modules/.installed,$(ORACLES_1X_VARIANTS))
+tests/conformance/oracle-%/node_modules/.installed: tests/conformance/oracle-%/package.json tests/conformance/oracle-%/package-lock.json
+	cd tests/conformance/oracle-$* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 oracle-0.73.1: $(ORACLE_0_73)/node_modules/.installed

@@ -416,7 +416,7 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
 
 # Bump when anything stored changes meaning (tree_item, _reported, SessionTree rules): rows of an
 # older format are then rebuilt on first use.
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 
 
 def _index_bytes(index: SessionIndex) -> bytes:

@@ -181,8 +181,10 @@ class Session(models.Model):
     branch_count = models.PositiveIntegerField(default=0)  # tree leaves: 1 for a linear session
     problem_count = models.PositiveIntegerField(default=0)
     tokens_estimated = models.BigIntegerField(default=0)  # sum of per-entry estimates
-    usage_tokens = models.BigIntegerField(default=0)  # sum of assistant usage.totalTokens
-    cost_total = models.FloatField(default=0.0)  # sum of assistant usage.cost.total
+    # Sums of usage.totalTokens / usage.cost.total of assistant messages and (Pi 1.x) of summaries'
+    # and usage entries' model calls.
+    usage_tokens = models.BigIntegerField(default=0)
+    cost_total = models.FloatField(default=0.0)
     first_activity = models.DateTimeField(null=True, blank=True)
     last_activity = models.DateTimeField(null=True, blank=True)
     models_used = models.JSONField(default=list)  # "provider/model", in order of first use

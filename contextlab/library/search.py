@@ -471,7 +471,8 @@ def _python_headline(text: str, terms: list[str]) -> str:
 
 def entry_search_text(entry: dict) -> str:
     """The words of an entry worth finding: message text, thinking, tool calls and tool results,
-    bash commands and output, summaries, custom messages, names and labels."""
+    bash commands and output, summaries, custom messages, names and labels; for Pi 1.x, the
+    sections and tools of system messages and the text a context edit puts in."""
     parts: list[str] = []
     budget = [MAX_SEARCH_CHARS]
 
@@ -495,8 +496,13 @@ def entry_search_text(entry: dict) -> str:
         add(entry.get("label"))
     elif kind == "model_change":
         add(f"{entry.get('provider')} {entry.get('modelId')}")
+    elif kind == "context_edit":
+        # Pi 1.x: the replacement's text (an omission carries none).
+        replacement = entry.get("replacement")
+        if isinstance(replacement, dict):
+            _content_text(replacement.get("content"), add)
     elif kind not in ("thinking_level_change",):
-        # custom, context_edit (Pi 1.x) and unknown types: every string they carry.
+        # custom, usage (Pi 1.x) and unknown types: every string they carry.
         _all_strings({k: v for k, v in entry.items() if k not in _ENVELOPE}, add)
     return "\n".join(parts)
 
@@ -513,6 +519,17 @@ def _message_text(message: dict, add) -> None:  # type: ignore[no-untyped-def]
     _content_text(message.get("content"), add)
     if role == "assistant":
         add(message.get("errorMessage"))
+    elif role == "system":
+        # Pi 1.x's persisted prompt: its sections, and the tools it declares.
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            for text in sections.values():
+                add(text)
+        tools = message.get("toolsAdded")
+        for tool in tools if isinstance(tools, list) else ():
+            if isinstance(tool, dict):
+                add(tool.get("name"))
+                add(tool.get("description"))
 
 
 def _content_text(content: object, add) -> None:  # type: ignore[no-untyped-def]

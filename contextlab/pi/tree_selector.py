@@ -1,5 +1,5 @@
-"""Pi's /tree view (``dist/modes/interactive/components/tree-selector.js`` of 0.80.2), as rows
-a web page can render.
+"""Pi's /tree view (``dist/modes/interactive/components/tree-selector.js`` of 0.80.2 and 1.6.0),
+as rows a web page can render.
 
 Plain Python, no Django: the inputs are light per-entry records (`TreeItem`), already ordered
 the way Pi's `getTree()` orders children (helper module `contextlab.pi.session`). This module
@@ -11,22 +11,39 @@ owns only what the selector adds on top of `getTree()`:
    leaf); the filter modes default / no-tools / user-only / labeled-only / all; the search
    (every whitespace-separated token must be a substring of the entry's searchable text);
    descendants of folded nodes are dropped.
+   Pi 1.x entries follow 1.6.0's selector: `usage` entries (cache-warming bookkeeping) are never
+   listed, not even as the leaf; `context_edit` entries are settings rows (hidden in the
+   default and no-tools modes), shown as ``[context omit|replace: <targetId>]``; persisted system
+   messages are ``[system]`` rows. 0.80.2 sessions hold none of these, so one rule set serves
+   both versions.
 3. `recalculateVisualStructure`: indentation, connectors and gutters from the *visible*
    parent of each row, which is what the terminal prints as `├─`, `└─` and `│`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_stringify
+from contextlab.pi.jsutil import (
+    array_join_item,
+    js_len,
+    js_slice,
+    js_string,
+    js_trim,
+    js_truthy,
+    json_stringify,
+    number_to_string,
+)
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 SETTINGS_TYPES = frozenset(
-    {"label", "custom", "model_change", "thinking_level_change", "session_info"}
+    {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"}
 )
+# Entry types the selector never lists (Pi 1.6.0: usage entries written by cache warming).
+NEVER_LISTED_TYPES = frozenset({"usage"})
 
 
 def _stringify(value: object) -> str:
@@ -151,6 +168,8 @@ def flatten(
 
 
 def passes(item: TreeItem, mode: str, label: str | None, tokens: list[str], is_leaf: bool) -> bool:
+    if item.type in NEVER_LISTED_TYPES:
+        return False
     if item.toolcall_only and not is_leaf:
         return False
     is_settings = item.type in SETTINGS_TYPES
@@ -437,18 +456,52 @@ def _arg(args: dict[str, object], *names: str, default: str = "") -> str:
     return default
 
 
+# A JavaScript numeric string Number() reads as a finite number (decimal or 0x/0o/0b integer).
+_JS_NUMERIC = re.compile(
+    r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+"
+)
+
+
+def _line_number(value: object) -> float | None:
+    """parseLineNumber of Pi 1.6.0: a finite number, or a numeric string read as one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = js_trim(value)
+        if not text or not _JS_NUMERIC.fullmatch(text):
+            return None
+        number = float(int(text, 0)) if text[:2].lower() in ("0x", "0o", "0b") else float(text)
+        return number if math.isfinite(number) else None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _read_line_range(offset: object, limit: object) -> str:
+    """formatReadLineRange of Pi 1.6.0 (JSON null is an omitted argument). For whole-number
+    arguments it prints what 0.80.2's inline version printed."""
+    if offset is None and limit is None:
+        return ""
+    start = 1.0 if offset is None else _line_number(offset)
+    if start is None:
+        return ""
+    if limit is None:
+        return f":{number_to_string(start)}"
+    count = _line_number(limit)
+    if count is None:
+        return ""
+    end = start + count - 1
+    tail = f"-{number_to_string(end)}" if end else ""
+    return f":{number_to_string(start)}{tail}"
+
+
 def format_tool_call(name: str, args: object) -> str:
     """Pi's formatToolCall (without shortening $HOME: the session's home is not this server's)."""
     if not isinstance(args, dict):
         args = {}
     if name == "read":
         display = _arg(args, "path", "file_path")
-        offset, limit = args.get("offset"), args.get("limit")
-        if offset is not None or limit is not None:
-            start = offset if offset is not None else 1
-            end = (start + limit - 1) if isinstance(start, int) and isinstance(limit, int) else ""
-            display += f":{start}{f'-{end}' if end else ''}"
-        return f"[read: {display}]"
+        return f"[read: {display}{_read_line_range(args.get('offset'), args.get('limit'))}]"
     if name in ("write", "edit"):
         return f"[{name}: {_arg(args, 'path', 'file_path')}]"
     if name == "bash":
@@ -562,6 +615,12 @@ def tree_item(
     elif entry_type == "custom":
         item.text = f"[custom: {entry.get('customType')}]"
         search.extend(["custom", str(entry.get("customType"))])
+    elif entry_type == "context_edit":
+        # `replacement === null`: an absent replacement is a "replace", as in Pi.
+        kind = "omit" if "replacement" in entry and entry["replacement"] is None else "replace"
+        target = entry.get("targetId")
+        item.text = f"[context {kind}: {js_string(target, 'targetId' in entry)}]"
+        search.extend(["context edit", kind, array_join_item(target)])
     elif entry_type == "label":
         label = entry.get("label")
         item.text = f"[label: {label if label is not None else '(cleared)'}]"

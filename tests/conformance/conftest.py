@@ -39,6 +39,14 @@ ORACLES: dict[str, tuple[Path, Path]] = {
         HERE / "oracle-0.73.1",
         HERE / "oracle-0.73.1" / "node_modules" / "@mariozechner" / "pi-coding-agent",
     ),
+    # Earlier 1.x releases, for the request variants (`make oracle-1.x-variants`; optional).
+    **{
+        version: (
+            HERE / f"oracle-{version}",
+            HERE / f"oracle-{version}" / "node_modules" / "@earendil-works" / "pi-coding-agent",
+        )
+        for version in ("1.0.3", "1.3.0", "1.5.2")
+    },
 }
 
 

@@ -9,6 +9,9 @@
    ``max_completion_tokens = min(model.maxTokens, 32000)``.
 3. The compaction request 0.73.1 sent carries its own summarisation system prompt.
 4. Without ``--dialect`` the command cannot tell 0.73 from 0.80 and says so.
+5. Every entry of the 0.73.1 corpus, of the 0.80.2 corpus (which 0.73.1 opens too) and of the
+   hand-written edge-case sessions as leaf projects as Pi 0.73.1's own ``buildSessionContext`` +
+   ``convertToLlm`` + ``transformMessages`` (``oracle-0.73.1/project.mjs``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,15 @@ from django.core.management import call_command
 from contextlab.pi.dialects import PI_0_80, pi_0_73_data, pi_0_80_data
 from contextlab.pi.dialects.pi_0_73 import PI_0_73
 from contextlab.pi.providers.openai_completions import build_request_body, simple_options
-from tests.conformance.conftest import ORACLES, node_binary, oracle_available
+from tests.conformance import projection_sessions as edge_sessions
+from tests.conformance.conftest import (
+    CORPUS_DIR,
+    ORACLES,
+    corpus_sessions,
+    node_binary,
+    oracle_available,
+)
+from tests.conformance.test_projection import check_edge_session, check_session
 from tests.conformance.test_requests import _write_if_changed
 
 CORPUS = Path(__file__).resolve().parent / "corpus-0.73.1"
@@ -202,3 +213,28 @@ def test_compact_dialect_0_73_rebuilds_the_compaction_requests_pi_0_73_1_sent():
     ]
     # 0.73 sends both in parallel: their arrival order is not fixed.
     assert sorted(ours) == sorted(recorded)
+
+
+def _projection_cases() -> list[tuple[str, Path, Path | None]]:
+    cases = []
+    for path in [*sorted(CORPUS.glob("*/session.jsonl")), *corpus_sessions()]:
+        agent = path.parent / "fs" / "agent"
+        root = CORPUS if path.is_relative_to(CORPUS) else CORPUS_DIR
+        cases.append((f"{root.name}/{path.parent.name}", path, agent if agent.exists() else None))
+    return cases
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    ("name", "path", "agent_dir"), _projection_cases(), ids=[c[0] for c in _projection_cases()]
+)
+def test_every_leaf_projects_as_pi_0_73_1_projects_it(name, path, agent_dir, tmp_path):
+    counts = check_session(path, agent_dir, tmp_path, version="0.73.1")
+    assert counts["leaves"] > 0
+    assert counts["raw"] == counts["llm"] == counts["sent"] == counts["leaves"]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(edge_sessions.SESSIONS))
+def test_every_leaf_of_the_edge_case_sessions_projects_as_pi_0_73_1_projects_it(name, tmp_path):
+    assert check_edge_session(name, tmp_path, version="0.73.1")["leaves"] > 0

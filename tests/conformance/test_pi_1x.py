@@ -7,11 +7,16 @@
    applied, ``max_completion_tokens`` from pi-ai's clamp.
 2. For every entry of every 1.6.0 session (and of the 0.80.2 corpus, which Pi 1.6.0 also opens) as
    leaf, our projection equals Pi 1.6.0's own ``buildSessionProjection`` + ``convertToLlm``, and
-   the replayed prompt and tools equal pi-ai's ``getCurrentSystemPrompt`` / ``getCurrentTools``.
+   the replayed prompt and tools equal pi-ai's ``getCurrentSystemPrompt`` / ``getCurrentTools``;
+   and our ``max_completion_tokens`` equals pi-ai 1.6.0's ``clampMaxTokensToContext`` at several
+   windows.
+3. Pi's cache-warming replays (``usage`` scenario) are the replayed request with a one-token cap;
+   summaries (compaction, branch summary over edited messages) are rebuilt byte for byte.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import shutil
@@ -78,6 +83,109 @@ def test_the_corpus_covers_what_issue_10_asks_for():
         e["type"] == "message" and e["message"]["role"] == "assistant"
         for e in resumed[:first_system]
     )
+    # patches2: APPEND_SYSTEM.md edited then removed, AGENTS.md added mid-session, a patch that
+    # adds tools.
+    later = [
+        e["message"]
+        for es in entries.values()
+        for e in [s for s in es if pi_1_x.is_system_message_entry(s)][1:]
+    ]
+    addenda = [m["sections"]["addendum"] for m in later if "addendum" in m.get("sections", {})]
+    assert any(a for a in addenda) and None in addenda, "APPEND_SYSTEM.md edited and removed"
+    project_agents = (
+        f'path="{next(m for m in MANIFESTS if m["scenario"] == "patches2")["cwd"]}/AGENTS.md"'
+    )
+    first, *patches2 = [
+        e["message"]["sections"] for e in entries["patches2"] if pi_1_x.is_system_message_entry(e)
+    ]
+    assert project_agents not in first["project_context"] and any(
+        project_agents in (p.get("project_context") or "") for p in patches2
+    ), "the project's AGENTS.md added mid-session"
+    assert any(m.get("toolsAdded") for m in later), "a patch adding tools"
+    # clamp: pi-ai's clamp below the model's maxTokens on several requests, and a request to
+    # another model after replies with thinking (which Pi 1.6 drops).
+    bound = [
+        (m["scenario"], r["seq"])
+        for m in MANIFESTS
+        for r in m["requests"]
+        if r["kind"] == "agent"
+        and json.loads((CORPUS_1X / m["scenario"] / r["body"]).read_text())["max_completion_tokens"]
+        < _model(m, r["model"]["id"])["maxTokens"]
+    ]
+    assert len({seq for scenario, seq in bound if scenario == "clamp"}) >= 3
+    assert _cross_model_thinking_requests(), "a request after another model's thinking"
+    # branch-edited: the summarised branch holds context-edited messages (see the branch test).
+    assert _edited_branch_summaries()
+    # usage: cache warming wrote usage entries, one of them the session's last entry.
+    usages = [e for e in entries["usage"] if e["type"] == "usage"]
+    assert len(usages) >= 2 and entries["usage"][-1]["type"] == "usage"
+    assert any(r["kind"] == "cache_warm" for m in MANIFESTS for r in m["requests"])
+
+
+def _cross_model_thinking_requests() -> list[tuple[str, str]]:
+    """Recorded requests to a model whose history holds another model's thinking."""
+    found = []
+    for manifest in MANIFESTS:
+        session = parse_session_file(CORPUS_1X / manifest["scenario"] / "session.jsonl")
+        by_id = {e.get("id"): e for e in session.entries}
+        for request_ in manifest["requests"]:
+            if request_["kind"] != "agent":
+                continue
+            projection = pi_1_x.build_session_projection(session.entries, request_["leafId"], by_id)
+            if any(
+                m.get("role") == "assistant"
+                and m.get("model") != request_["model"]["id"]
+                and any(b.get("type") == "thinking" for b in m.get("content") or [])
+                for m in projection.messages
+            ):
+                found.append((manifest["scenario"], request_["seq"]))
+    return found
+
+
+def test_another_models_thinking_is_not_sent():
+    requests_ = _cross_model_thinking_requests()
+    assert requests_
+    for scenario, seq in requests_:
+        manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+        session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+        request_ = next(r for r in manifest["requests"] if r["seq"] == seq)
+        thinking = [
+            b["thinking"]
+            for m in pi_1_x.build_session_projection(session.entries, request_["leafId"]).messages
+            if m.get("role") == "assistant" and m.get("model") != request_["model"]["id"]
+            for b in m.get("content") or []
+            if b.get("type") == "thinking"
+        ]
+        body = (CORPUS_1X / scenario / request_["body"]).read_text()
+        assert thinking and not any(json_stringify(t)[1:-1] in body for t in thinking), seq
+        rebuilt = rebuilt_1x_request(
+            session.entries, request_["leafId"], _model(manifest, request_["model"]["id"])
+        )
+        assert rebuilt.chat_completions_body() == body
+
+
+CACHE_WARMS = [
+    (m["scenario"], r) for m in MANIFESTS for r in m["requests"] if r["kind"] == "cache_warm"
+]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "request_"), CACHE_WARMS, ids=[f"{s}-{r['seq']}" for s, r in CACHE_WARMS]
+)
+def test_a_cache_warming_replay_is_the_replayed_request_capped_at_one_token(scenario, request_):
+    """Pi 1.6's cache warming re-sends the last request of a turn with a one-token cap (and
+    writes a `usage` entry): the same request at the same leaf, ``max_completion_tokens`` 1."""
+    manifest = next(m for m in MANIFESTS if m["scenario"] == scenario)
+    session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+    model = _model(manifest, request_["model"]["id"])
+    rebuilt = rebuilt_1x_request(session.entries, request_["leafId"], model, header=session.header)
+    warm = dataclasses.replace(rebuilt, max_tokens=1)
+    assert warm.chat_completions_body() == (CORPUS_1X / scenario / request_["body"]).read_text()
+    # The usage entry the replay wrote hangs under the turn's last entry and changes no context.
+    usage = next(e for e in session.entries if e["type"] == "usage")
+    context = pi_1_x.build_session_projection(session.entries, usage["id"])
+    parent = pi_1_x.build_session_projection(session.entries, usage["parentId"])
+    assert json_stringify(context.messages) == json_stringify(parent.messages)
 
 
 @pytest.mark.parametrize(
@@ -514,10 +622,6 @@ def test_it_rebuilds_the_branch_summary_request_pi_1_6_0_sent(scenario, request_
     entries, _ = pi_1_x_compaction.collect_entries_for_branch_summary(
         tree, operation["oldLeafId"], operation["targetId"]
     )
-    # The summarised branch holds edited entries: the summary sees them as edited.
-    assert any(e["type"] == "context_edit" for e in entries) or any(
-        e["type"] == "compaction" for e in entries
-    )
     ours = pi_1_x_compaction.branch_summary_request(
         entries,
         _model(manifest, request_["model"]["id"]),
@@ -529,6 +633,53 @@ def test_it_rebuilds_the_branch_summary_request_pi_1_6_0_sent(scenario, request_
     )
     assert ours is not None
     assert ours.body == (CORPUS_1X / scenario / request_["body"]).read_text()
+
+
+def _edited_branch_summaries() -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """Recorded branch summaries whose summarised entries hold a message a context edit on that
+    branch rewrote or omitted, with those edits."""
+    from contextlab.pi.dialects import pi_1_x_compaction
+    from contextlab.pi.session import SessionTree
+
+    found = []
+    for scenario, request_ in BRANCH_SUMMARIES:
+        session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+        operation = request_["operation"]
+        entries, _ = pi_1_x_compaction.collect_entries_for_branch_summary(
+            SessionTree(session.entries), operation["oldLeafId"], operation["targetId"]
+        )
+        ids = {e["id"] for e in entries}
+        edits = [
+            e
+            for e in entries
+            if e["type"] == "context_edit"
+            and e["targetId"] in ids
+            and next(t for t in entries if t["id"] == e["targetId"])["type"] == "message"
+            and next(t for t in entries if t["id"] == e["targetId"])["message"]["role"]
+            in ("user", "assistant")
+        ]
+        if edits:
+            found.append((scenario, request_, edits))
+    return found
+
+
+def test_a_branch_summary_summarises_the_edited_messages_as_edited():
+    summaries = _edited_branch_summaries()
+    assert summaries
+    for scenario, request_, edits in summaries:
+        session = parse_session_file(CORPUS_1X / scenario / "session.jsonl")
+        by_id = {e["id"]: e for e in session.entries}
+        prompt = json.loads((CORPUS_1X / scenario / request_["body"]).read_text())["messages"][1]
+        text = prompt["content"] if isinstance(prompt["content"], str) else prompt["content"][0]
+        text = text if isinstance(text, str) else text["text"]
+        latest = {e["targetId"]: e for e in edits}
+        for target, edit in latest.items():
+            original = by_id[target]["message"]["content"]
+            original = original if isinstance(original, str) else original[0]["text"]
+            assert original not in text, (scenario, target)
+            if edit["replacement"] is not None:
+                content = edit["replacement"]["content"]
+                assert (content if isinstance(content, str) else content[0]["text"]) in text
 
 
 def test_the_branch_summary_dry_run_of_a_1x_branch_carries_max_tokens():
@@ -584,20 +735,47 @@ def test_the_dialect_of_every_turn_is_detected_in_one_walk(path):
         assert "0.80" in kinds and "1.x" in kinds
 
 
-def test_a_chosen_1x_generation_reaches_the_clamp():
-    """The file does not say which 1.x wrote it: ``--dialect 1.0`` (chars/4 estimate, fixed 4096
-    margin) gives another ``maxTokens`` than the default 1.6 near a full window."""
-    path = CORPUS_1X / "edits" / "session.jsonl"
+CLAMP_CASES = [
+    {"contextWindow": window, "maxTokens": 16384} for window in (6000, 12000, 16000, 20000, 128000)
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    "path", sorted(CORPUS_1X.glob("*/session.jsonl")), ids=lambda p: p.parent.name
+)
+def test_every_leaf_is_clamped_as_pi_ai_1_6_0_clamps_it(path, tmp_path):
+    """``max_completion_tokens`` at every leaf and window equals pi-ai 1.6.0's own
+    ``clampMaxTokensToContext`` over the context the agent hands to ``streamSimple``."""
+    copy = tmp_path / "session.jsonl"
+    shutil.copyfile(path, copy)
+    theirs = run_oracle("clamp.mjs", {"file": str(copy), "cases": CLAMP_CASES}, version="1.6.0")
     session = parse_session_file(path)
+    bound = 0
+    for leaf in theirs["leaves"]:
+        for case, expected in zip(CLAMP_CASES, leaf["maxTokens"], strict=True):
+            model = {**case, "api": "openai-completions", "provider": "fakeai", "id": "m"}
+            ours = rebuilt_1x_request(session.entries, leaf["leafId"], model).max_tokens
+            assert ours == expected, (leaf["leafId"], case)
+            bound += expected < case["maxTokens"]
+    assert bound
+
+
+def test_a_chosen_1x_generation_reaches_the_clamp(tmp_path):
+    """The file does not say which 1.x wrote it: ``--dialect 1.0`` (chars/4 estimate, fixed 4096
+    margin) gives another ``maxTokens`` than the default 1.6 near a full window, and says the
+    generation was chosen; the default is pi-ai 1.6.0's own clamp."""
+    path = CORPUS_1X / "edits" / "session.jsonl"
     leaf = "600bf647"
     limits = ("--context-window", "12000", "--model-max-tokens", "16384")
     default = _context(str(path), "--leaf", leaf, *limits)
     old = _context(str(path), "--leaf", leaf, *limits, "--dialect", "1.0")
-    model = {"contextWindow": 12000, "maxTokens": 16384, "api": "openai-completions"}
-    assert default["maxTokens"] == rebuilt_1x_request(session.entries, leaf, model).max_tokens
-    assert old["maxTokens"] == (
-        rebuilt_1x_request(session.entries, leaf, model, variant="1.0").max_tokens
-    )
+    copy = tmp_path / "session.jsonl"
+    shutil.copyfile(path, copy)
+    case = {"contextWindow": 12000, "maxTokens": 16384}
+    theirs = run_oracle("clamp.mjs", {"file": str(copy), "cases": [case]}, version="1.6.0")
+    expected = next(x["maxTokens"][0] for x in theirs["leaves"] if x["leafId"] == leaf)
+    assert default["maxTokens"] == expected < 16384
     assert old["maxTokens"] != default["maxTokens"]
     assert default["dialectSource"]["variant"] == "1.6" and default["dialectSource"]["detected"]
     assert old["dialectSource"] == {

@@ -99,13 +99,17 @@ def _first_difference(ours: str, theirs: str) -> str:
     return f"lengths differ: ours {len(ours)}, pi {len(theirs)}"
 
 
-def check_session(path: Path, agent_dir: Path | None, tmp_path: Path) -> dict[str, int]:
+def check_session(
+    path: Path, agent_dir: Path | None, tmp_path: Path, *, version: str = "0.80.2"
+) -> dict[str, int]:
+    """Every leaf of ``path`` projected by us and by the installed Pi ``version`` (its
+    ``project.mjs``); fails on the first difference."""
     copy = _copy(path, tmp_path)
     parsed = parse_session_file(copy)
     payload = {"file": str(copy), "nowMs": NOW_MS, "mode": "hash", "withEntries": True}
     if agent_dir is not None:
         payload["agentDir"] = str(agent_dir)
-    pi = run_oracle("project.mjs", payload)
+    pi = run_oracle("project.mjs", payload, version=version)
 
     assert pi["header"] == json_stringify(parsed.header)  # version set to 3 where Pi sets it
     # Same entries, in the same order; legacy ids mapped by position.
@@ -152,7 +156,7 @@ def check_session(path: Path, agent_dir: Path | None, tmp_path: Path) -> dict[st
         assert mine["thinkingLevel"] == result["thinkingLevel"], leaf
         assert mine["model"] == result["model"], leaf
     if mismatches:
-        detail = _explain(parsed, mismatches[0], copy, agent_dir, lookup)
+        detail = _explain(parsed, mismatches[0], copy, agent_dir, lookup, version)
         pytest.fail(f"{len(mismatches)} mismatches, first: {mismatches[0]}\n{detail}")
 
     # The one-leaf API gives the same answer as the shared walk (a sample of leaves).
@@ -169,13 +173,13 @@ def check_session(path: Path, agent_dir: Path | None, tmp_path: Path) -> dict[st
     return counts
 
 
-def _explain(parsed, mismatch: str, copy: Path, agent_dir: Path | None, lookup) -> str:
+def _explain(parsed, mismatch: str, copy: Path, agent_dir: Path | None, lookup, version) -> str:
     index = int(mismatch.split("#")[1].split(" ")[0])
     kind = mismatch.split(" ")[0]
     payload = {"file": str(copy), "nowMs": NOW_MS, "mode": "full", "leaves": [index]}
     if agent_dir is not None:
         payload["agentDir"] = str(agent_dir)
-    theirs = run_oracle("project.mjs", payload)["results"][0][kind]
+    theirs = run_oracle("project.mjs", payload, version=version)["results"][0][kind]
     leaf = parsed.entries[index]["id"]
     context = build_session_context(parsed.entries, leaf)
     llm = convert_to_llm(context.messages)
@@ -191,13 +195,18 @@ def test_it_projects_every_leaf_of_the_corpus_like_pi(name, path, agent_dir, tmp
     assert counts["leaves"] > 0
 
 
-@pytest.mark.parametrize("name", sorted(edge_sessions.SESSIONS))
-def test_it_projects_every_leaf_of_edge_case_sessions_like_pi(name, tmp_path):
+def check_edge_session(name: str, tmp_path: Path, *, version: str = "0.80.2") -> dict[str, int]:
+    """``check_session`` on the hand-written edge-case session ``name``."""
     source = tmp_path / "source"
     source.mkdir()
     path = source / f"{name}.jsonl"
     path.write_bytes(edge_sessions.SESSIONS[name]())
-    counts = check_session(path, None, tmp_path)
+    return check_session(path, None, tmp_path, version=version)
+
+
+@pytest.mark.parametrize("name", sorted(edge_sessions.SESSIONS))
+def test_it_projects_every_leaf_of_edge_case_sessions_like_pi(name, tmp_path):
+    counts = check_edge_session(name, tmp_path)
     print(f"{name}: {counts}")
     assert counts["leaves"] > 0
 

@@ -54,7 +54,9 @@ PI_ENTRY_TYPES = frozenset(
         "session_info",
     }
 )
-NEWER_PI_ENTRY_TYPES = frozenset({"context_edit"})  # Pi 1.x
+# Pi 1.x (every type of 1.6.0's SessionEntry): context edits, and usage entries (model calls outside
+# the conversation, written by cache warming, on by default).
+NEWER_PI_ENTRY_TYPES = frozenset({"context_edit", "usage"})
 
 
 class Status:
@@ -142,7 +144,8 @@ class _Run:
             self.problems.append(
                 Problem(
                     line.line_no,
-                    f"unknown entry type {kind!r} (kept whole; Pi 0.80.2 does not interpret it)",
+                    f"unknown entry type {kind!r} "
+                    "(kept whole; Pi 0.80.2 and 1.6.0 do not interpret it)",
                 )
             )
         # The appender takes the only reference to the parsed entry (see EntryAppender.add).

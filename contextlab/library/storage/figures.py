@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from contextlab.library.models import Session
+from contextlab.pi.dialects import pi_1_x_compaction
 from contextlab.pi.entries import message_of_entry
 from contextlab.pi.session import js_trim
 from contextlab.pi.tokens import estimate_tokens
@@ -20,12 +21,29 @@ def entry_as_message(entry: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def entry_tokens(entry: dict[str, Any]) -> int:
-    """Pi's estimateTokens of what the entry contributes; 0 where Pi gets NaN or throws."""
+    """Pi's estimateTokens of what the entry contributes; 0 where Pi gets NaN or throws.
+
+    A Pi 1.x system message (the persisted prompt: its sections and tool declarations) is
+    counted by the 1.x estimate, as Pi 1.6.0's compaction counts it; so is the system message a
+    1.x compaction carries, which the compaction puts back into the context with its summary.
+    Usage entries contribute nothing to a context: 0.
+    """
     message = entry_as_message(entry)
     if message is None:
         return 0
+    tokens = _estimate(message)
+    system = entry.get("systemMessage") if entry.get("type") == "compaction" else None
+    if isinstance(system, dict):
+        tokens += _estimate({**system, "role": "system"})
+    return tokens
+
+
+def _estimate(message: dict[str, Any]) -> int:
     try:
-        tokens = estimate_tokens(message)
+        if message.get("role") == "system":
+            tokens: int | float = pi_1_x_compaction.estimate_tokens(message)
+        else:
+            tokens = estimate_tokens(message)
     except (TypeError, AttributeError, KeyError, ValueError):
         return 0  # a malformed message: Pi would throw here
     return int(tokens) if isinstance(tokens, int) or math.isfinite(tokens) else 0
@@ -88,6 +106,13 @@ class Figures:
                 self._add_message(message)
         elif kind == "compaction":
             self.compaction_count += 1
+            self._add_usage(entry.get("usage"))  # Pi 1.x: the summary calls' usage
+        elif kind == "branch_summary":
+            self._add_usage(entry.get("usage"))  # Pi 1.x
+        elif kind == "usage":
+            # Pi 1.x: a model call outside the conversation (cache warming), billed all the same.
+            self._add_model(entry.get("provider"), entry.get("model"))
+            self._add_usage(entry.get("usage"))
         elif kind == "session_info":
             # Pi's getSessionName: the last session_info in file order; empty clears it.
             raw = entry.get("name")
@@ -101,16 +126,19 @@ class Figures:
             self.first_message = _user_text(message.get("content"))[:500]
         elif role == "assistant":
             self._add_model(message.get("provider"), message.get("model"))
-            usage = message.get("usage")
-            if isinstance(usage, dict):
-                total = usage.get("totalTokens")
-                if isinstance(total, int | float) and math.isfinite(total):
-                    self.usage_tokens += int(total)
-                cost = usage.get("cost")
-                if isinstance(cost, dict):
-                    value = cost.get("total")
-                    if isinstance(value, int | float) and math.isfinite(value):
-                        self.cost_total += float(value)
+            self._add_usage(message.get("usage"))
+
+    def _add_usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        total = usage.get("totalTokens")
+        if isinstance(total, int | float) and math.isfinite(total):
+            self.usage_tokens += int(total)
+        cost = usage.get("cost")
+        if isinstance(cost, dict):
+            value = cost.get("total")
+            if isinstance(value, int | float) and math.isfinite(value):
+                self.cost_total += float(value)
 
     def _add_model(self, provider: Any, model: Any) -> None:
         if isinstance(model, str) and model:

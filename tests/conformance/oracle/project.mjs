@@ -15,16 +15,21 @@
 // "load": loadEntriesFromFile's result as JSON text.
 import { createHash } from "crypto";
 import { join } from "path";
-import {
-  buildSessionContext,
-  loadEntriesFromFile,
-  migrateSessionEntries,
-  SessionManager,
-} from "./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
-import { convertToLlm } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/messages.js";
-import { ModelRegistry } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/model-registry.js";
-import { AuthStorage } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/auth-storage.js";
-import { transformMessages } from "./node_modules/@earendil-works/pi-ai/dist/api/transform-messages.js";
+
+// Which Pi: 0.80.2 next to this script, unless a wrapper (oracle-0.73.1/project.mjs) set
+// globalThis.PI_ORACLE = {agent: <pi-coding-agent dist/ URL>, transform: <transform-messages.js URL>}
+// before importing it.
+const PI = globalThis.PI_ORACLE ?? {
+  agent: new URL("./node_modules/@earendil-works/pi-coding-agent/dist/", import.meta.url).href,
+  transform: new URL("./node_modules/@earendil-works/pi-ai/dist/api/transform-messages.js", import.meta.url).href,
+};
+const { buildSessionContext, loadEntriesFromFile, migrateSessionEntries, SessionManager } = await import(
+  `${PI.agent}core/session-manager.js`
+);
+const { convertToLlm } = await import(`${PI.agent}core/messages.js`);
+const { ModelRegistry } = await import(`${PI.agent}core/model-registry.js`);
+const { AuthStorage } = await import(`${PI.agent}core/auth-storage.js`);
+const { transformMessages } = await import(PI.transform);
 
 const input = JSON.parse(await new Promise((resolve) => {
   let data = "";

@@ -2,9 +2,14 @@
 // and fold set, as plain text (ANSI colours removed). Input on stdin:
 //   {"file": "<session.jsonl copy>", "cases": [{"mode", "query", "folded": [ids]}]}
 // Output: [{"ids": [...], "lines": [...]}] (the cursor column and the status line left out).
-import { SessionManager } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
-import { TreeSelectorComponent } from "./node_modules/@earendil-works/pi-coding-agent/dist/modes/interactive/components/tree-selector.js";
-import { initTheme } from "./node_modules/@earendil-works/pi-coding-agent/dist/modes/interactive/theme/theme.js";
+// Which Pi: 0.80.2 next to this script, unless a wrapper (oracle-1.6.0/tree_view.mjs) set
+// globalThis.PI_ORACLE = {agent: <pi-coding-agent dist/ URL>} before importing it.
+const PI = globalThis.PI_ORACLE ?? {
+  agent: new URL("./node_modules/@earendil-works/pi-coding-agent/dist/", import.meta.url).href,
+};
+const { SessionManager } = await import(`${PI.agent}core/session-manager.js`);
+const { TreeSelectorComponent } = await import(`${PI.agent}modes/interactive/components/tree-selector.js`);
+const { initTheme } = await import(`${PI.agent}modes/interactive/theme/theme.js`);
 
 // readFileSync(0) fails with EAGAIN on a large piped stdin; read the stream instead.
 const input = JSON.parse(Buffer.concat(await Array.fromAsync(process.stdin)).toString("utf-8"));

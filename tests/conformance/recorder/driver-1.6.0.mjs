@@ -7,8 +7,10 @@
 //
 // 1.x differences from the 0.80.2 driver: the stream function is `agent.streamFunction` and gets
 // only `{messages}` (the prompt and tools travel as system messages); settings carry
-// `cacheWarming: "off"` so Pi never re-sends a request on its own; an inline extension answers
-// `turn_end` with the context edits a scenario asks for.
+// `cacheWarming: "off"` so Pi never re-sends a request on its own (but in the `usage` scenario,
+// which keeps Pi's default "idle": its cache-warming replays reach the fake server with the
+// replayed request's seq header and are kept as `<seq>.warm-<n>.body.json`); an inline extension
+// answers `turn_end` with the context edits a scenario asks for.
 
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -148,6 +150,21 @@ async function navigate(targetId, options = {}) {
 	}
 }
 
+function findModel(modelId) {
+	const model = session.modelRuntime.getModel("fakeai", modelId);
+	if (!model) throw new Error(`model fakeai/${modelId} not in models.json`);
+	return model;
+}
+
+// Cache warming runs on a timer: wait until Pi has written `count` usage entries in all.
+async function waitForUsageEntries(count, timeoutMs = 30000) {
+	const started = Date.now();
+	while (entries().filter((e) => e.type === "usage").length < count) {
+		if (Date.now() - started > timeoutMs) throw new Error(`no usage entry #${count} after ${timeoutMs} ms`);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+}
+
 const entries = () => session.sessionManager.getEntries();
 function nthMessage(role, n) {
 	const found = entries().filter((e) => e.type === "message" && e.message.role === role);
@@ -248,6 +265,96 @@ const scenarios = {
 		);
 	},
 
+	// More prompt patches: APPEND_SYSTEM.md present from the start, then edited (reload) and removed
+	// (reload); AGENTS.md added to the project mid-session (reload); the tool set grown, so a patch
+	// carries `toolsAdded`.
+	async patches2() {
+		writeFileSync(join(agentDir, "APPEND_SYSTEM.md"), "Answer briefly.\n");
+		writeFileSync(join(cwd, "app.py"), "print('hi')\n");
+		await start();
+		session.setActiveToolsByName(["read", "bash"]);
+		await prompt("Read app.py please.", call("read", { path: "app.py" }), say("It prints hi."));
+		writeFileSync(join(cwd, "AGENTS.md"), "# Project rules\n\nUse tabs.\n");
+		writeFileSync(join(agentDir, "APPEND_SYSTEM.md"), "Answer briefly, in English.\n");
+		await session.reload();
+		await prompt("Any rules?", say("Tabs, and brief English."));
+		session.setActiveToolsByName(["read", "bash", "grep", "noop"]);
+		await prompt("Run the noop tool.", call("noop", {}), say("Done, nothing came back."));
+		rmSync(join(agentDir, "APPEND_SYSTEM.md"));
+		await session.reload();
+		await prompt("And now?", call("grep", { pattern: "hi", path: "." }), say("Only the project rules are left."));
+	},
+
+	// pi-ai's clamp binding: a model whose window (16 000) leaves less room than its maxTokens
+	// (16 384), with provider usage growing so every request gets another max_completion_tokens;
+	// then a switch to another model (the first model's thinking is dropped from its requests)
+	// and back.
+	async clamp() {
+		writeSettings({ defaultModel: "fake-small" });
+		writeFileSync(join(cwd, "app.py"), "print('hi')\n");
+		await start();
+		await prompt(
+			"Plan a small refactor.",
+			say("Step one: read the code.", "The user wants a plan.", { usage: { prompt_tokens: 3000, completion_tokens: 200 } }),
+		);
+		await prompt(
+			"Read app.py.",
+			call("read", { path: "app.py" }, { thinking: "I need the file.", usage: { prompt_tokens: 6000, completion_tokens: 100 } }),
+			say("It prints hi.", "Short file.", { usage: { prompt_tokens: 8000, completion_tokens: 80 } }),
+		);
+		await session.setModel(findModel("fake-plain"));
+		await prompt(
+			"Say it in plain words.",
+			say("The program prints hi.", undefined, { usage: { prompt_tokens: 8500, completion_tokens: 40 } }),
+		);
+		await session.setModel(findModel("fake-small"));
+		await prompt(
+			"Anything else to do?",
+			say(`No. ${"The refactor is small enough to do in one go. ".repeat(30)}`, "Wrap up.", {
+				usage: { prompt_tokens: 10500, completion_tokens: 400 },
+			}),
+		);
+		await prompt("Thanks.", say("You are welcome.", "Done."));
+	},
+
+	// A branch summary over context-edited messages: on the branch that is left, a tool result is
+	// replaced, a question rewritten and a reply omitted by the extension; the summary Pi sends
+	// sees them edited.
+	async "branch-edited"() {
+		writeFileSync(join(cwd, "notes.txt"), "password: hunter2\n");
+		await start();
+		await prompt("Hello, what can you do?", say("I can read files and run commands."));
+		const fork = lastMessage("assistant").id;
+		nextTurnEndEdits = (event) =>
+			event.toolResultEntryIds.map((targetId) => ({
+				type: "context_edit",
+				targetId,
+				replacement: { content: "[notes redacted]" },
+			}));
+		await prompt("Show me notes.txt.", call("read", { path: "notes.txt" }), say("It holds a password."));
+		const question = lastMessage("user").id;
+		nextTurnEndEdits = (event) => [
+			{ type: "context_edit", targetId: question, replacement: { content: "Summarise the notes file." } },
+			{ type: "context_edit", targetId: event.messageEntryId, replacement: null },
+		];
+		await prompt("Is the password strong?", say("No, hunter2 is a famously weak password."));
+		await navigate(fork, { summarize: true });
+		await prompt("Let us do something else.", say("Sure, what next?"));
+	},
+
+	// Cache warming left on (Pi's default "idle"): a model with a prompt-cache lifetime (12 s, so a
+	// refresh is due after 2 s) and input prices that make a refresh pay; after each prompt Pi
+	// replays the last request with a one-token cap and writes a `usage` entry.
+	async usage() {
+		writeSettings({ defaultModel: "fake-cached" });
+		writeFileSync(join(cwd, "app.py"), "print('hi')\n");
+		await start();
+		await prompt("Hello.", say("Hi, how can I help?"));
+		await waitForUsageEntries(1);
+		await prompt("Read app.py.", call("read", { path: "app.py" }), say("It prints hi."));
+		await waitForUsageEntries(2);
+	},
+
 	// A session written by Pi 0.80.2 (the recorded `tools` corpus) resumed under 1.6.0: earlier turns
 	// are 0.80 requests, later ones 1.x replays from the first system message.
 	async resumed() {
@@ -267,7 +374,7 @@ const scenarios = {
 
 mkdirSync(recordDir, { recursive: true });
 writeFileSync(callsFile, "");
-writeSettings({ cacheWarming: "off" });
+if (scenarioName !== "usage") writeSettings({ cacheWarming: "off" });
 const run = scenarios[scenarioName];
 if (!run) throw new Error(`unknown scenario ${scenarioName}`);
 await run();

