@@ -22,7 +22,7 @@ $(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
 
 install: $(VENV)/.runtime
 
-install-dev: $(VENV)/.dev oracle oracle-1.6.0 oracle-0.73.1 system-deps
+install-dev: $(VENV)/.dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps
 
 # The real Pi 0.80.2, pinned by package-lock.json, run only by tests and benchmarks.
 oracle: $(ORACLE)/node_modules/.installed
@@ -36,8 +36,8 @@ $(ORACLE_1_6)/node_modules/.installed: $(ORACLE_1_6)/package.json $(ORACLE_1_6)/
 	cd $(ORACLE_1_6) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Pi 1.0.3, 1.3.0 and 1.5.2, for tests/conformance/test_pi_1x_variants.py (which skips without
-# them); not part of install-dev.
+# Pi 1.0.3, 1.3.0 and 1.5.2, for tests/conformance/test_pi_1x_variants.py: each older pi-ai
+# generation's request body and clamp checked against the engine's variant.
 ORACLES_1X_VARIANTS := tests/conformance/oracle-1.0.3 tests/conformance/oracle-1.3.0 tests/conformance/oracle-1.5.2
 oracle-1.x-variants: $(addsuffix /node_modules/.installed,$(ORACLES_1X_VARIANTS))
 tests/conformance/oracle-%/node_modules/.installed: tests/conformance/oracle-%/package.json tests/conformance/oracle-%/package-lock.json
