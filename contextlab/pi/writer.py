@@ -2,8 +2,10 @@
 
 Truth: ``dist/core/session-manager.js`` (``generateId``, ``appendCompaction``,
 ``branchWithSummary``, ``branch``, ``resetLeaf``, ``_appendEntry``) and
-``AgentSession.navigateTree`` / ``AgentSession.compact`` in ``dist/core/agent-session.js``.
-See docs/pi-engine.md, "Writing entries".
+``AgentSession.navigateTree`` / ``AgentSession.compact`` in ``dist/core/agent-session.js``, of
+Pi 0.80.2 (``SessionWriter``) and Pi 1.6.0 (``Pi1xSessionWriter``: the summaries carry their
+reply's ``usage``, a compaction the replayed ``systemMessage``, a branch summary the leaf it left
+as ``fromId``). See docs/pi-engine.md, "Writing entries".
 
 ``SessionWriter`` holds what Pi's ``SessionManager`` holds for writing (the ids taken, the leaf)
 and returns each new entry with its keys in Pi's order; storing it (a file line, a database row)
@@ -19,10 +21,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contextlab.pi.entries import BranchSummaryEntry, CompactionEntry, Json
-from contextlab.pi.jsutil import js_truthy
+from contextlab.pi.jsutil import entry_time_ms, js_truthy
 
 __all__ = [
     "ENTRY_KEY_ORDER",
+    "ENTRY_KEY_ORDER_1X",
+    "Pi1xSessionWriter",
     "SessionWriter",
     "generate_id",
     "iso_timestamp",
@@ -57,6 +61,35 @@ ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
         "fromHook",
     ),
 }
+# Pi 1.6.0's (appendCompaction / branchWithSummary): ``usage`` after ``details``, a compaction's
+# ``systemMessage`` last. Each is Pi 0.80.2's order with keys added, so it orders entries of
+# either version.
+ENTRY_KEY_ORDER_1X: dict[str, tuple[str, ...]] = {
+    "compaction": (
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "summary",
+        "firstKeptEntryId",
+        "tokensBefore",
+        "details",
+        "usage",
+        "fromHook",
+        "systemMessage",
+    ),
+    "branch_summary": (
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "fromId",
+        "summary",
+        "details",
+        "usage",
+        "fromHook",
+    ),
+}
 
 
 def _random_id() -> str:
@@ -81,7 +114,7 @@ def iso_timestamp(moment: datetime) -> str:
 
 def ordered_entry(data: Json) -> Json:
     """``data`` with the keys Pi writes for its type in Pi's order, any others after them."""
-    order = ENTRY_KEY_ORDER.get(data.get("type", ""))
+    order = ENTRY_KEY_ORDER_1X.get(data.get("type", ""))
     if order is None:
         return data
     ordered = {key: data[key] for key in order if key in data}
@@ -198,5 +231,80 @@ class SessionWriter:
             "details": details,
             "fromHook": from_hook,
         }
+        self.leaf_id = entry["id"]
+        return entry
+
+
+class Pi1xSessionWriter(SessionWriter):
+    """Pi 1.6.0's ``SessionManager`` appends: as Pi 0.80.2's, and
+
+    - a compaction carries ``usage`` (the summary replies', omitted when there was none) and
+      ``systemMessage``: the system state replayed at the leaf (``getCurrentSystemMessage``),
+      stamped with the compaction's own time;
+    - a branch summary carries ``usage`` and names as ``fromId`` the leaf it was written from
+      (this writer's leaf before it branches), not the entry it is attached to.
+    """
+
+    def append_compaction(
+        self,
+        *,
+        timestamp: str,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int | float,
+        details: Any = None,
+        from_hook: bool = False,
+        usage: Json | None = None,
+        system_message: Json | None = None,
+    ) -> CompactionEntry:
+        entry_id = self._new_id()
+        first_kept = first_kept_entry_id if first_kept_entry_id is not None else entry_id
+        entry: CompactionEntry = {
+            "type": "compaction",
+            "id": entry_id,
+            "parentId": self.leaf_id,
+            "timestamp": timestamp,
+            "summary": summary,
+            "firstKeptEntryId": first_kept,  # firstKeptEntryId ?? id
+            "tokensBefore": tokens_before,
+            "details": details,
+        }
+        if usage is not None:
+            entry["usage"] = usage
+        entry["fromHook"] = from_hook
+        if system_message is not None:
+            # {...systemMessage, timestamp: new Date(timestamp).getTime()}: the key keeps its place.
+            stamp = entry_time_ms(timestamp)
+            entry["systemMessage"] = {
+                **system_message,
+                "timestamp": int(stamp) if stamp is not None else None,
+            }
+        self.leaf_id = entry_id
+        return entry
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        *,
+        timestamp: str,
+        summary: str,
+        details: Any = None,
+        from_hook: bool = False,
+        usage: Json | None = None,
+    ) -> BranchSummaryEntry:
+        from_id = self.leaf_id if self.leaf_id is not None else "root"
+        self.branch(branch_from_id)
+        entry: BranchSummaryEntry = {
+            "type": "branch_summary",
+            "id": self._new_id(),
+            "parentId": branch_from_id,
+            "timestamp": timestamp,
+            "fromId": from_id,
+            "summary": summary,
+            "details": details,
+        }
+        if usage is not None:
+            entry["usage"] = usage
+        entry["fromHook"] = from_hook
         self.leaf_id = entry["id"]
         return entry

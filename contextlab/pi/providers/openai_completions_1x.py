@@ -30,6 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_stringify
 from contextlab.pi.providers.common import sanitize_surrogates
 
@@ -47,7 +48,6 @@ __all__ = [
     "transform_messages",
 ]
 
-Json = dict[str, Any]
 _UNDEFINED: Any = object()
 EXTENDED_THINKING_LEVELS_1X = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 NO_RESULT_TEXT = "No result provided"
