@@ -82,7 +82,11 @@ Role = Literal["history", "turn_prefix", "branch"]
 
 
 class SummaryError(Exception):
-    """The summary cannot be planned (an entry not in the session); the message says why."""
+    """An entry the summary starts from is not in the session."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(f"Entry {entry_id} is not in the session")
+        self.entry_id = entry_id
 
 
 @dataclass(frozen=True)
@@ -142,10 +146,13 @@ class SummaryPlan:
         return dialect_for(self.choice)
 
 
-def _path(tree: SessionTree, leaf_id: str) -> list[Json]:
+def _path(tree: SessionTree, leaf_id: str | None) -> list[Json]:
+    """The path to ``leaf_id`` (None: before the first entry, an empty path)."""
+    if leaf_id is None:
+        return []
     path = tree.path(leaf_id)
     if not path:
-        raise SummaryError(f"Entry {leaf_id} is not in the session")
+        raise SummaryError(leaf_id)
     return path
 
 
@@ -189,7 +196,7 @@ def _limit(model: Json | None, key: str) -> int:
 
 def plan_compaction(
     entries: Sequence[Json],
-    leaf_id: str,
+    leaf_id: str | None,
     options: SummaryOptions = SummaryOptions(),
     *,
     model: Json | None = None,
@@ -210,7 +217,7 @@ def plan_compaction(
     else:
         plan = _plan_compaction_0x(path, options, model, choice)
     plan.leaf_id = plan.parent_id = leaf_id
-    if path[-1].get("type") == "compaction":
+    if path and path[-1].get("type") == "compaction":
         plan.nothing = ALREADY_COMPACTED
     elif plan.first_kept_entry_id is None:
         plan.nothing = NOTHING_TO_COMPACT
@@ -358,7 +365,7 @@ def plan_branch_summary(
     tree = tree or SessionTree(list(entries))
     for entry_id in (target, old_leaf):
         if entry_id not in tree.by_id:
-            raise SummaryError(f"Entry {entry_id} is not in the session")
+            raise SummaryError(entry_id)
     choice, dialect = turn_dialect(entries, old_leaf, tree.by_id, chosen=chosen)
     if choice.dialect == "1.x":
         plan = _plan_branch_1x(tree, old_leaf, target, options, model, choice)
@@ -517,7 +524,7 @@ def build_entry(
         assert plan.first_kept_entry_id is not None and plan.tokens_before is not None
         if plan.pi_1x:
             return dict(
-                Pi1xSessionWriter(taken, plan.leaf_id).append_compaction(
+                Pi1xSessionWriter(taken, plan.parent_id).append_compaction(
                     timestamp=timestamp,
                     summary=summary,
                     first_kept_entry_id=plan.first_kept_entry_id,
@@ -528,7 +535,7 @@ def build_entry(
                 )
             )
         return dict(
-            SessionWriter(taken, plan.leaf_id).append_compaction(
+            SessionWriter(taken, plan.parent_id).append_compaction(
                 timestamp=timestamp,
                 summary=summary,
                 first_kept_entry_id=plan.first_kept_entry_id,
