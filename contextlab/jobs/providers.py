@@ -301,7 +301,14 @@ def _complete_anthropic(
     kinds: dict[int, str] = {}
     stop_reason: str | None = None
     received = 0
-    counts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    # The reply's token counts by usage_of's names and the API's usage fields.
+    fields = {
+        "input": "input_tokens",
+        "output": "output_tokens",
+        "cache_read": "cache_read_input_tokens",
+        "cache_write": "cache_creation_input_tokens",
+    }
+    counts = dict.fromkeys(fields, 0)
     try:
         # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
         # create() would re-order them).
@@ -315,12 +322,7 @@ def _complete_anthropic(
         for event in stream:
             if event.type == "message_start":
                 u = event.message.usage
-                counts = {
-                    "input": u.input_tokens or 0,
-                    "output": u.output_tokens or 0,
-                    "cacheRead": getattr(u, "cache_read_input_tokens", 0) or 0,
-                    "cacheWrite": getattr(u, "cache_creation_input_tokens", 0) or 0,
-                }
+                counts = {name: getattr(u, field, 0) or 0 for name, field in fields.items()}
             elif event.type == "content_block_start":
                 kinds[event.index] = event.content_block.type
                 blocks[event.index] = ""
@@ -330,26 +332,13 @@ def _complete_anthropic(
                 report("receiving", received)
             elif event.type == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
-                u = event.usage
                 # Proxies may omit fields here; keep message_start's counts then.
-                if getattr(u, "input_tokens", None) is not None:
-                    counts["input"] = u.input_tokens
-                if getattr(u, "output_tokens", None) is not None:
-                    counts["output"] = u.output_tokens
-                if getattr(u, "cache_read_input_tokens", None) is not None:
-                    counts["cacheRead"] = u.cache_read_input_tokens
-                if getattr(u, "cache_creation_input_tokens", None) is not None:
-                    counts["cacheWrite"] = u.cache_creation_input_tokens
+                for name, field in fields.items():
+                    if getattr(event.usage, field, None) is not None:
+                        counts[name] = getattr(event.usage, field)
     except Exception as exc:
         _raise_for(exc, f"Anthropic ({config.base_url})")
-    usage = usage_of(
-        config.pi_model(),
-        input=counts["input"],
-        output=counts["output"],
-        cache_read=counts["cacheRead"],
-        cache_write=counts["cacheWrite"],
-        variant=variant,
-    )
+    usage = usage_of(config.pi_model(), **counts, variant=variant)
     # Pi's pi-ai joins the summary from text blocks only, in block order.
     text = "\n".join(blocks[i] for i in sorted(blocks) if kinds.get(i) == "text")
     mapped = {
