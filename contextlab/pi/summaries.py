@@ -520,37 +520,28 @@ def build_entry(
     a fresh id not in ``taken``; Pi 1.x's carries ``usage`` (when a model answered) and, for a
     compaction, ``systemMessage`` stamped with the entry's time."""
     timestamp = iso_timestamp(moment)
-    if plan.kind == "compaction":
-        assert plan.first_kept_entry_id is not None and plan.tokens_before is not None
-        if plan.pi_1x:
-            return dict(
-                Pi1xSessionWriter(taken, plan.parent_id).append_compaction(
-                    timestamp=timestamp,
-                    summary=summary,
-                    first_kept_entry_id=plan.first_kept_entry_id,
-                    tokens_before=plan.tokens_before,
-                    details=details,
-                    usage=usage,
-                    system_message=plan.system_message,
-                )
-            )
-        return dict(
-            SessionWriter(taken, plan.parent_id).append_compaction(
-                timestamp=timestamp,
-                summary=summary,
-                first_kept_entry_id=plan.first_kept_entry_id,
-                tokens_before=plan.tokens_before,
-                details=details,
-            )
-        )
     if plan.pi_1x:
+        writer: SessionWriter = Pi1xSessionWriter(taken, plan.leaf_id)
+        extra: dict[str, Any] = {"usage": usage}
+    else:
+        writer, extra = SessionWriter(taken, plan.leaf_id), {}
+    if plan.kind == "branch_summary":
         return dict(
-            Pi1xSessionWriter(taken, plan.leaf_id).branch_with_summary(
-                plan.parent_id, timestamp=timestamp, summary=summary, details=details, usage=usage
+            writer.branch_with_summary(
+                plan.parent_id, timestamp=timestamp, summary=summary, details=details, **extra
             )
         )
+    assert plan.first_kept_entry_id is not None and plan.tokens_before is not None
+    if plan.pi_1x:
+        extra["system_message"] = plan.system_message
+    writer.branch(plan.parent_id)  # a compaction is a child of the leaf it summarises
     return dict(
-        SessionWriter(taken, plan.leaf_id).branch_with_summary(
-            plan.parent_id, timestamp=timestamp, summary=summary, details=details
+        writer.append_compaction(
+            timestamp=timestamp,
+            summary=summary,
+            first_kept_entry_id=plan.first_kept_entry_id,
+            tokens_before=plan.tokens_before,
+            details=details,
+            **extra,
         )
     )

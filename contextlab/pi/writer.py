@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Container, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from contextlab.pi.entries import BranchSummaryEntry, CompactionEntry, Json
 from contextlab.pi.jsutil import entry_time_ms, js_truthy
@@ -257,21 +257,16 @@ class Pi1xSessionWriter(SessionWriter):
         usage: Json | None = None,
         system_message: Json | None = None,
     ) -> CompactionEntry:
-        entry_id = self._new_id()
-        first_kept = first_kept_entry_id if first_kept_entry_id is not None else entry_id
-        entry: CompactionEntry = {
-            "type": "compaction",
-            "id": entry_id,
-            "parentId": self.leaf_id,
-            "timestamp": timestamp,
-            "summary": summary,
-            "firstKeptEntryId": first_kept,  # firstKeptEntryId ?? id
-            "tokensBefore": tokens_before,
-            "details": details,
-        }
+        entry = super().append_compaction(
+            timestamp=timestamp,
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            details=details,
+            from_hook=from_hook,
+        )
         if usage is not None:
             entry["usage"] = usage
-        entry["fromHook"] = from_hook
         if system_message is not None:
             # {...systemMessage, timestamp: new Date(timestamp).getTime()}: the key keeps its place.
             stamp = entry_time_ms(timestamp)
@@ -279,8 +274,7 @@ class Pi1xSessionWriter(SessionWriter):
                 **system_message,
                 "timestamp": int(stamp) if stamp is not None else None,
             }
-        self.leaf_id = entry_id
-        return entry
+        return cast(CompactionEntry, ordered_entry(dict(entry)))
 
     def branch_with_summary(
         self,
@@ -293,18 +287,14 @@ class Pi1xSessionWriter(SessionWriter):
         usage: Json | None = None,
     ) -> BranchSummaryEntry:
         from_id = self.leaf_id if self.leaf_id is not None else "root"
-        self.branch(branch_from_id)
-        entry: BranchSummaryEntry = {
-            "type": "branch_summary",
-            "id": self._new_id(),
-            "parentId": branch_from_id,
-            "timestamp": timestamp,
-            "fromId": from_id,
-            "summary": summary,
-            "details": details,
-        }
+        entry = super().branch_with_summary(
+            branch_from_id,
+            timestamp=timestamp,
+            summary=summary,
+            details=details,
+            from_hook=from_hook,
+        )
+        entry["fromId"] = from_id
         if usage is not None:
             entry["usage"] = usage
-        entry["fromHook"] = from_hook
-        self.leaf_id = entry["id"]
-        return entry
+        return cast(BranchSummaryEntry, ordered_entry(dict(entry)))

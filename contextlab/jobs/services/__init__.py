@@ -23,9 +23,8 @@ from contextlab.jobs.services.lifecycle import (
 )
 from contextlab.jobs.services.planning import (
     plan_branch_summary,
-    plan_branch_summary_entries,
     plan_compaction,
-    plan_compaction_entries,
+    plan_entries,
     profile_dialect,
     summary_model,
 )
@@ -50,9 +49,8 @@ __all__ = [
     "job_retry",
     "job_run",
     "plan_branch_summary",
-    "plan_branch_summary_entries",
     "plan_compaction",
-    "plan_compaction_entries",
+    "plan_entries",
     "profile_dialect",
     "session_continue_without_summary",
     "session_export_chunks",

@@ -10,13 +10,9 @@ from datetime import datetime
 from django.utils import timezone
 
 from contextlab.jobs import providers
-from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
 from contextlab.jobs.services.errors import JobError
-from contextlab.jobs.services.planning import (
-    plan_branch_summary_entries,
-    plan_compaction_entries,
-)
+from contextlab.jobs.services.planning import plan_entries
 from contextlab.jobs.services.running import Summarised, summarise_plan
 from contextlab.pi.entries import Json
 from contextlab.pi.summaries import build_entry
@@ -45,12 +41,9 @@ def summarise_file_entries(
     """
     config = config or providers.active_provider()
     params = parameters or JobParameters()
-    if kind == Job.Kind.COMPACTION:
-        plan = plan_compaction_entries(entries, leaf_id, params, config, name, chosen=chosen)
-    else:
-        plan = plan_branch_summary_entries(
-            entries, leaf_id, target_id, params, config, name, chosen=chosen
-        )
+    plan = plan_entries(
+        kind, entries, leaf_id, params, config, name, target=target_id, chosen=chosen
+    )
     if plan.nothing:
         raise JobError(plan.nothing)
     outcome = summarise_plan(plan, config)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
 from contextlab.jobs.providers import ProviderConfig
 from contextlab.jobs.services.errors import JobError
@@ -20,9 +21,8 @@ from contextlab.pi.summaries import SummaryError, SummaryPlan
 
 __all__ = [
     "plan_branch_summary",
-    "plan_branch_summary_entries",
     "plan_compaction",
-    "plan_compaction_entries",
+    "plan_entries",
     "profile_dialect",
     "summary_model",
 ]
@@ -45,30 +45,30 @@ def summary_model(config: ProviderConfig, params: JobParameters) -> Json:
     }
 
 
-def _not_in(exc: SummaryError, name: str) -> JobError:
-    return JobError(f"Entry {exc.entry_id} is not in session {name}")
-
-
-def plan_compaction_entries(
+def plan_entries(
+    kind: str,
     entries: Sequence[Json],
     leaf_id: str,
     params: JobParameters,
     config: ProviderConfig,
     name: str,
     *,
+    target: str = "",
     chosen: str | None = None,
 ) -> SummaryPlan:
-    """Pi's ``prepareCompaction`` + the request(s) ``compact`` would send, at ``leaf_id``."""
+    """The plan of a ``compaction`` at ``leaf_id`` (Pi's ``prepareCompaction`` + the requests
+    ``compact`` would send) or of a ``branch_summary`` leaving ``leaf_id`` for ``target`` (Pi's
+    ``navigateTree`` with a summary: the entries, the request, the new leaf); ``name`` names the
+    session in errors."""
+    options, model = params.summary_options(), summary_model(config, params)
     try:
-        return summaries.plan_compaction(
-            entries,
-            leaf_id,
-            params.summary_options(),
-            model=summary_model(config, params),
-            chosen=chosen,
+        if kind == Job.Kind.COMPACTION:
+            return summaries.plan_compaction(entries, leaf_id, options, model=model, chosen=chosen)
+        return summaries.plan_branch_summary(
+            entries, leaf_id, target, options, model=model, chosen=chosen
         )
     except SummaryError as exc:
-        raise _not_in(exc, name) from None
+        raise JobError(f"Entry {exc.entry_id} is not in session {name}") from None
 
 
 def plan_compaction(
@@ -79,33 +79,15 @@ def plan_compaction(
     *,
     chosen: str | None = None,
 ) -> SummaryPlan:
-    return plan_compaction_entries(
-        engine_entries(session), leaf_id, params, config, session.session_id, chosen=chosen
+    return plan_entries(
+        Job.Kind.COMPACTION,
+        engine_entries(session),
+        leaf_id,
+        params,
+        config,
+        session.session_id,
+        chosen=chosen,
     )
-
-
-def plan_branch_summary_entries(
-    entries: Sequence[Json],
-    old_leaf: str,
-    target: str,
-    params: JobParameters,
-    config: ProviderConfig,
-    name: str,
-    *,
-    chosen: str | None = None,
-) -> SummaryPlan:
-    """Pi's ``navigateTree`` with a summary: entries to summarise, the request, the new leaf."""
-    try:
-        return summaries.plan_branch_summary(
-            entries,
-            old_leaf,
-            target,
-            params.summary_options(),
-            model=summary_model(config, params),
-            chosen=chosen,
-        )
-    except SummaryError as exc:
-        raise _not_in(exc, name) from None
 
 
 def plan_branch_summary(
@@ -117,6 +99,13 @@ def plan_branch_summary(
     *,
     chosen: str | None = None,
 ) -> SummaryPlan:
-    return plan_branch_summary_entries(
-        engine_entries(session), old_leaf, target, params, config, session.session_id, chosen=chosen
+    return plan_entries(
+        Job.Kind.BRANCH_SUMMARY,
+        engine_entries(session),
+        old_leaf,
+        params,
+        config,
+        session.session_id,
+        target=target,
+        chosen=chosen,
     )

@@ -24,7 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextlab.pi.branch_summary import BranchEntries, collect_entries_for_branch_summary
+from contextlab.pi.branch_summary import (
+    BranchEntries,
+    add_branch_summaries_file_lists,
+    collect_entries_for_branch_summary,
+)
 from contextlab.pi.compaction import (
     FileOps,
     add_file_op,
@@ -523,13 +527,7 @@ def prepare_branch_entries(entries: Sequence[Json], token_budget: float = 0) -> 
     extensions), then newest first until the budget is spent (tool results skipped, context
     edits applied; a summary that does not fit is kept while under 90 %), oldest first."""
     ops = FileOps()
-    for entry in entries:
-        if (
-            entry.get("type") == "branch_summary"
-            and not js_truthy(entry.get("fromHook"))
-            and js_truthy(entry.get("details"))
-        ):
-            add_previous_file_lists(ops, entry["details"])
+    add_branch_summaries_file_lists(entries, ops)
     edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
     messages: list[Json] = []
     ids: list[Any] = []
