@@ -37,33 +37,8 @@ __all__ = [
 
 # The key order of the entries Pi writes (the object literals of appendCompaction and
 # branchWithSummary; JSON.stringify prints keys in insertion order). Stores that do not keep
-# key order (PostgreSQL's jsonb) re-apply it with ``ordered_entry``.
-ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
-    "compaction": (
-        "type",
-        "id",
-        "parentId",
-        "timestamp",
-        "summary",
-        "firstKeptEntryId",
-        "tokensBefore",
-        "details",
-        "fromHook",
-    ),
-    "branch_summary": (
-        "type",
-        "id",
-        "parentId",
-        "timestamp",
-        "fromId",
-        "summary",
-        "details",
-        "fromHook",
-    ),
-}
-# Pi 1.6.0's (appendCompaction / branchWithSummary): ``usage`` after ``details``, a compaction's
-# ``systemMessage`` last. Each is Pi 0.80.2's order with keys added, so it orders entries of
-# either version.
+# key order (PostgreSQL's jsonb) re-apply it with ``ordered_entry``. Pi 1.6.0's: ``usage`` after
+# ``details``, a compaction's ``systemMessage`` last.
 ENTRY_KEY_ORDER_1X: dict[str, tuple[str, ...]] = {
     "compaction": (
         "type",
@@ -89,6 +64,12 @@ ENTRY_KEY_ORDER_1X: dict[str, tuple[str, ...]] = {
         "usage",
         "fromHook",
     ),
+}
+# Pi 0.80.2's are 1.6.0's without the keys 1.x added, so 1.6.0's order entries of either version.
+_ADDED_IN_1X = frozenset({"usage", "systemMessage"})
+ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
+    kind: tuple(key for key in order if key not in _ADDED_IN_1X)
+    for kind, order in ENTRY_KEY_ORDER_1X.items()
 }
 
 

@@ -102,6 +102,19 @@ def _run(session, kind, **kw):  # type: ignore[no-untyped-def]
     return services.job_execute(job_id=job.pk)
 
 
+def _compact_as_recorded(session, request):  # type: ignore[no-untyped-def]
+    """The compaction job Pi's recorded ``/compact`` asks for: its leaf, its instructions."""
+    return _run(
+        session,
+        "compaction",
+        leaf_entry_id=request["leafId"],
+        parameters=JobParameters(
+            keep_recent_tokens=KEEP_RECENT_TOKENS,
+            custom_instructions=request["operation"]["customInstructions"],
+        ),
+    )
+
+
 def _written(job) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return Entry.objects.get(session=job.session, entry_id=job.result_entry_ids[0]).data
 
@@ -126,15 +139,7 @@ def test_a_1x_compaction_job_sends_what_pi_1_6_0_sent_and_writes_what_it_wrote(
 ):
     session = import_1x("edits")
     request, bodies = _recorded("edits", "compact")
-    job = _run(
-        session,
-        "compaction",
-        leaf_entry_id=request["leafId"],
-        parameters=JobParameters(
-            keep_recent_tokens=KEEP_RECENT_TOKENS,
-            custom_instructions=request["operation"]["customInstructions"],
-        ),
-    )
+    job = _compact_as_recorded(session, request)
     assert job.status == "succeeded", job.error
     assert [r.body.decode() for r in server.requests] == bodies
     pi = next(
@@ -179,15 +184,7 @@ def test_a_1x_summary_cut_at_the_token_cap_is_refused_like_pi_1_6_0_and_appends_
     request, bodies = _recorded("edits", "compact")
     before = Entry.objects.filter(session=session).count()
     server.script.append(Reply(text="## Goal\ncut sho", stop_reason="length"))
-    job = _run(
-        session,
-        "compaction",
-        leaf_entry_id=request["leafId"],
-        parameters=JobParameters(
-            keep_recent_tokens=KEEP_RECENT_TOKENS,
-            custom_instructions=request["operation"]["customInstructions"],
-        ),
-    )
+    job = _compact_as_recorded(session, request)
     assert (job.status, job.error) == ("failed", _manifest("length")["rejectedSummary"])
     # Pi stops at the refused history summary: the turn prefix is never asked for.
     assert [r.body.decode() for r in server.requests] == bodies[:1]

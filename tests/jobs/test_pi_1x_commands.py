@@ -57,6 +57,23 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
+def branch(edits, *args: str) -> dict:
+    """``branch-summary --dry-run --json`` leaving the branch Pi 1.6.0 left while recording."""
+    return json.loads(
+        run(
+            "branch-summary",
+            str(edits),
+            "--from",
+            OLD_LEAF,
+            "--to",
+            TARGET,
+            *args,
+            "--dry-run",
+            "--json",
+        )
+    )
+
+
 def _without_stamp(system_message):
     return {**system_message, "timestamp": None}
 
@@ -109,40 +126,12 @@ def test_the_1x_dry_runs_keep_the_0x_keys_and_add_pi_1x_s(edits):
     )
     assert list(compact) == [*COMPACT_KEYS_0X, "systemMessage", "dialect", "dialectSource"]
     assert compact["summarizedEntryIds"] and compact["readFiles"] == ["secret.txt"]
-    branch = json.loads(
-        run(
-            "branch-summary",
-            str(edits),
-            "--from",
-            OLD_LEAF,
-            "--to",
-            TARGET,
-            "--model-max-tokens",
-            "1000",
-            "--context-window",
-            "64000",
-            "--dry-run",
-            "--json",
-        )
-    )
-    assert list(branch) == [*BRANCH_KEYS_0X, "dialect", "dialectSource"]
-    assert branch["request"]["maxTokens"] == 1000
-    assert branch["tokenBudget"] == 64000 - 16384
+    branch_plan = branch(edits, "--model-max-tokens", "1000", "--context-window", "64000")
+    assert list(branch_plan) == [*BRANCH_KEYS_0X, "dialect", "dialectSource"]
+    assert branch_plan["request"]["maxTokens"] == 1000
+    assert branch_plan["tokenBudget"] == 64000 - 16384
     # --dialect: the same branch planned as Pi 0.80.2 would (its fixed 2048-token budget).
-    as_0_80 = json.loads(
-        run(
-            "branch-summary",
-            str(edits),
-            "--from",
-            OLD_LEAF,
-            "--to",
-            TARGET,
-            "--dialect",
-            "0.80",
-            "--dry-run",
-            "--json",
-        )
-    )
+    as_0_80 = branch(edits, "--dialect", "0.80")
     assert list(as_0_80) == [*BRANCH_KEYS_0X, "dialect", "dialectSource"]
     assert as_0_80["request"]["maxTokens"] == 2048
     assert as_0_80["dialectSource"]["detected"] is False
@@ -184,18 +173,5 @@ def test_the_1x_dry_runs_find_the_model_in_the_agent_dir_s_models_json(edits, tm
     )
     assert found["request"]["maxTokens"] == bodies[0]["max_completion_tokens"]
     assert found["turnPrefixRequest"]["maxTokens"] == bodies[1]["max_completion_tokens"]
-    branch = json.loads(
-        run(
-            "branch-summary",
-            str(edits),
-            "--from",
-            OLD_LEAF,
-            "--to",
-            TARGET,
-            "--agent-dir",
-            str(agent),
-            "--dry-run",
-            "--json",
-        )
-    )
-    assert branch["request"]["maxTokens"] == bodies[2]["max_completion_tokens"]
+    found_branch = branch(edits, "--agent-dir", str(agent))
+    assert found_branch["request"]["maxTokens"] == bodies[2]["max_completion_tokens"]
