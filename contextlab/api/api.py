@@ -33,6 +33,7 @@ from contextlab.api.services import (
 from contextlab.jobs import providers
 from contextlab.jobs import services as jobs
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
 from contextlab.library.forms import SORTS
 from contextlab.library.models import Entry, Project, Session
 from contextlab.library.search import snippet_html
@@ -501,24 +502,26 @@ def search(request: HttpRequest, query: Query[s.SearchQuery]) -> Any:
 jobs_router = Router(tags=["jobs"])
 
 
-def _job_parameters(data: s.JobIn) -> dict[str, Any]:
+def _job_parameters(data: s.JobIn) -> JobParameters:
     """The parameters the dashboard's forms give a job (Pi's defaults where none is given)."""
-    params: dict[str, Any] = {}
-    if data.kind == Job.Kind.COMPACTION:
-        params["keepRecentTokens"] = (
-            DEFAULT_KEEP_RECENT_TOKENS if data.keepRecentTokens is None else data.keepRecentTokens
-        )
-        params["reserveTokens"] = (
-            DEFAULT_RESERVE_TOKENS if data.reserveTokens is None else data.reserveTokens
-        )
-    elif data.reserveTokens is not None:
-        params["reserveTokens"] = data.reserveTokens
     instructions = (data.customInstructions or "").strip()
-    if instructions:
-        params["customInstructions"] = instructions
-        if data.kind == Job.Kind.BRANCH_SUMMARY:
-            params["replaceInstructions"] = data.replaceInstructions
-    return params
+    if data.kind == Job.Kind.COMPACTION:
+        return JobParameters(
+            keep_recent_tokens=(
+                DEFAULT_KEEP_RECENT_TOKENS
+                if data.keepRecentTokens is None
+                else data.keepRecentTokens
+            ),
+            reserve_tokens=(
+                DEFAULT_RESERVE_TOKENS if data.reserveTokens is None else data.reserveTokens
+            ),
+            custom_instructions=instructions,
+        )
+    return JobParameters(
+        reserve_tokens=data.reserveTokens,
+        custom_instructions=instructions,
+        replace_instructions=data.replaceInstructions if instructions else None,
+    )
 
 
 def _job_or_404(request: HttpRequest, job_id: int) -> Job:
@@ -541,14 +544,18 @@ def _job_or_404(request: HttpRequest, job_id: int) -> Job:
 def preview_job(request: HttpRequest, session_id: str, data: s.JobIn) -> Any:
     session = _session_or_404(request, session_id)
     leaf = data.leaf or session.leaf_entry_id
-    params = jobs.with_model_limits(_job_parameters(data), providers.active_provider())
+    params = _job_parameters(data)
+    config = providers.active_provider()
+    chosen = jobs.profile_dialect(session)
     try:
         if data.kind == Job.Kind.COMPACTION:
-            plan = jobs.plan_compaction(session, leaf, params)
+            plan = jobs.plan_compaction(session, leaf, params, config, chosen=chosen)
         else:
             if not data.target:
                 raise jobs.JobError("A branch summary needs a target entry")
-            plan = jobs.plan_branch_summary(session, leaf, data.target, params)
+            plan = jobs.plan_branch_summary(
+                session, leaf, data.target, params, config, chosen=chosen
+            )
     except jobs.JobError as exc:
         raise ApiError(400, str(exc)) from None
     return {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-Json = dict[str, Any]
+from contextlab.pi.entries import Json
 
 OFFLINE_NOTE = "(offline summary: written by contextlab without a model)"
 RECENT_TOOL_CALLS = 12

@@ -1,13 +1,15 @@
 """The models that write summaries: OpenAI-compatible, Anthropic, or the offline summariser.
 
 Configured from settings (read from the environment, see ``contextlab/settings.py``). The request
-bodies are built by the pure ports in ``contextlab.pi.providers`` so they equal what Pi 0.80.2
-sends for the same preparation, then handed unchanged to the official SDKs. The offline
+bodies and the usage of the replies are the engine's (``contextlab.pi.providers.summary``), so they
+equal what Pi sends for the same preparation in the session's dialect (``variant``: the pi-ai 1.x
+generation, None for Pi 0.80.2); the bodies are handed unchanged to the official SDKs. The offline
 summariser needs no network: it fills Pi's summary sections deterministically from the
 conversation and labels itself so the UI can say the summary is not a model's.
 
     config = active_provider()
-    completion = complete(config, request, kind="history", messages=agent_messages)
+    completion = complete(config, call.request, reasoning=call.thinking_level,
+                          variant=call.variant)
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from typing import Any, Literal
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from contextlab.pi.providers import anthropic_messages, openai_completions
+from contextlab.pi.entries import Json
+from contextlab.pi.providers.summary import openai_usage, summary_request_body, usage_of
 
-Json = dict[str, Any]
 ProviderKind = Literal["openai", "anthropic", "offline"]
 
 OFFLINE_MODEL = "contextlab-offline-summariser"
@@ -143,50 +145,6 @@ class Completion:
     error_message: str | None = None
 
 
-def build_request_body(
-    config: ProviderConfig, request: Json, *, reasoning: str | None = None
-) -> Json:
-    """The JSON body Pi 0.80.2 sends for ``{systemPrompt, messages, maxTokens}``.
-
-    ``reasoning`` is Pi's ``thinkingLevel`` option; compaction passes it only when the model
-    reasons and the level is not ``off`` (branch summaries never do).
-    """
-    model = config.pi_model()
-    context = {"systemPrompt": request["systemPrompt"], "messages": request["messages"]}
-    options: Json = {"maxTokens": request["maxTokens"]}
-    if reasoning and config.reasoning and reasoning != "off":
-        options["reasoning"] = reasoning
-    if config.kind == "anthropic":
-        return anthropic_messages.build_simple_params(model, context, options)
-    if config.kind == "openai":
-        # A summarisation request is one user message: transformMessages leaves it unchanged.
-        stream_options = openai_completions.simple_options(
-            model, reasoning=options.get("reasoning"), max_tokens=options["maxTokens"]
-        )
-        return openai_completions.build_params(model, context, stream_options)
-    raise ValueError(f"provider {config.kind!r} sends no HTTP request")
-
-
-def _usage(config: ProviderConfig, inp: int, out: int, cache_read: int, cache_write: int) -> Json:
-    # calculateCost: price per million tokens times tokens, per bucket.
-    prices = config.cost_per_million
-    cost = {
-        "input": prices[0] / 1_000_000 * inp,
-        "output": prices[1] / 1_000_000 * out,
-        "cacheRead": prices[2] / 1_000_000 * cache_read,
-        "cacheWrite": prices[3] / 1_000_000 * cache_write,
-    }
-    cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
-    return {
-        "input": inp,
-        "output": out,
-        "cacheRead": cache_read,
-        "cacheWrite": cache_write,
-        "totalTokens": inp + out + cache_read + cache_write,
-        "cost": cost,
-    }
-
-
 # What a streaming call reports as it goes: ("sent", request bytes) once the body is on its way,
 # then ("receiving", characters of text received so far) as the model streams.
 OnStream = Callable[[str, int], None]
@@ -198,12 +156,19 @@ def complete(
     *,
     reasoning: str | None = None,
     on_stream: OnStream | None = None,
+    variant: str | None = None,
 ) -> Completion:
     """Send one summarisation request through the configured model's official SDK.
 
+    ``reasoning`` is the summariser's thinking level (the body carries it only for a reasoning
+    model), ``variant`` the pi-ai 1.x generation that shapes body and usage (None: Pi 0.80.2).
     A body larger than CONTEXTLAB_MAX_REQUEST_BYTES is not sent (ProviderError, not retryable).
     """
-    body = build_request_body(config, request, reasoning=reasoning)
+    if config.is_offline:
+        raise ValueError("the offline summariser sends no HTTP request")
+    body = summary_request_body(
+        config.pi_model(), request, thinking_level=reasoning, variant=variant
+    )
     size = len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     limit = settings.CONTEXTLAB_MAX_REQUEST_BYTES
     if limit and size > limit:
@@ -215,8 +180,8 @@ def complete(
     report = on_stream or (lambda _event, _amount: None)
     report("sent", size)
     if config.kind == "openai":
-        return _complete_openai(config, body, report)
-    return _complete_anthropic(config, body, report)
+        return _complete_openai(config, body, report, variant)
+    return _complete_anthropic(config, body, report, variant)
 
 
 def _raise_for(exc: Exception, provider: str) -> None:
@@ -248,7 +213,9 @@ def _error_detail(exc: Exception) -> str:
     return str(getattr(exc, "message", exc))
 
 
-def _complete_openai(config: ProviderConfig, body: Json, report: OnStream) -> Completion:
+def _complete_openai(
+    config: ProviderConfig, body: Json, report: OnStream, variant: str | None
+) -> Completion:
     import openai
 
     client = openai.OpenAI(
@@ -260,7 +227,8 @@ def _complete_openai(config: ProviderConfig, body: Json, report: OnStream) -> Co
     texts: list[str] = []
     received = 0
     finish: str | None = None
-    usage = _usage(config, 0, 0, 0, 0)
+    model = config.pi_model()
+    usage = usage_of(model, input=0, output=0, variant=variant)
     try:
         # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
         # create() would re-order them and could not carry vendor keys like chat_template_kwargs).
@@ -273,17 +241,7 @@ def _complete_openai(config: ProviderConfig, body: Json, report: OnStream) -> Co
         )
         for chunk in stream:
             if chunk.usage is not None:
-                cached = 0
-                details = getattr(chunk.usage, "prompt_tokens_details", None)
-                if details is not None and getattr(details, "cached_tokens", None):
-                    cached = details.cached_tokens
-                usage = _usage(
-                    config,
-                    (chunk.usage.prompt_tokens or 0) - cached,
-                    chunk.usage.completion_tokens or 0,
-                    cached,
-                    0,
-                )
+                usage = openai_usage(model, chunk.usage.model_dump(), variant)
             for choice in chunk.choices or []:
                 if choice.delta is not None and choice.delta.content:
                     texts.append(choice.delta.content)
@@ -333,7 +291,9 @@ def _anthropic_client(config: ProviderConfig) -> Any:
     )
 
 
-def _complete_anthropic(config: ProviderConfig, body: Json, report: OnStream) -> Completion:
+def _complete_anthropic(
+    config: ProviderConfig, body: Json, report: OnStream, variant: str | None
+) -> Completion:
     import anthropic
 
     client = _anthropic_client(config)
@@ -341,7 +301,14 @@ def _complete_anthropic(config: ProviderConfig, body: Json, report: OnStream) ->
     kinds: dict[int, str] = {}
     stop_reason: str | None = None
     received = 0
-    counts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    # The reply's token counts by usage_of's names and the API's usage fields.
+    fields = {
+        "input": "input_tokens",
+        "output": "output_tokens",
+        "cache_read": "cache_read_input_tokens",
+        "cache_write": "cache_creation_input_tokens",
+    }
+    counts = dict.fromkeys(fields, 0)
     try:
         # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
         # create() would re-order them).
@@ -355,12 +322,7 @@ def _complete_anthropic(config: ProviderConfig, body: Json, report: OnStream) ->
         for event in stream:
             if event.type == "message_start":
                 u = event.message.usage
-                counts = {
-                    "input": u.input_tokens or 0,
-                    "output": u.output_tokens or 0,
-                    "cacheRead": getattr(u, "cache_read_input_tokens", 0) or 0,
-                    "cacheWrite": getattr(u, "cache_creation_input_tokens", 0) or 0,
-                }
+                counts = {name: getattr(u, field, 0) or 0 for name, field in fields.items()}
             elif event.type == "content_block_start":
                 kinds[event.index] = event.content_block.type
                 blocks[event.index] = ""
@@ -370,21 +332,13 @@ def _complete_anthropic(config: ProviderConfig, body: Json, report: OnStream) ->
                 report("receiving", received)
             elif event.type == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
-                u = event.usage
                 # Proxies may omit fields here; keep message_start's counts then.
-                if getattr(u, "input_tokens", None) is not None:
-                    counts["input"] = u.input_tokens
-                if getattr(u, "output_tokens", None) is not None:
-                    counts["output"] = u.output_tokens
-                if getattr(u, "cache_read_input_tokens", None) is not None:
-                    counts["cacheRead"] = u.cache_read_input_tokens
-                if getattr(u, "cache_creation_input_tokens", None) is not None:
-                    counts["cacheWrite"] = u.cache_creation_input_tokens
+                for name, field in fields.items():
+                    if getattr(event.usage, field, None) is not None:
+                        counts[name] = getattr(event.usage, field)
     except Exception as exc:
         _raise_for(exc, f"Anthropic ({config.base_url})")
-    usage = _usage(
-        config, counts["input"], counts["output"], counts["cacheRead"], counts["cacheWrite"]
-    )
+    usage = usage_of(config.pi_model(), **counts, variant=variant)
     # Pi's pi-ai joins the summary from text blocks only, in block order.
     text = "\n".join(blocks[i] for i in sorted(blocks) if kinds.get(i) == "text")
     mapped = {

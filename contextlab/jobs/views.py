@@ -75,8 +75,13 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     preview, error = None, ""
     chosen = form.settings()
     try:
-        limits = services.with_model_limits(chosen, providers.active_provider())
-        plan = services.plan_compaction(session, leaf, limits)
+        plan = services.plan_compaction(
+            session,
+            leaf,
+            form.parameters(),
+            providers.active_provider(),
+            chosen=services.profile_dialect(session),
+        )
         preview = {
             "plan": plan.preview,
             "nothing": plan.nothing,

@@ -10,6 +10,7 @@ skips tool results, and caps the summary at a fixed 2048 tokens with no reasonin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from contextlab.pi.compaction import (
@@ -36,6 +37,7 @@ __all__ = [
     "BranchEntries",
     "BranchSummaryOptions",
     "BranchSummaryPreview",
+    "add_branch_summaries_file_lists",
     "branch_request",
     "branch_summary_preview",
     "collect_entries_for_branch_summary",
@@ -95,6 +97,18 @@ class BranchEntries:
     entry_ids: list[str] = field(default_factory=list)  # entries whose message was kept
 
 
+def add_branch_summaries_file_lists(entries: Sequence[Json], ops: FileOps) -> None:
+    """The file lists of the branch summaries Pi wrote itself (not an extension) among
+    ``entries``: a summary of a branch holding summaries keeps their files."""
+    for entry in entries:
+        if (
+            entry.get("type") == "branch_summary"
+            and not js_truthy(entry.get("fromHook"))
+            and js_truthy(entry.get("details"))
+        ):
+            add_previous_file_lists(ops, entry["details"])
+
+
 def prepare_branch_entries(entries: list[Json], token_budget: float = 0) -> BranchEntries:
     """``prepareBranchEntries``.
 
@@ -104,13 +118,7 @@ def prepare_branch_entries(entries: list[Json], token_budget: float = 0) -> Bran
        while under 90 % of it.
     """
     ops = FileOps()
-    for entry in entries:
-        if (
-            entry.get("type") == "branch_summary"
-            and not js_truthy(entry.get("fromHook"))
-            and js_truthy(entry.get("details"))
-        ):
-            add_previous_file_lists(ops, entry["details"])
+    add_branch_summaries_file_lists(entries, ops)
     messages: list[Json] = []
     ids: list[str] = []
     total: int | float = 0

@@ -55,6 +55,7 @@ __all__ = [
     "CutPoint",
     "FileOps",
     "WhatIfCompaction",
+    "add_file_op",
     "add_previous_file_lists",
     "auto_compaction_what_if",
     "compaction_preview",
@@ -206,15 +207,19 @@ def extract_file_ops_from_message(message: Any, ops: FileOps) -> None:
             continue
         if "arguments" not in block or "name" not in block:
             continue
-        args = block["arguments"]
-        if not isinstance(args, dict):
-            continue
-        path = args.get("path")
-        if not isinstance(path, str) or path == "":
-            continue
-        target = {"read": ops.read, "write": ops.written, "edit": ops.edited}.get(block["name"])
-        if target is not None:
-            target[path] = None
+        add_file_op(block["name"], block["arguments"], ops)
+
+
+def add_file_op(tool_name: Any, args: Any, ops: FileOps) -> None:
+    """A ``read``/``write``/``edit`` call's ``path`` (a non-empty string) into ``ops``."""
+    if not isinstance(args, dict):
+        return
+    path = args.get("path")
+    if not isinstance(path, str) or path == "":
+        return
+    target = {"read": ops.read, "write": ops.written, "edit": ops.edited}.get(tool_name)
+    if target is not None:
+        target[path] = None
 
 
 def add_previous_file_lists(ops: FileOps, details: Any) -> None:

@@ -77,7 +77,9 @@ class CompactionEntry(_EntryBase):
     firstKeptEntryId: str
     tokensBefore: int | float
     details: NotRequired[Any]
+    usage: NotRequired[Json]  # Pi 1.x: the summary replies' usage
     fromHook: NotRequired[bool]
+    systemMessage: NotRequired[Json]  # Pi 1.x: the replayed system state at the cut
 
 
 class BranchSummaryEntry(_EntryBase):
@@ -85,6 +87,7 @@ class BranchSummaryEntry(_EntryBase):
     fromId: str
     summary: str
     details: NotRequired[Any]
+    usage: NotRequired[Json]  # Pi 1.x: the summary reply's usage
     fromHook: NotRequired[bool]
 
 

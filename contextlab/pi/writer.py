@@ -2,8 +2,10 @@
 
 Truth: ``dist/core/session-manager.js`` (``generateId``, ``appendCompaction``,
 ``branchWithSummary``, ``branch``, ``resetLeaf``, ``_appendEntry``) and
-``AgentSession.navigateTree`` / ``AgentSession.compact`` in ``dist/core/agent-session.js``.
-See docs/pi-engine.md, "Writing entries".
+``AgentSession.navigateTree`` / ``AgentSession.compact`` in ``dist/core/agent-session.js``, of
+Pi 0.80.2 (``SessionWriter``) and Pi 1.6.0 (``Pi1xSessionWriter``: the summaries carry their
+reply's ``usage``, a compaction the replayed ``systemMessage``, a branch summary the leaf it left
+as ``fromId``). See docs/pi-engine.md, "Writing entries".
 
 ``SessionWriter`` holds what Pi's ``SessionManager`` holds for writing (the ids taken, the leaf)
 and returns each new entry with its keys in Pi's order; storing it (a file line, a database row)
@@ -16,13 +18,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Container, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from contextlab.pi.entries import BranchSummaryEntry, CompactionEntry, Json
-from contextlab.pi.jsutil import js_truthy
+from contextlab.pi.jsutil import entry_time_ms, js_truthy
 
 __all__ = [
     "ENTRY_KEY_ORDER",
+    "ENTRY_KEY_ORDER_1X",
+    "Pi1xSessionWriter",
     "SessionWriter",
     "generate_id",
     "iso_timestamp",
@@ -33,8 +37,9 @@ __all__ = [
 
 # The key order of the entries Pi writes (the object literals of appendCompaction and
 # branchWithSummary; JSON.stringify prints keys in insertion order). Stores that do not keep
-# key order (PostgreSQL's jsonb) re-apply it with ``ordered_entry``.
-ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
+# key order (PostgreSQL's jsonb) re-apply it with ``ordered_entry``. Pi 1.6.0's: ``usage`` after
+# ``details``, a compaction's ``systemMessage`` last.
+ENTRY_KEY_ORDER_1X: dict[str, tuple[str, ...]] = {
     "compaction": (
         "type",
         "id",
@@ -44,7 +49,9 @@ ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
         "firstKeptEntryId",
         "tokensBefore",
         "details",
+        "usage",
         "fromHook",
+        "systemMessage",
     ),
     "branch_summary": (
         "type",
@@ -54,8 +61,15 @@ ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
         "fromId",
         "summary",
         "details",
+        "usage",
         "fromHook",
     ),
+}
+# Pi 0.80.2's are 1.6.0's without the keys 1.x added, so 1.6.0's order entries of either version.
+_ADDED_IN_1X = frozenset({"usage", "systemMessage"})
+ENTRY_KEY_ORDER: dict[str, tuple[str, ...]] = {
+    kind: tuple(key for key in order if key not in _ADDED_IN_1X)
+    for kind, order in ENTRY_KEY_ORDER_1X.items()
 }
 
 
@@ -81,7 +95,7 @@ def iso_timestamp(moment: datetime) -> str:
 
 def ordered_entry(data: Json) -> Json:
     """``data`` with the keys Pi writes for its type in Pi's order, any others after them."""
-    order = ENTRY_KEY_ORDER.get(data.get("type", ""))
+    order = ENTRY_KEY_ORDER_1X.get(data.get("type", ""))
     if order is None:
         return data
     ordered = {key: data[key] for key in order if key in data}
@@ -200,3 +214,68 @@ class SessionWriter:
         }
         self.leaf_id = entry["id"]
         return entry
+
+
+class Pi1xSessionWriter(SessionWriter):
+    """Pi 1.6.0's ``SessionManager`` appends: as Pi 0.80.2's, and
+
+    - a compaction carries ``usage`` (the summary replies', omitted when there was none) and
+      ``systemMessage``: the system state replayed at the leaf (``getCurrentSystemMessage``),
+      stamped with the compaction's own time;
+    - a branch summary carries ``usage`` and names as ``fromId`` the leaf it was written from
+      (this writer's leaf before it branches), not the entry it is attached to.
+    """
+
+    def append_compaction(
+        self,
+        *,
+        timestamp: str,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int | float,
+        details: Any = None,
+        from_hook: bool = False,
+        usage: Json | None = None,
+        system_message: Json | None = None,
+    ) -> CompactionEntry:
+        entry = super().append_compaction(
+            timestamp=timestamp,
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            details=details,
+            from_hook=from_hook,
+        )
+        if usage is not None:
+            entry["usage"] = usage
+        if system_message is not None:
+            # {...systemMessage, timestamp: new Date(timestamp).getTime()}: the key keeps its place.
+            stamp = entry_time_ms(timestamp)
+            entry["systemMessage"] = {
+                **system_message,
+                "timestamp": int(stamp) if stamp is not None else None,
+            }
+        return cast(CompactionEntry, ordered_entry(dict(entry)))
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        *,
+        timestamp: str,
+        summary: str,
+        details: Any = None,
+        from_hook: bool = False,
+        usage: Json | None = None,
+    ) -> BranchSummaryEntry:
+        from_id = self.leaf_id if self.leaf_id is not None else "root"
+        entry = super().branch_with_summary(
+            branch_from_id,
+            timestamp=timestamp,
+            summary=summary,
+            details=details,
+            from_hook=from_hook,
+        )
+        entry["fromId"] = from_id
+        if usage is not None:
+            entry["usage"] = usage
+        return cast(BranchSummaryEntry, ordered_entry(dict(entry)))

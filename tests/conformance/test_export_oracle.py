@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from contextlab.jobs import services
+from contextlab.jobs.parameters import JobParameters
 from contextlab.library.selectors import engine_entries
 from contextlab.pi.context import build_session_context
 from tests.conformance.conftest import run_oracle
@@ -58,7 +59,7 @@ def test_pi_opens_an_export_with_an_added_compaction(
     import_corpus, offline_provider, tmp_path, corpus
 ):
     session, _ = import_corpus(corpus)
-    job = _run(session, "compaction", parameters={"keepRecentTokens": 60})
+    job = _run(session, "compaction", parameters=JobParameters(keep_recent_tokens=60))
     pi = _assert_pi_sees_ours(session, tmp_path)
     assert pi["context"]["messages"][0]["role"] == "compactionSummary"
     assert pi["entryIds"][-1] == job.result_entry_ids[0]
@@ -66,7 +67,7 @@ def test_pi_opens_an_export_with_an_added_compaction(
 
 def test_pi_opens_an_export_that_left_a_compacted_branch(import_corpus, offline_provider, tmp_path):
     session, _ = import_corpus("tools")
-    compacted = _run(session, "compaction", parameters={"keepRecentTokens": 60})
+    compacted = _run(session, "compaction", parameters=JobParameters(keep_recent_tokens=60))
     # Navigate back above the compaction: the branch summary covers the compaction entry too.
     target = compacted.preview["firstKeptEntryId"]
     job = _run(session, "branch_summary", target_entry_id=target)
@@ -85,7 +86,7 @@ def test_pi_opens_an_export_with_added_branch_summaries(import_corpus, offline_p
     pi = _assert_pi_sees_ours(session, tmp_path)
     assert pi["context"]["messages"][-1]["role"] == "branchSummary"
     # Then compact the new branch, and summarise back to a user message (leaf = its parent).
-    _run(session, "compaction", parameters={"keepRecentTokens": 10})
+    _run(session, "compaction", parameters=JobParameters(keep_recent_tokens=10))
     _assert_pi_sees_ours(session, tmp_path)
     job = _run(
         session, "branch_summary", target_entry_id=corpus_entry_id("branches", user="Why MIT")

@@ -27,7 +27,7 @@ import pytest
 from django.core.management import call_command
 
 from contextlab.pi.dialects import pi_1_x
-from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.jsutil import date_parse_ms, json_stringify
 from contextlab.pi.session import parse_session_file
 from tests.conformance.conftest import corpus_sessions, rebuilt_1x_request, run_oracle
 
@@ -549,9 +549,11 @@ def test_it_rebuilds_the_compaction_requests_pi_1_6_0_sent(scenario, leaf, reque
     if entry is not None:
         assert entry["firstKeptEntryId"] == plan.first_kept_entry_id
         assert entry["tokensBefore"] == plan.tokens_before
-        # The replayed state, but for its timestamp: Pi stamps the system message it holds in
-        # memory with the clock of the latest prompt, which the file does not record.
-        assert {**entry["systemMessage"], "timestamp": 0} == {**plan.system_message, "timestamp": 0}
+        # The replayed state, stamped with the compaction's own time (appendCompaction).
+        assert entry["systemMessage"] == {
+            **plan.system_message,
+            "timestamp": date_parse_ms(entry["timestamp"]),
+        }
 
 
 def test_the_compact_dry_run_of_a_1x_turn_carries_max_tokens_and_the_system_message():
@@ -586,6 +588,7 @@ def test_the_compact_dry_run_of_a_1x_turn_carries_max_tokens_and_the_system_mess
         "request",
         "turnPrefixRequest",
     ]
+    # What the entry would carry, stamped with the time of the dry run (the entry's own).
     assert {**result["systemMessage"], "timestamp": 0} == {**entry["systemMessage"], "timestamp": 0}
     assert result["firstKeptEntryId"] == entry["firstKeptEntryId"]
     bodies = [json.loads((CORPUS_1X / scenario / r["body"]).read_text()) for r in requests_]

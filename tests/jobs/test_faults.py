@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from contextlab.jobs import services, tasks
+from contextlab.jobs import providers, services, tasks
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
+from contextlab.jobs.services import running
 from contextlab.library.models import Entry
 from tests.jobs.fake_llm import Reply
 from tests.jobs.test_worker import broker, fake_model, job_done, send, worker  # noqa: F401
@@ -31,7 +33,10 @@ def _pool_children(pid: int) -> list[int]:
 
 def _compaction(session) -> Job:
     return services.job_create(
-        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        enqueue=False,
     )
 
 
@@ -188,18 +193,18 @@ def test_a_running_job_shows_the_request_sent_and_the_tokens_streaming_in(import
                 "api_key": "sk-test",
             },
         }
-        Job.objects.filter(pk=job.pk).update(provider=services.providers.active_provider().public())
-        real_progress = services._progress
+        Job.objects.filter(pk=job.pk).update(provider=providers.active_provider().public())
+        real_progress = running._progress
 
         def spy(job, percent, message, **fields):
             seen.append(message)
             real_progress(job, percent, message, **fields)
 
-        services._progress = spy
+        running._progress = spy
         try:
             done = services.job_execute(job_id=job.pk)
         finally:
-            services._progress = real_progress
+            running._progress = real_progress
     assert done.status == "succeeded", done.error
     assert done.progress_message == "entry written"
     assert any(re.match(r"request 1/\d: history sent \(\d+ kB\)", m) for m in seen), seen

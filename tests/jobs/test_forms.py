@@ -41,3 +41,30 @@ def test_stored_parameters_read_back_as_they_were_written() -> None:
         JobParameters(custom_instructions="y", replace_instructions=False),
     ):
         assert JobParameters.from_json(parameters.as_json()) == parameters
+    limited = JobParameters(context_window=64000, model_max_tokens=1000, thinking_level="high")
+    assert limited.as_json() == {
+        "contextWindow": 64000,
+        "modelMaxTokens": 1000,
+        "thinkingLevel": "high",
+    }
+    assert JobParameters.from_json(limited.as_json()) == limited
+
+
+def test_rows_stored_before_the_parameters_were_typed_still_read() -> None:
+    # What the command line, the API and retries stored as camelCase dicts, junk included.
+    old = {
+        "keepRecentTokens": 60,
+        "reserveTokens": -1,
+        "modelMaxTokens": 500,
+        "customInstructions": 7,
+        "replaceInstructions": 1,
+        "somethingElse": True,
+    }
+    read = JobParameters.from_json(old)
+    assert read == JobParameters(
+        keep_recent_tokens=60, model_max_tokens=500, replace_instructions=True
+    )
+    options = read.summary_options()
+    assert (options.keep_recent_tokens, options.reserve_tokens) == (60, DEFAULT_RESERVE_TOKENS)
+    assert read.with_limits(128000, 16384).context_window == 128000
+    assert read.with_limits(128000, 16384).model_max_tokens == 500

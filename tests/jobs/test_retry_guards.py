@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from contextlab.jobs import services
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
 from contextlab.library.models import Entry, Session
 from tests.jobs.fake_llm import FakeLLMServer, Reply
 
@@ -24,7 +25,10 @@ def _compactions_of(session, leaf: str) -> list[str]:
 
 def _job(session) -> Job:
     return services.job_create(
-        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        enqueue=False,
     )
 
 
@@ -106,7 +110,7 @@ def test_the_sdk_does_not_retry_inside_the_jobs_attempts(import_corpus, settings
         job = services.job_create(
             session=session,
             kind="compaction",
-            parameters={"keepRecentTokens": 10},
+            parameters=JobParameters(keep_recent_tokens=10),
             enqueue=False,
         )
         server.script.extend([Reply(status=503)] * 9)

@@ -6,6 +6,7 @@ import pytest
 
 from contextlab.jobs import providers, services, tasks
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
 from contextlab.library.models import Entry
 from contextlab.pi.writer import ENTRY_KEY_ORDER
 from tests.conftest import corpus_entry_id
@@ -43,10 +44,11 @@ def _count(session):
 
 
 def _job(session, **params):
+    params.setdefault("keep_recent_tokens", 10)
     return services.job_create(
         session=session,
         kind="compaction",
-        parameters={"keepRecentTokens": 10, **params},
+        parameters=JobParameters(**params),
         enqueue=False,
     )
 
@@ -63,7 +65,12 @@ def test_an_offline_compaction_appends_pis_entry_with_an_offline_summary(
     assert "offline summary" in entry.data["summary"]
     assert entry.data["firstKeptEntryId"] == job.preview["firstKeptEntryId"]
     assert entry.data["tokensBefore"] == job.preview["tokensBefore"]
-    plan = services.plan_compaction(session, job.leaf_entry_id, {"keepRecentTokens": 10})
+    plan = services.plan_compaction(
+        session,
+        job.leaf_entry_id,
+        JobParameters(keep_recent_tokens=10),
+        providers.active_provider(),
+    )
     assert job.requests[0]["offline"] is True
     assert job.requests[0]["request"] == plan.preview["request"]
     # The row keeps the preparation, not a second copy of the request bodies.
@@ -162,7 +169,7 @@ def test_nothing_to_compact_and_already_compacted_fail_with_pis_messages(
     import_corpus, offline_provider
 ):
     session, _ = import_corpus("tools")
-    job = services.job_execute(job_id=_job(session, keepRecentTokens=1_000_000).pk)
+    job = services.job_execute(job_id=_job(session, keep_recent_tokens=1_000_000).pk)
     assert job.status == "failed" and job.error == "Nothing to compact (session too small)"
     done = services.job_execute(job_id=_job(session).pk)
     assert done.status == "succeeded"

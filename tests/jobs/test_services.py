@@ -9,7 +9,10 @@ import pytest
 
 from contextlab.jobs import services
 from contextlab.jobs.models import Job
+from contextlab.jobs.services import lifecycle, running
 from contextlab.library.models import Entry
+from contextlab.pi.dialects.detect import detect_turn_dialect
+from contextlab.pi.summaries import SummaryPlan
 from contextlab.pi.writer import ENTRY_KEY_ORDER
 
 pytestmark = pytest.mark.django_db
@@ -78,12 +81,16 @@ def test_a_running_job_whose_lease_expired_is_taken_over_then_given_up(
 
 def _plan(session, kind="compaction"):
     leaf = session.leaf_entry_id
-    if kind == "compaction":
-        entry = {"firstKeptEntryId": leaf, "tokensBefore": 1234}
-    else:
-        entry = {"fromId": leaf}
-    return services.Plan(
-        kind, {}, parent_id=leaf, entry=entry, read_files=["a.py"], modified_files=[]
+    return SummaryPlan(
+        kind,
+        detect_turn_dialect([], None, {}),
+        {},
+        leaf_id=leaf,
+        parent_id=leaf,
+        first_kept_entry_id=leaf,
+        tokens_before=1234,
+        read_files=["a.py"],
+        modified_files=[],
     )
 
 
@@ -96,7 +103,7 @@ def test_an_appended_entry_has_pis_keys_a_fresh_id_and_moves_the_leaf(
     job = services.job_claim(job_id=job.pk)
     from django.utils import timezone
 
-    done = services._append_and_finish(
+    done = running._append_and_finish(
         job, _plan(session), "S", {"readFiles": ["a.py"], "modifiedFiles": []}, timezone.now()
     )
     assert done.status == "succeeded"
@@ -129,7 +136,7 @@ def test_an_append_keeps_the_figures_a_reimport_computes(import_corpus, offline_
     plan = _plan(session)
     if parent == "root":
         plan.parent_id = None  # a new root: one more tree leaf
-    done = services._append_and_finish(job, plan, "S", {}, timezone.now())
+    done = running._append_and_finish(job, plan, "S", {}, timezone.now())
     assert done.status == "succeeded"
     fields = [
         "entry_count", "message_count", "compaction_count", "branch_count", "tokens_estimated",
@@ -157,7 +164,7 @@ def test_a_job_cancelled_before_the_append_appends_nothing(import_corpus, offlin
         job_id=services.job_create(session=session, kind="compaction", enqueue=False).pk
     )
     services.job_cancel(job=job)
-    done = services._append_and_finish(job, _plan(session), "S", {}, timezone.now())
+    done = running._append_and_finish(job, _plan(session), "S", {}, timezone.now())
     assert done.status == "cancelled"
     assert Entry.objects.filter(session=session).count() == count
 
@@ -174,7 +181,7 @@ def test_it_exports_added_entries_after_the_original_bytes(import_corpus, offlin
     job = services.job_claim(
         job_id=services.job_create(session=session, kind="compaction", enqueue=False).pk
     )
-    services._append_and_finish(
+    running._append_and_finish(
         job, _plan(session), "S", {"readFiles": [], "modifiedFiles": []}, timezone.now()
     )
     exported = b"".join(services.session_export_chunks(session))
@@ -205,7 +212,7 @@ def test_a_job_and_its_audit_event_commit_together(import_corpus, offline_provid
         raise RuntimeError("the audit log is unavailable")
 
     # An audit event that cannot be written takes the job with it: no unaudited change.
-    monkeypatch.setattr(services, "audit_job", refuse)
+    monkeypatch.setattr(lifecycle, "audit_job", refuse)
     with pytest.raises(RuntimeError):
         services.job_create(session=session, kind="compaction", requested_by=user, enqueue=False)
     assert Job.objects.filter(session=session).count() == 1

@@ -21,6 +21,7 @@ from django.db import connection
 
 from contextlab.jobs import services
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
 from contextlab.library.models import Entry
 from tests.jobs.fake_llm import FakeLLMServer, Reply
 from tests.waiting import wait_until
@@ -166,7 +167,10 @@ def test_it_runs_a_compaction_on_a_real_worker(broker, fake_model, import_corpus
     session, _ = import_corpus("tools")
     before = Entry.objects.filter(session=session).count()
     job = services.job_create(
-        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        enqueue=False,
     )
     with worker(broker, fake_model, blob_dir):
         send(broker, job.pk)
@@ -186,7 +190,10 @@ def test_a_worker_killed_mid_job_leaves_no_entry_and_the_job_is_retried(
     session, _ = import_corpus("tools")
     before = Entry.objects.filter(session=session).count()
     job = services.job_create(
-        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        enqueue=False,
     )
     fake_model.script.append(Reply(stall_seconds=60))
     with worker(broker, fake_model, blob_dir, lease=2) as proc:
@@ -211,7 +218,10 @@ def test_a_message_delivered_twice_runs_the_job_once(broker, fake_model, import_
     session, _ = import_corpus("tools")
     before = Entry.objects.filter(session=session).count()
     job = services.job_create(
-        session=session, kind="compaction", parameters={"keepRecentTokens": 150}, enqueue=False
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=150),
+        enqueue=False,
     )
     fake_model.script.append(Reply(stall_seconds=1.0))
     with worker(broker, fake_model, blob_dir, concurrency=2):

@@ -81,3 +81,35 @@ def test_the_summariser_gets_the_sessions_thinking_level_unless_it_is_off():
     assert summarizer_thinking_level([change("high"), {"type": "message"}]) == "high"
     assert summarizer_thinking_level([change("high"), change("off")]) is None
     assert summarizer_thinking_level([]) is None
+
+
+def test_pi_1x_writes_usage_the_stamped_system_state_and_the_leaf_it_left():
+    from contextlab.pi.writer import ENTRY_KEY_ORDER_1X, Pi1xSessionWriter
+
+    system = {"role": "system", "content": "", "sections": {"a": "A"}, "timestamp": 1}
+    writer = Pi1xSessionWriter(set(), "leaf", random_uuid=_uuids("c0000000", "d0000000"))
+    entry = writer.append_compaction(
+        timestamp="2025-01-01T00:00:01.500Z",
+        summary="S",
+        first_kept_entry_id="a",
+        tokens_before=5,
+        details={},
+        usage={"input": 1},
+        system_message=system,
+    )
+    assert list(entry) == list(ENTRY_KEY_ORDER_1X["compaction"])
+    assert entry["systemMessage"] == {**system, "timestamp": 1735689601500}
+    assert list(entry["systemMessage"]) == list(system)
+    # A branch summary names the leaf it was written from, not the entry it hangs under; no
+    # reply, no usage.
+    branch = Pi1xSessionWriter(set(), "old").branch_with_summary("p", timestamp="T", summary="S")
+    assert (branch["parentId"], branch["fromId"]) == ("p", "old")
+    assert "usage" not in branch
+    assert (
+        Pi1xSessionWriter(set(), None).branch_with_summary(None, timestamp="T", summary="S")[
+            "fromId"
+        ]
+        == "root"
+    )
+    # One order restores the entries of either version.
+    assert list(ordered_entry(dict(reversed(list(entry.items()))))) == list(entry)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextlab.pi.context import session_path
+from contextlab.pi.entries import Json
 from contextlab.pi.providers.openai_completions_1x import VARIANTS
 from contextlab.pi.session import SessionTree
 
@@ -30,7 +31,6 @@ __all__ = [
     "parse_choice",
 ]
 
-Json = dict[str, Any]
 DEFAULT_0X = "0.80"
 DEFAULT_1X_VARIANT = "1.6"
 # What a user (``--dialect``, a project's profile) may choose: a dialect, or a 1.x generation.

@@ -39,6 +39,7 @@ from contextlab.pi.dialects.pi_1_x_data import (
     LENGTH_STOPPED_TOOL_CALL_OPEN,
     SUMMARY_TOKEN_CAP_SUFFIX,
 )
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_truthy, json_stringify
 from contextlab.pi.providers import openai_completions_1x as provider
 from contextlab.pi.providers.openai_completions_1x import (
@@ -70,7 +71,6 @@ __all__ = [
     "tool_origins",
 ]
 
-Json = dict[str, Any]
 _DEFAULT: Any = object()
 # pi-ai 1.x estimates chars / 3.5 = 2 * chars / 7 (exact in integers).
 CHARS_PER_TOKEN_NUMERATOR = 2

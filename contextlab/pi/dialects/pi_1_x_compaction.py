@@ -9,8 +9,10 @@ Ported from ``@earendil-works/pi-coding-agent@1.6.0`` ``dist/core/compaction/com
 Differences from 0.80.2 (``contextlab.pi.compaction``): the cut is chosen over the projection
 (context edits applied, system messages never summarised), a trailing run of entries omitted by
 recovery edits is not kept, the turn-prefix prompt puts the conversation first and carries the
-custom instructions, summaries set no maxTokens of their own (pi-ai's clamp applies), and the
-entry carries ``systemMessage`` (the replayed system state at the leaf).
+custom instructions, summaries set no maxTokens of their own (pi-ai's clamp applies), file
+operations also come from the nested calls a tool result records, and the entry carries
+``systemMessage`` (the replayed system state at the leaf). A branch summary applies the context
+edits of the branch it summarises.
 
     plan = prepare_compaction(path_entries, keep_recent_tokens=20000)
     requests = compaction_requests(plan, model, thinking_level="medium")
@@ -22,6 +24,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextlab.pi.branch_summary import (
+    BranchEntries,
+    add_branch_summaries_file_lists,
+    collect_entries_for_branch_summary,
+)
+from contextlab.pi.compaction import (
+    FileOps,
+    add_file_op,
+    add_previous_file_lists,
+    compute_file_lists,
+    extract_file_ops_from_message,
+)
 from contextlab.pi.context import (
     create_branch_summary_message,
     create_compaction_summary_message,
@@ -35,23 +49,27 @@ from contextlab.pi.dialects.pi_1_x_data import (
     TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 )
-from contextlab.pi.jsutil import js_len, js_slice, json_stringify
+from contextlab.pi.entries import Json
+from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
 from contextlab.pi.providers import openai_completions_1x as provider
+from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
 
 __all__ = [
     "CompactionPlan",
     "SummaryRequest",
+    "branch_request",
     "branch_summary_request",
     "collect_entries_for_branch_summary",
     "compaction_requests",
     "estimate_tokens",
+    "extract_file_ops",
     "prepare_branch_entries",
     "prepare_compaction",
     "serialize_conversation",
 ]
 
-Json = dict[str, Any]
 TOOL_RESULT_MAX_CHARS = 2000
+_CLAMPED: Any = object()
 ESTIMATED_IMAGE_CHARS = 4800
 
 
@@ -249,8 +267,8 @@ def _find_cut_point(
 
 @dataclass
 class CompactionPlan:
-    """``prepareCompaction``'s preparation (file operations left out: they change the stored
-    summary's details, not the requests)."""
+    """``prepareCompaction``'s preparation, with the entries behind each part and the file lists
+    ``compact`` appends."""
 
     first_kept_entry_id: Any
     messages_to_summarize: list[Json]
@@ -258,8 +276,40 @@ class CompactionPlan:
     is_split_turn: bool
     tokens_before: int
     previous_summary: str | None
-    # What the compaction entry would carry as ``systemMessage``.
+    # What the compaction entry would carry as ``systemMessage`` (its timestamp is the entry's).
     system_message: Json | None = field(default=None)
+    summarized_entry_ids: list[Any] = field(default_factory=list)
+    turn_prefix_entry_ids: list[Any] = field(default_factory=list)
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+
+
+def extract_file_ops(message: Any, ops: FileOps) -> None:
+    """``extractFileOpsFromMessage`` of Pi 1.x: an assistant's tool calls, and the calls a tool
+    result records as ``nestedCalls`` (made from a codemode script)."""
+    if isinstance(message, dict) and message.get("role") == "toolResult":
+        nested = message.get("nestedCalls")
+        calls = nested.get("calls") if isinstance(nested, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                add_file_op(call.get("name"), call.get("arguments"), ops)
+        return
+    extract_file_ops_from_message(message, ops)
+
+
+def _summarisable(span: Sequence[tuple[Json, list[Json]]]) -> tuple[list[Any], list[Json]]:
+    """``getMessagesFromProjectedEntryForCompaction`` over ``span``: (the entries that
+    contribute, their messages); compactions and system messages are not conversation."""
+    ids: list[Any] = []
+    messages: list[Json] = []
+    for entry, entry_messages in span:
+        if entry.get("type") == "compaction":
+            continue
+        kept = [m for m in entry_messages if m.get("role") != "system"]
+        if kept:
+            ids.append(entry.get("id"))
+            messages.extend(kept)
+    return ids, messages
 
 
 def prepare_compaction(
@@ -283,20 +333,20 @@ def prepare_compaction(
     if cut >= len(projected) or not projected[cut][0].get("id"):
         return None
     history_end = turn_start if split else cut
-
-    def summarisable(span: list[tuple[Json, list[Json]]]) -> list[Json]:
-        return [
-            m
-            for e, ms in span
-            if e.get("type") != "compaction"
-            for m in ms
-            if m.get("role") != "system"
-        ]
-
-    to_summarize = summarisable(projected[start:history_end])
-    prefix = summarisable(projected[turn_start:cut]) if split else []
+    summarized_ids, to_summarize = _summarisable(projected[start:history_end])
+    prefix_ids, prefix = _summarisable(projected[turn_start:cut]) if split else ([], [])
     if not to_summarize and not prefix:
         return None
+    # extractFileOperations: the previous compaction's lists (unless an extension wrote it),
+    # then the tool calls of what is summarised, the turn prefix's too.
+    ops = FileOps()
+    if previous_index >= 0:
+        previous = projected[previous_index][0]
+        if not js_truthy(previous.get("fromHook")) and js_truthy(previous.get("details")):
+            add_previous_file_lists(ops, previous["details"])
+    for message in [*to_summarize, *prefix]:
+        extract_file_ops(message, ops)
+    read_files, modified_files = compute_file_lists(ops)
     return CompactionPlan(
         projected[cut][0]["id"],
         to_summarize,
@@ -305,6 +355,10 @@ def prepare_compaction(
         tokens_before,
         previous_summary,
         pi_1_x.current_system_message(projection.messages),
+        summarized_ids,
+        prefix_ids,
+        read_files,
+        modified_files,
     )
 
 
@@ -373,11 +427,20 @@ def turn_prefix_prompt(messages: Sequence[Json], custom_instructions: str | None
 
 @dataclass
 class SummaryRequest:
-    kind: str  # "history" or "turnPrefix"
+    kind: str  # "history", "turnPrefix" or "branch"
     prompt: str
     max_tokens: int
     reasoning_effort: str | None
     body: str | None
+
+    def request(self, max_tokens: int | None = _CLAMPED) -> Json:
+        """``{systemPrompt, messages, maxTokens}``: the summarisation context with its output cap
+        (the clamp; ``max_tokens`` stands in for it, e.g. None when the model is unknown)."""
+        return {
+            "systemPrompt": SUMMARIZATION_SYSTEM_PROMPT,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": self.prompt}]}],
+            "maxTokens": self.max_tokens if max_tokens is _CLAMPED else max_tokens,
+        }
 
 
 def summary_request(
@@ -400,16 +463,15 @@ def summary_request(
         pi_1_x.estimate_context_tokens(messages, variant),
         variant,
     )
-    effort = None
-    if model.get("reasoning") and isinstance(thinking_level, str) and thinking_level != "off":
-        clamped = provider.clamp_thinking_level(model, thinking_level)
-        effort = clamped if clamped != "off" else None
-    body = None
+    out = SummaryRequest(
+        kind, prompt, max_tokens, summary_reasoning(model, thinking_level, variant), None
+    )
     if model.get("api") == "openai-completions":
-        body = provider.build_request_body(
-            model, messages, max_tokens=max_tokens, reasoning_effort=effort, variant=variant
+        body = summary_request_body(
+            dict(model), out.request(), thinking_level=thinking_level, variant=variant
         )
-    return SummaryRequest(kind, prompt, max_tokens, effort, body)
+        out.body = json_stringify(body)
+    return out
 
 
 def compaction_requests(
@@ -438,31 +500,6 @@ def compaction_requests(
 # --- branch summaries (dist/core/compaction/branch-summarization.js) -------------------------
 
 
-def collect_entries_for_branch_summary(
-    tree: Any, old_leaf_id: Any, target_id: Any
-) -> tuple[list[Json], Any]:
-    """``collectEntriesForBranchSummary``: the entries from the old leaf back to (not including)
-    the deepest entry it shares with the target's path, oldest first."""
-    if not old_leaf_id:
-        return [], None
-    old_path = {e.get("id") for e in tree.path(old_leaf_id)}
-    common = None
-    for entry in reversed(tree.path(target_id)):
-        if entry.get("id") in old_path:
-            common = entry.get("id")
-            break
-    out: list[Json] = []
-    current = old_leaf_id
-    while current and current != common:
-        entry = tree.by_id.get(current)
-        if entry is None:
-            break
-        out.append(entry)
-        current = entry.get("parentId")
-    out.reverse()
-    return out, common
-
-
 def _branch_message(entry: Json, edit: Json | None) -> Json | None:
     kind = entry.get("type")
     if kind == "message":
@@ -485,25 +522,58 @@ def _branch_message(entry: Json, edit: Json | None) -> Json | None:
     return None
 
 
-def prepare_branch_entries(entries: Sequence[Json], token_budget: int = 0) -> list[Json]:
-    """``prepareBranchEntries``: newest first until the budget is spent (tool results skipped,
-    context edits applied; a summary that does not fit is kept while under 90 %)."""
+def prepare_branch_entries(entries: Sequence[Json], token_budget: float = 0) -> BranchEntries:
+    """``prepareBranchEntries``: the file lists of earlier branch summaries (not from
+    extensions), then newest first until the budget is spent (tool results skipped, context
+    edits applied; a summary that does not fit is kept while under 90 %), oldest first."""
+    ops = FileOps()
+    add_branch_summaries_file_lists(entries, ops)
     edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
     messages: list[Json] = []
+    ids: list[Any] = []
     total = 0
     for entry in reversed(entries):
         message = _branch_message(entry, edits.get(entry.get("id")))
         if message is None:
             continue
+        extract_file_ops(message, ops)
         tokens = estimate_tokens(message)
         if token_budget > 0 and total + tokens > token_budget:
             if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
                 messages.insert(0, message)
+                ids.insert(0, entry.get("id"))
                 total += tokens
             break
         messages.insert(0, message)
+        ids.insert(0, entry.get("id"))
         total += tokens
-    return messages
+    return BranchEntries(messages, ops, total, ids)
+
+
+def branch_token_budget(model: Mapping[str, Any], reserve_tokens: int) -> int:
+    """``(model.contextWindow || 128000) - reserveTokens``."""
+    return int(model.get("contextWindow") or 128000) - reserve_tokens
+
+
+def branch_request(
+    messages: Sequence[Json],
+    model: Mapping[str, Any],
+    *,
+    thinking_level: Any,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    variant: str = "1.6",
+) -> SummaryRequest:
+    """The request ``generateBranchSummary`` sends for the prepared ``messages``."""
+    if replace_instructions and custom_instructions:
+        instructions = custom_instructions
+    elif custom_instructions:
+        instructions = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
+    else:
+        instructions = BRANCH_SUMMARY_PROMPT
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    prompt = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
+    return summary_request("branch", prompt, model, thinking_level, variant)
 
 
 def branch_summary_request(
@@ -518,16 +588,14 @@ def branch_summary_request(
 ) -> SummaryRequest | None:
     """The request ``generateBranchSummary`` sends for ``entries`` (None: nothing to summarise,
     Pi writes "No content to summarize" without a request)."""
-    budget = int(model.get("contextWindow") or 128000) - reserve_tokens
-    messages = prepare_branch_entries(entries, budget)
-    if not messages:
+    prepared = prepare_branch_entries(entries, branch_token_budget(model, reserve_tokens))
+    if not prepared.messages:
         return None
-    if replace_instructions and custom_instructions:
-        instructions = custom_instructions
-    elif custom_instructions:
-        instructions = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
-    else:
-        instructions = BRANCH_SUMMARY_PROMPT
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
-    prompt = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
-    return summary_request("branch", prompt, model, thinking_level, variant)
+    return branch_request(
+        prepared.messages,
+        model,
+        thinking_level=thinking_level,
+        custom_instructions=custom_instructions,
+        replace_instructions=replace_instructions,
+        variant=variant,
+    )

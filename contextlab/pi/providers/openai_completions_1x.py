@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextlab.pi.context import replace_images
+from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_stringify
 from contextlab.pi.providers import openai_completions as completions_0x
 from contextlab.pi.providers.common import sanitize_surrogates
@@ -49,7 +50,6 @@ __all__ = [
     "transform_messages",
 ]
 
-Json = dict[str, Any]
 _UNDEFINED: Any = object()
 EXTENDED_THINKING_LEVELS_1X = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 # Levels a model offers only when its thinkingLevelMap names them.

@@ -1,0 +1,194 @@
+"""One summarisation call on the wire: the body pi-ai sends for a compaction, turn-prefix or
+branch-summary request, and the usage it reports for the reply.
+
+A summary request is ``{systemPrompt, messages: [one user message], maxTokens}`` (the engine's
+``contextlab.pi.summaries`` builds it); the summariser gets the session's thinking level.
+
+- Pi 0.80.2 (``completeSimple`` with ``{maxTokens, reasoning?}``): the openai-completions body of
+  ``openai_completions`` or the anthropic-messages body of ``anthropic_messages``; the thinking
+  level is passed only to a model that reasons, and not when it is ``off``
+  (``compaction.js``; branch summaries pass none).
+- Pi 1.x (``completeSummarization``: no cache retention, a fresh routing id that puts no
+  ``prompt_cache_key`` in the body): the openai-completions body of ``openai_completions_1x``
+  with ``maxTokens`` as ``max_completion_tokens`` (pi-ai's clamp, computed by the caller) and the
+  thinking level clamped to the model's levels (``createSummarizationOptions``). Pi 1.x's
+  anthropic-messages body is not ported: such a call is sent with Pi 0.80.2's body and the 1.x
+  ``maxTokens``.
+
+Usage: pi-ai's ``parseChunkUsage`` (openai-completions) and ``calculateCost`` (models.js); 1.x
+also reports ``reasoning`` tokens and ``cost.totalFromProvider``, and ``combine_usage`` is the
+coding agent's ``combineUsage`` (usage-totals.js) for a split turn's two replies.
+MIT licence, (c) Mario Zechner / Earendil Works.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from contextlab.pi.entries import Json
+from contextlab.pi.providers import anthropic_messages, openai_completions
+from contextlab.pi.providers import openai_completions_1x as openai_1x
+
+__all__ = [
+    "calculate_cost",
+    "combine_usage",
+    "openai_usage",
+    "summary_reasoning",
+    "summary_request_body",
+    "usage_of",
+]
+
+
+def summary_reasoning(
+    model: Mapping[str, Any], thinking_level: Any, variant: str | None
+) -> str | None:
+    """The reasoning a summary call carries for the summariser's ``thinking_level``: only for a
+    model that reasons and a level that is not ``off``; pi-ai 1.x (``variant``) clamps it to the
+    model's supported levels (None if that leaves ``off``)."""
+    if not model.get("reasoning") or not isinstance(thinking_level, str):
+        return None
+    if not thinking_level or thinking_level == "off":
+        return None
+    if variant is None:
+        return thinking_level
+    clamped = openai_1x.clamp_thinking_level(model, thinking_level)
+    return clamped if clamped != "off" else None
+
+
+def summary_request_body(
+    model: Json, request: Mapping[str, Any], *, thinking_level: Any, variant: str | None
+) -> Json:
+    """The JSON body pi-ai sends to ``model`` (its ``api`` picks the provider) for one summary
+    ``request``, keys in pi-ai's order; ``variant`` is the pi-ai 1.x generation (None: 0.80.2)."""
+    reasoning = summary_reasoning(model, thinking_level, variant)
+    api = model.get("api")
+    if variant is not None and api == "openai-completions":
+        messages: list[Json] = [
+            {"role": "system", "content": request["systemPrompt"], "timestamp": 0},
+            *({**m, "timestamp": 0} for m in request["messages"]),
+        ]
+        body = openai_1x.build_request_body(
+            model,
+            messages,
+            max_tokens=request["maxTokens"],
+            reasoning_effort=reasoning,
+            variant=variant,
+        )
+        parsed: Json = json.loads(body)
+        return parsed
+    context = {"systemPrompt": request["systemPrompt"], "messages": request["messages"]}
+    options: Json = {"maxTokens": request["maxTokens"]}
+    if reasoning is not None:
+        options["reasoning"] = reasoning
+    if api == "anthropic-messages":
+        return anthropic_messages.build_simple_params(model, context, options)
+    if api == "openai-completions":
+        # A summarisation request is one user message: transformMessages leaves it unchanged.
+        stream_options = openai_completions.simple_options(
+            model, reasoning=options.get("reasoning"), max_tokens=options["maxTokens"]
+        )
+        return openai_completions.build_params(model, context, stream_options)
+    raise ValueError(f"model api {api!r} sends no HTTP request")
+
+
+def calculate_cost(model: Mapping[str, Any], usage: Json, variant: str | None) -> Json:
+    """``calculateCost``: price per million tokens times tokens, per bucket (a 1h cache write at
+    twice the input price); pi-ai 1.x picks the tier the input falls in and adds
+    ``totalFromProvider: false``. Sets and returns ``usage["cost"]``."""
+    rates: Mapping[str, Any] = model.get("cost") or {}
+    if variant is not None:
+        threshold = -1
+        inputs = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
+        for tier in rates.get("tiers") or []:
+            above = tier.get("inputTokensAbove", 0)
+            if inputs > above and above > threshold:
+                rates, threshold = tier, above
+    long_write = usage.get("cacheWrite1h") or 0
+    short_write = usage["cacheWrite"] - long_write
+    cost: Json = usage["cost"]
+    cost["input"] = (rates.get("input", 0) / 1_000_000) * usage["input"]
+    cost["output"] = (rates.get("output", 0) / 1_000_000) * usage["output"]
+    cost["cacheRead"] = (rates.get("cacheRead", 0) / 1_000_000) * usage["cacheRead"]
+    cost["cacheWrite"] = (
+        rates.get("cacheWrite", 0) * short_write + rates.get("input", 0) * 2 * long_write
+    ) / 1_000_000
+    cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+    if variant is not None:
+        cost["totalFromProvider"] = False
+    return cost
+
+
+def usage_of(
+    model: Mapping[str, Any],
+    *,
+    input: int,
+    output: int,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    reasoning: int = 0,
+    variant: str | None = None,
+) -> Json:
+    """A reply's ``usage`` as pi-ai records it for these token counts (1.x: with
+    ``reasoning``), its cost from ``model``'s prices."""
+    usage: Json = {
+        "input": input,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+    }
+    if variant is not None:
+        usage["reasoning"] = reasoning
+    usage["totalTokens"] = input + output + cache_read + cache_write
+    usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    calculate_cost(model, usage, variant)
+    return usage
+
+
+def openai_usage(model: Mapping[str, Any], raw: Mapping[str, Any], variant: str | None) -> Json:
+    """``parseChunkUsage``: the usage of a chat-completions stream's usage chunk (``raw``, as
+    the API sends it). Cached prompt tokens are cache reads, ``cache_write_tokens`` writes; the
+    rest of the prompt is input."""
+    details = raw.get("prompt_tokens_details") or {}
+    prompt = raw.get("prompt_tokens") or 0
+    cache_read = details.get("cached_tokens")
+    if cache_read is None:
+        cache_read = raw.get("prompt_cache_hit_tokens")
+    if cache_read is None and variant is not None:
+        cache_read = raw.get("cached_tokens")
+    cache_read = cache_read or 0
+    cache_write = details.get("cache_write_tokens") or 0
+    completion_details = raw.get("completion_tokens_details") or {}
+    return usage_of(
+        model,
+        input=max(0, prompt - cache_read - cache_write),
+        output=raw.get("completion_tokens") or 0,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        reasoning=completion_details.get("reasoning_tokens") or raw.get("reasoning_tokens") or 0,
+        variant=variant,
+    )
+
+
+def combine_usage(first: Mapping[str, Any], second: Mapping[str, Any]) -> Json:
+    """``combineUsage``: the sum of two replies' usage (Pi 1.x's split-turn compaction), the
+    optional splits kept when either side has them; a sum's cost is the provider's only when
+    both parts' are."""
+    out: Json = {
+        key: first.get(key, 0) + second.get(key, 0)
+        for key in ("input", "output", "cacheRead", "cacheWrite")
+    }
+    for key in ("cacheWrite1h", "reasoning"):
+        if key in first or key in second:
+            out[key] = (first.get(key) or 0) + (second.get(key) or 0)
+    out["totalTokens"] = first.get("totalTokens", 0) + second.get("totalTokens", 0)
+    a, b = first.get("cost") or {}, second.get("cost") or {}
+    out["cost"] = {
+        key: a.get(key, 0) + b.get(key, 0)
+        for key in ("input", "output", "cacheRead", "cacheWrite", "total")
+    }
+    out["cost"]["totalFromProvider"] = (
+        a.get("totalFromProvider") is True and b.get("totalFromProvider") is True
+    )
+    return out
