@@ -110,8 +110,10 @@ def test_each_summary_pi_1_6_0_made_is_planned_sent_joined_and_written_as_pi_did
         parts = body.split(SPLIT_TURN_JOINER) if plan.split_turn else [body]
         texts = dict(zip([c.role for c in plan.calls], parts[-len(plan.calls) :], strict=True))
     else:
-        body = entry["summary"].removeprefix(BRANCH_SUMMARY_PREAMBLE).removesuffix(
-            format_file_operations(plan.read_files, plan.modified_files)
+        body = (
+            entry["summary"]
+            .removeprefix(BRANCH_SUMMARY_PREAMBLE)
+            .removesuffix(format_file_operations(plan.read_files, plan.modified_files))
         )
         texts = {"branch": body}
     summary, details = summaries.join_summary(plan, texts)
