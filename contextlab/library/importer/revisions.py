@@ -131,8 +131,12 @@ class _Run:
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
             return
         parent = value.get("parentId")
-        bad = id_problem(entry_id, 'its "id"', ENTRY_ID_MAX) or (
-            id_problem(parent, 'its "parentId"', ENTRY_ID_MAX) if isinstance(parent, str) else None
+        # As for session ids: no control character, since ids end up in URLs, HTML attributes
+        # and download names (a CR or LF could never be sent in a header).
+        bad = id_problem(entry_id, 'its "id"', ENTRY_ID_MAX, controls=True) or (
+            id_problem(parent, 'its "parentId"', ENTRY_ID_MAX, controls=True)
+            if isinstance(parent, str)
+            else None
         )
         if bad is not None:
             self.problems.append(Problem(line.line_no, f"{bad}: the entry is not imported"))
