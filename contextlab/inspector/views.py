@@ -326,7 +326,11 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["tabs"] = [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS]
     if target not in ("tree", "live"):
         context["inspection"] = (
-            services.inspect_entry(session, index, selected, tab=state.tab) if selected else None
+            services.inspect_entry(
+                session, index, selected, tab=state.tab, full=request.GET.get("all") == "1"
+            )
+            if selected
+            else None
         )
         context.update(review_panel(session, selected))
         context["can_edit_profile"] = can_manage_members(request.user, session.project)

@@ -109,3 +109,20 @@ def test_the_projections_an_index_keeps_count_against_the_cache_budget(owner_cli
     index = selectors.session_index(session)
     assert any(key[:2] == ("projection", "t0000001") for key in index.memo)
     assert selectors.cache_bytes() > 500_000
+
+
+@pytest.mark.parametrize("tab", ["json", "entry"])
+def test_the_json_and_entry_tabs_render_a_huge_message_in_part(owner_client, settings, tab):
+    settings.CONTEXTLAB_MESSAGE_RENDER_CHARS = 10_000
+    session = _big_session()
+    url = f"/sessions/{session.pk}/?entry=big00001&tab={tab}"
+    page = owner_client.get(url).content.decode()
+    assert "é" * 10_001 not in page  # (the JSON tab starts with the system prompt)
+    assert "more characters not shown (CONTEXTLAB_MESSAGE_RENDER_CHARS)" in page
+    assert f"tab={tab}&amp;all=1" in page
+    assert len(page) < 200_000
+    whole = owner_client.get(url + "&all=1").content.decode()
+    assert "é" * BIG in whole and "more characters not shown" not in whole
+    # A small entry is shown whole, with no notice.
+    small = owner_client.get(f"/sessions/{session.pk}/?entry=e0000001&tab={tab}")
+    assert "more characters not shown" not in small.content.decode()
