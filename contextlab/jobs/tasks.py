@@ -13,7 +13,8 @@ UPDATE, so a duplicate or redelivered message is harmless. Nothing can leave a j
    equals the lease.
 3. Every worker's main process runs a timer (``_sweep_forever``) that says it is alive (the job
    page tells when no worker is) and re-queues jobs whose lease expired or whose message was
-   lost, and entries left unindexed.
+   lost, and entries left unindexed; it also removes temporary blobs older than the grace
+   period (left by imports that were killed).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from contextlab.inspector.services import tree_index_refresh
 from contextlab.jobs import services
 from contextlab.jobs.models import WORKER_ALIVE_KEY, Job, owner_is_dead, stale_lease
 from contextlab.jobs.signals import job_committed
+from contextlab.library.importer.blobs import prune_temp_files
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_pending, index_revision
 
@@ -134,6 +136,11 @@ def worker_sweep_once() -> None:
         # Idempotent: an import indexing the same rows meanwhile only makes one side wait.
         if Entry.objects.filter(search_indexed=False).exists():
             index_pending_entries.delay()
+        # Temporary blobs of imports killed mid-file (a blob store this host does not share
+        # has no tmp/ here: nothing to do).
+        pruned = prune_temp_files()
+        if pruned:
+            logger.info("removed %d temporary blob(s) left by killed imports", len(pruned))
     finally:
         connection.close()
 
