@@ -13,6 +13,7 @@ conversation and labels itself so the UI can say the summary is not a model's.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +22,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from contextlab.pi.providers import anthropic_messages, openai_completions
+
+logger = logging.getLogger(__name__)
 
 Json = dict[str, Any]
 ProviderKind = Literal["openai", "anthropic", "offline"]
@@ -236,7 +239,12 @@ def _raise_for(exc: Exception, provider: str) -> None:
         raise ProviderError(
             f"{provider} answered HTTP {status}: {detail}", retryable=retryable, status=status
         ) from exc
-    raise ProviderError(f"{provider} request failed: {exc}") from exc
+    # Anything else is a fault on this side (a reply the SDK could not read, a bug): its text
+    # and type are for the worker's log, not for every viewer of the job.
+    logger.error("request to %s failed unexpectedly", provider, exc_info=exc)
+    raise ProviderError(
+        f"The request to {provider} failed unexpectedly; the details are in the worker's log"
+    ) from exc
 
 
 def _error_detail(exc: Exception) -> str:
