@@ -212,6 +212,22 @@ def test_it_rejects_a_profile_with_relative_paths(owner_client, rich, owner):
     assert not ResourceProfile.objects.exists()
 
 
+def test_it_refuses_an_uploaded_profile_file_holding_nul_with_a_form_error(
+    owner_client, rich, owner
+):
+    _own(rich.project, owner)
+    agents = io.BytesIO(b"# Rules\x00 and more")
+    agents.name = "AGENTS.md"
+    response = owner_client.post(
+        reverse("inspector:profile", args=[rich.project.pk]),
+        {"upload_paths": f"{CWD}/AGENTS.md", "upload_files": [agents], "next": "/"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "AGENTS.md holds a NUL character" in response.content.decode()
+    assert not ResourceFile.objects.exists()
+
+
 def test_it_sends_back_after_saving_a_profile_only_to_a_page_of_this_site(
     owner_client, rich, owner
 ):
