@@ -23,6 +23,7 @@ from contextlab.inspector.selectors import index_stored
 from contextlab.jobs import services, tasks
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry, Session
+from tests.environment import unavailable
 from tests.jobs.fake_llm import FakeLLMServer, Reply
 from tests.review.helpers import session_lines, upload
 from tests.waiting import wait_until
@@ -58,9 +59,9 @@ def _redis_up() -> bool:
 @pytest.fixture
 def broker():
     if connection.vendor != "postgresql":
-        pytest.skip("the worker test needs PostgreSQL (set DATABASE_URL)")
+        unavailable("the worker test needs PostgreSQL (set DATABASE_URL)")
     if not _redis_up():
-        pytest.skip(f"no Redis at {BROKER}")
+        unavailable(f"no Redis at {BROKER}")
     import redis
 
     redis.Redis.from_url(BROKER).flushdb()

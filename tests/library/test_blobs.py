@@ -20,6 +20,7 @@ from contextlab.jobs import tasks
 from contextlab.library.importer import Status, import_session_file
 from contextlab.library.importer.blobs import GRACE_SECONDS, blobs_check
 from contextlab.library.models import Entry, ImportProblem, Session, SessionRevision
+from tests.environment import unavailable
 from tests.library.conftest import chain, header, lines, message
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +107,7 @@ def tiny_disk(tmp_path, settings):
         check=False,
     )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        unavailable(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     settings.CONTEXTLAB_BLOB_DIR = mount
     try:
         yield mount

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import postgres_tool, unavailable
 from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +40,7 @@ class Cluster:
     data: Path
     port: int
     as_postgres: list[str]
+    pg_ctl_path: str = "pg_ctl"
 
     @property
     def psql(self) -> list[str]:
@@ -50,7 +52,7 @@ class Cluster:
 
     def pg_ctl(self, *args: str) -> None:
         subprocess.run(
-            [*self.as_postgres, "pg_ctl", "-D", str(self.data), *args],
+            [*self.as_postgres, self.pg_ctl_path, "-D", str(self.data), *args],
             check=True,
             capture_output=True,
             timeout=60,
@@ -76,20 +78,21 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    if not shutil.which("initdb") or not shutil.which("pg_ctl"):
-        pytest.skip("initdb/pg_ctl not installed")
+    initdb, pg_ctl = postgres_tool("initdb"), postgres_tool("pg_ctl")
+    if not initdb or not pg_ctl:
+        unavailable("initdb/pg_ctl not installed (Debian: postgresql)")
     as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     root = Path(tempfile.mkdtemp(prefix="cl-pg-fault-"))
     if as_postgres:
         shutil.chown(root, "postgres")
     data = root / "data"
     subprocess.run(
-        [*as_postgres, "initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
+        [*as_postgres, initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
         check=True,
         capture_output=True,
         timeout=120,
     )
-    pg = Cluster(data, _free_port(), as_postgres)
+    pg = Cluster(data, _free_port(), as_postgres, pg_ctl)
     pg.start()
     try:
         subprocess.run(
@@ -101,7 +104,7 @@ def cluster() -> Iterator[Cluster]:
         _manage(pg, root / "blobs", "migrate", "--noinput")
         yield pg
     finally:
-        subprocess.run([*as_postgres, "pg_ctl", "-D", str(data), "-m", "immediate", "stop"])
+        subprocess.run([*as_postgres, pg_ctl, "-D", str(data), "-m", "immediate", "stop"])
         shutil.rmtree(root, ignore_errors=True)
 
 
