@@ -101,25 +101,25 @@ def cluster() -> Iterator[Cluster]:
             capture_output=True,
             timeout=30,
         )
-        _manage(pg, root / "blobs", "migrate", "--noinput")
+        pg_manage(pg, root / "blobs", "migrate", "--noinput")
         yield pg
     finally:
         subprocess.run([*as_postgres, pg_ctl, "-D", str(data), "-m", "immediate", "stop"])
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _env(pg: Cluster, blobs: Path) -> dict[str, str]:
+def pg_env(pg: Cluster, blobs: Path) -> dict[str, str]:
     env = {**os.environ, "DATABASE_URL": pg.url, "CONTEXTLAB_BLOB_DIR": str(blobs)}
     env.pop("REDIS_URL", None)
     env["CONTEXTLAB_INDEX_WORKERS"] = "1"
     return env
 
 
-def _manage(pg: Cluster, blobs: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def pg_manage(pg: Cluster, blobs: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
-        env=_env(pg, blobs),
+        env=pg_env(pg, blobs),
         capture_output=True,
         text=True,
         timeout=600,
@@ -143,7 +143,7 @@ def big_file() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _reset(pg: Cluster, blobs: Path) -> None:
+def pg_reset(pg: Cluster, blobs: Path) -> None:
     pg.sql("TRUNCATE library_project, library_session, library_entry CASCADE")
     shutil.rmtree(blobs, ignore_errors=True)
 
@@ -157,14 +157,14 @@ def _counts(pg: Cluster) -> tuple[int, int]:
 def _recover_and_check(pg: Cluster, blobs: Path, big_file: Path, expected_status: str) -> None:
     pg.start()
     started = time.monotonic()
-    done = _manage(pg, blobs, "import_sessions", str(big_file), "--json")
+    done = pg_manage(pg, blobs, "import_sessions", str(big_file), "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     assert f'"status": "{expected_status}"' in done.stdout, done.stdout[:500]
     assert time.monotonic() - started < 60
     total, unindexed = _counts(pg)
     lines = sum(1 for line in big_file.read_bytes().splitlines() if line.strip()) - 1
     assert (total, unindexed) == (lines, 0)  # nothing lost, everything searchable
-    check = _manage(pg, blobs, "blobs", "--check", "--grace", "0")
+    check = pg_manage(pg, blobs, "blobs", "--check", "--grace", "0")
     assert check.returncode == 0, check.stdout  # no orphan, nothing missing
 
 
@@ -172,11 +172,11 @@ def test_postgresql_stopped_mid_import_stores_nothing_and_the_next_import_reads_
     cluster, big_file, tmp_path
 ):
     blobs = tmp_path / "blobs"
-    _reset(cluster, blobs)
+    pg_reset(cluster, blobs)
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "import_sessions", str(big_file), "--json"],
         cwd=REPO,
-        env=_env(cluster, blobs),
+        env=pg_env(cluster, blobs),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -201,11 +201,11 @@ def test_postgresql_stopped_mid_indexing_and_the_next_import_though_unchanged_in
     cluster, big_file, tmp_path
 ):
     blobs = tmp_path / "blobs"
-    _reset(cluster, blobs)
+    pg_reset(cluster, blobs)
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "import_sessions", str(big_file), "--json"],
         cwd=REPO,
-        env=_env(cluster, blobs),
+        env=pg_env(cluster, blobs),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
