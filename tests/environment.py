@@ -1,8 +1,9 @@
 """What a test needs from the machine (a tool, a service, root for a mount), said one way.
 
-On a developer's machine a missing tool skips the test, with the reason. Under CI (the runner
-sets CI, e.g. CI=true) it fails instead: there the fault tests are the proof that jobs and
-imports survive crashes, and a skip would let them vanish from the run unnoticed.
+On a developer's machine a missing requirement (a Pi oracle, Chromium, a PostgreSQL server
+program, Redis, a tmpfs mount) skips the test, with the reason. Under CI (the runner sets CI,
+e.g. CI=true) it fails instead: there the fault and oracle tests are the proof, and a skip would
+let them vanish from the run unnoticed.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from contextlab.pi.dialects.pi_0_73 import PI_0_73
 from contextlab.pi.providers.openai_completions import build_request_body, simple_options
 from tests.conformance.conftest import ORACLES, node_binary, oracle_available
 from tests.conformance.test_requests import _write_if_changed
+from tests.environment import unavailable
 
 CORPUS = Path(__file__).resolve().parent / "corpus-0.73.1"
 EXTRACTOR = Path(__file__).resolve().parents[2] / "tools" / "extract_pi_strings.mjs"
@@ -49,7 +50,7 @@ AGENT_REQUESTS = [
 def test_the_0_73_strings_are_read_from_pi_0_73_1_and_the_rest_equal_0_80_2():
     node = node_binary()
     if node is None or not oracle_available("0.73.1"):
-        pytest.skip("Node 24 or the pinned Pi 0.73.1 oracle is not installed")
+        unavailable("Node 24 or the pinned Pi 0.73.1 oracle is not installed")
     out = subprocess.run(
         [node, str(EXTRACTOR), "node_modules/@mariozechner/pi-coding-agent"],
         cwd=ORACLES["0.73.1"][0],
