@@ -1,9 +1,9 @@
 """JSON text for values of any nesting depth.
 
-orjson refuses more than 254 levels and the engine's json_stringify (like Python's json module)
-recurses once per level, while JSON.parse and V8's JSON.stringify take thousands: a session line
-with a 1,000-deep array in its tool arguments is valid for Pi. These helpers use the fast
-encoder and, only when it gives up on depth, the same output from an explicit stack.
+orjson refuses to write more than 254 levels, while JSON.parse and V8's JSON.stringify take
+thousands: a session line with a 1,000-deep array in its tool arguments is valid for Pi. These
+helpers use the fast encoder and, only when it gives up on depth, the same output from an explicit
+stack. (The engine's json_stringify handles any depth itself.)
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
-from contextlab.pi.jsutil import json_stringify
 
 
 def pretty(value: Any) -> str:
@@ -30,14 +28,6 @@ def sorted_bytes(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         return iterative_dumps(value, scalar=_orjson_scalar, sort_keys=True).encode()
-
-
-def stringify(value: Any) -> str:
-    """``JSON.stringify(value)``, as the engine's json_stringify, at any depth."""
-    try:
-        return json_stringify(value)
-    except RecursionError:
-        return iterative_dumps(value, scalar=json_stringify)
 
 
 def _orjson_scalar(value: Any) -> str:

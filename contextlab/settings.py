@@ -248,6 +248,9 @@ CONTEXTLAB_ENTRIES_PER_PAGE = env_int("CONTEXTLAB_ENTRIES_PER_PAGE", 100)
 CONTEXTLAB_MESSAGE_RENDER_CHARS = env_int("CONTEXTLAB_MESSAGE_RENDER_CHARS", 100_000)
 # The tree indexes (and their whole-entry caches) a web process keeps, in bytes (estimated).
 CONTEXTLAB_INDEX_CACHE_BYTES = env_int("CONTEXTLAB_INDEX_CACHE_BYTES", 128 * 1024 * 1024)
+# Of a file that yields no session (junk, an image), only this many first bytes are kept for
+# its uploader to download (0: none); the rest is not stored.
+CONTEXTLAB_UNUSABLE_KEEP_BYTES = env_int("CONTEXTLAB_UNUSABLE_KEEP_BYTES", 1024 * 1024)
 # The largest session file one browser upload takes (the command line has no limit).
 CONTEXTLAB_MAX_UPLOAD_BYTES = env_int("CONTEXTLAB_MAX_UPLOAD_BYTES", 1024 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.environment import unavailable
+
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
@@ -68,7 +70,7 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="session")
 def chromium():  # type: ignore[no-untyped-def]
     if not CHROMIUM.exists():
-        pytest.skip("Chromium is not installed: run tools/install-system-deps")
+        unavailable("Chromium is not installed: run tools/install-system-deps")
     import os
 
     from playwright.sync_api import sync_playwright

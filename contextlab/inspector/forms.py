@@ -108,8 +108,13 @@ class ResourceProfileForm(forms.ModelForm):
         decoded = []
         for path, upload in zip(paths, files, strict=False):
             try:
-                decoded.append((path, upload.read().decode("utf-8")))
+                text = upload.read().decode("utf-8")
             except UnicodeDecodeError:
                 raise forms.ValidationError(f"{upload.name} is not UTF-8 text.") from None
+            if "\x00" in text:  # PostgreSQL text cannot hold it (and no prompt file has one)
+                raise forms.ValidationError(
+                    f"{upload.name} holds a NUL character: it is not a text file Pi reads."
+                )
+            decoded.append((path, text))
         data["uploads"] = decoded
         return data

@@ -11,8 +11,10 @@ from its last compaction on).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -66,14 +68,35 @@ class SessionIndex:
     entry_sizes: dict[int, int] = field(default_factory=dict)  # JSON bytes of each cached entry
     entry_bytes: int = 0
     base_bytes: int = 0  # estimated size of the index itself (set when cached)
-    # Results computed from this index's immutable entries (projections of a leaf), few.
+    # Results computed from this index's immutable entries (projections of a leaf), few, and
+    # bounded by bytes (half of CONTEXTLAB_INDEX_CACHE_BYTES per index): a projection holds the
+    # whole path's entries and the request built from them.
     memo: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
+    memo_sizes: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    memo_bytes: int = 0
 
     def remember(self, key: tuple[Any, ...], value: Any) -> None:
+        """Keep `value` for `key`; one larger than the memo's budget is not kept (used by the
+        request that computed it, computed again by the next)."""
+        size = estimated_size(value)
+        budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 2
         with _cache_lock:
+            self.memo_bytes -= self.memo_sizes.pop(key, 0)
+            self.memo.pop(key, None)
+            if size > budget:
+                return
             self.memo[key] = value
-            while len(self.memo) > 12:
-                self.memo.popitem(last=False)
+            self.memo_sizes[key] = size
+            self.memo_bytes += size
+            while self.memo and (len(self.memo) > 12 or self.memo_bytes > budget):
+                old, _ = self.memo.popitem(last=False)
+                self.memo_bytes -= self.memo_sizes.pop(old, 0)
+            _trim_cache()
+
+    @property
+    def cost(self) -> int:
+        """Estimated bytes this index holds: itself, its entries, its memo and its views."""
+        return self.base_bytes + self.entry_bytes + self.memo_bytes + self.view_bytes
 
     path_set: frozenset[str] = frozenset()
     # getTree()'s roots and children (display order) and the last entry in file order: with
@@ -88,6 +111,7 @@ class SessionIndex:
     views: OrderedDict[tuple[str, str, tuple[str, ...]], TreeView] = field(
         default_factory=OrderedDict
     )
+    view_bytes: int = 0  # a quarter of CONTEXTLAB_INDEX_CACHE_BYTES per index at most
 
     def view(self, mode: str, query: str, folded: tuple[str, ...]) -> TreeView:
         key = (mode, query, folded)
@@ -109,10 +133,15 @@ class SessionIndex:
                 query=query,
                 folded=folded,
             )
+        budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 4
         with _cache_lock:
-            self.views[key] = view
-            while len(self.views) > 6:
-                self.views.popitem(last=False)
+            if key not in self.views and view_size(view) <= budget:
+                self.views[key] = view
+                self.view_bytes += view_size(view)
+            while self.views and (len(self.views) > 6 or self.view_bytes > budget):
+                _, old = self.views.popitem(last=False)
+                self.view_bytes -= view_size(old)
+            _trim_cache()
         return view
 
     def fetch(self, session: Session, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -165,6 +194,7 @@ class SessionIndex:
             ):
                 old, _ = self.entries.popitem(last=False)
                 self.entry_bytes -= self.entry_sizes.pop(old, 0)
+            _trim_cache()
         return found
 
     def ensure_search(self) -> None:
@@ -260,15 +290,63 @@ def session_index(session: Session) -> SessionIndex:
     index.base_bytes = _estimated_bytes(index)
     with _cache_lock:
         _cache[key] = index
-        # Bounded by bytes (CONTEXTLAB_INDEX_CACHE_BYTES), not by sessions: eight 500 MB
-        # sessions' indexes would hold gigabytes; the newest one always stays.
-        while len(_cache) > 1 and (
-            len(_cache) > _CACHE_SIZE
-            or sum(i.base_bytes + i.entry_bytes for i in _cache.values())
-            > settings.CONTEXTLAB_INDEX_CACHE_BYTES
-        ):
-            _cache.popitem(last=False)
+        _trim_cache()
     return index
+
+
+def _trim_cache() -> None:
+    """Drop the least recently used indexes while the cache is over its budget (call with
+    _cache_lock held). Bounded by bytes (CONTEXTLAB_INDEX_CACHE_BYTES), not by sessions: eight
+    500 MB sessions' indexes would hold gigabytes. The newest index always stays; what it keeps
+    besides itself (entries, memo, views) is bounded by shares of the same budget."""
+    while len(_cache) > 1 and (
+        len(_cache) > _CACHE_SIZE
+        or sum(i.cost for i in _cache.values()) > settings.CONTEXTLAB_INDEX_CACHE_BYTES
+    ):
+        _cache.popitem(last=False)
+
+
+# Per visible row of a tree view: the Row, its prefix and gutters, its slot in index_of (the
+# TreeItem it shows is the index's own, counted there). Rough, like _ROW_BYTES.
+_VIEW_ROW_BYTES = 400
+
+
+def view_size(view: TreeView) -> int:
+    return _VIEW_ROW_BYTES * len(view.rows)
+
+
+# Strings at least this long are counted once however many containers hold them (a request's
+# messages share their texts with the path's entries); shorter ones are counted each time.
+_SHARED_STRING = 256
+
+
+def estimated_size(value: Any) -> int:
+    """Rough bytes held by `value` (sys.getsizeof of every object reached), for values built of
+    dicts, lists, tuples, sets, strings, numbers and dataclasses; a tree view by its rows. Each
+    container and long string counts once; other objects count for themselves only."""
+    seen: set[int] = set()
+    total = 0
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is str and len(current) < _SHARED_STRING:
+            total += sys.getsizeof(current)
+            continue
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        total += sys.getsizeof(current)
+        if kind is dict:
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif kind in (list, tuple, set, frozenset):
+            stack.extend(current)
+        elif kind is TreeView:
+            total += view_size(current)
+        elif dataclasses.is_dataclass(current) and not isinstance(current, type):
+            stack.extend(getattr(current, f.name) for f in dataclasses.fields(current))
+    return total
 
 
 # Per tree row besides its texts: the TreeItem, its slots in the id-keyed dicts and lists (a
@@ -284,7 +362,7 @@ def _estimated_bytes(index: SessionIndex) -> int:
 def cache_bytes() -> int:
     """What this process's index cache holds (estimated), for tests and benchmarks."""
     with _cache_lock:
-        return sum(i.base_bytes + i.entry_bytes for i in _cache.values())
+        return sum(i.cost for i in _cache.values())
 
 
 def clear_cache() -> None:

@@ -91,6 +91,9 @@ class Inspection:
     copy_json: str
     entry_json: str
     synthetic_results: int
+    # Characters of copy_json / entry_json not rendered (CONTEXTLAB_MESSAGE_RENDER_CHARS).
+    copy_json_hidden: int = 0
+    entry_json_hidden: int = 0
     # The messages shown in full: a leading summary and the last FULL_TAIL; the middle ones
     # are one line each with their body loaded on demand (a deep entry can have thousands).
     # The prompt the contextlab Pi extension captured for this request (prompt tab only), and
@@ -398,13 +401,33 @@ def _message_views(
 
 
 def inspect_entry(
-    session: Session, index: SessionIndex, entry_id: str, *, tab: str = "context"
+    session: Session,
+    index: SessionIndex,
+    entry_id: str,
+    *,
+    tab: str = "context",
+    full: bool = False,
 ) -> Inspection:
+    """The inspection of `entry_id`. Unless `full`, its JSON texts (the JSON and entry tabs)
+    are cut to CONTEXTLAB_MESSAGE_RENDER_CHARS characters, as message blocks are: a 3 MB tool
+    result must not make a 6 MB page (its JSON escaped once more as HTML)."""
     # A deep entry's projection allocates some 100k objects (thousands of messages and views)
     # next to a 20k-entry index: with the cyclic GC running, its collections re-scan that index
     # over and over (measured: a third of a first inspection). Nothing made here forms cycles.
     with gc_paused():
-        return _inspect_entry(session, index, entry_id, tab=tab)
+        inspection = _inspect_entry(session, index, entry_id, tab=tab)
+    if not full:
+        limit = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
+        inspection.copy_json, inspection.copy_json_hidden = _cut(inspection.copy_json, limit)
+        inspection.entry_json, inspection.entry_json_hidden = _cut(inspection.entry_json, limit)
+    return inspection
+
+
+def _cut(text: str, limit: int) -> tuple[str, int]:
+    """The first `limit` characters of `text` and how many were left out."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
 
 
 def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> list[MessageView]:

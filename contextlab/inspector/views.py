@@ -28,7 +28,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -326,7 +326,11 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["tabs"] = [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS]
     if target not in ("tree", "live"):
         context["inspection"] = (
-            services.inspect_entry(session, index, selected, tab=state.tab) if selected else None
+            services.inspect_entry(
+                session, index, selected, tab=state.tab, full=request.GET.get("all") == "1"
+            )
+            if selected
+            else None
         )
         context.update(review_panel(session, selected))
         context["can_edit_profile"] = can_manage_members(request.user, session.project)
@@ -554,5 +558,6 @@ def request_export(request: HttpRequest, pk: int) -> HttpResponse:
         # What could make this differ from Pi's own request (ASCII: it is a header).
         response["X-Contextlab-Note"] = built.note.encode("ascii", "replace").decode()
     if request.GET.get("download"):
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        # Django's helper quotes the name, so an id cannot add parameters to the header.
+        response["Content-Disposition"] = content_disposition_header(True, name)
     return response

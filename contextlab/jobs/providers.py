@@ -15,6 +15,7 @@ conversation and labels itself so the UI can say the summary is not a model's.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,6 +25,8 @@ from django.conf import settings
 
 from contextlab.pi.entries import Json
 from contextlab.pi.providers.summary import openai_usage, summary_request_body, usage_of
+
+logger = logging.getLogger(__name__)
 
 ProviderKind = Literal["openai", "anthropic", "offline"]
 
@@ -201,7 +204,12 @@ def _raise_for(exc: Exception, provider: str) -> None:
         raise ProviderError(
             f"{provider} answered HTTP {status}: {detail}", retryable=retryable, status=status
         ) from exc
-    raise ProviderError(f"{provider} request failed: {exc}") from exc
+    # Anything else is a fault on this side (a reply the SDK could not read, a bug): its text
+    # and type are for the worker's log, not for every viewer of the job.
+    logger.error("request to %s failed unexpectedly", provider, exc_info=exc)
+    raise ProviderError(
+        f"The request to {provider} failed unexpectedly; the details are in the worker's log"
+    ) from exc
 
 
 def _error_detail(exc: Exception) -> str:

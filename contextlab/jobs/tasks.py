@@ -13,7 +13,8 @@ UPDATE, so a duplicate or redelivered message is harmless. Nothing can leave a j
    equals the lease.
 3. Every worker's main process runs a timer (``_sweep_forever``) that says it is alive (the job
    page tells when no worker is) and re-queues jobs whose lease expired or whose message was
-   lost, and entries left unindexed.
+   lost, and entries left unindexed; it also removes temporary blobs older than the grace
+   period (left by imports that were killed).
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from django.db.models import Q
 from django.dispatch import receiver
 from django.utils import timezone
 
+from contextlab.inspector.services import tree_index_refresh
 from contextlab.jobs import services
 from contextlab.jobs.models import WORKER_ALIVE_KEY, Job, owner_is_dead, stale_lease
 from contextlab.jobs.signals import job_committed
-from contextlab.library.models import Entry
-from contextlab.library.search import index_pending
+from contextlab.library.importer.blobs import prune_temp_files
+from contextlab.library.models import Entry, Session
+from contextlab.library.search import index_pending, index_revision
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +85,43 @@ def index_pending_entries(limit: int = 50) -> int:
     return index_pending(limit=limit)
 
 
+@shared_task(name="jobs.after_import")
+def after_import(session_id: int) -> None:
+    """What follows the commit of an uploaded session, off the web request: its entries' search
+    text and its stored tree index (both a matter of seconds and hundreds of MB for a large
+    file, more than a web worker should spend). Neither is written only here: the sweep indexes
+    what is left unindexed, and the first open of the session builds a missing tree index."""
+    revision_id = (
+        Session.objects.filter(pk=session_id).values_list("current_revision_id", flat=True).first()
+    )
+    if revision_id is None:
+        return  # deleted meanwhile
+    index_revision(revision_id)
+    tree_index_refresh(session_id=session_id)
+
+
+def _after_import_embedded(session_id: int) -> None:
+    close_old_connections()
+    try:
+        after_import(session_id)
+    except Exception:  # the sweep and the first open redo what is missing
+        logger.warning("after-import work of session %s failed", session_id, exc_info=True)
+    finally:
+        connection.close()
+
+
+def enqueue_after_import(session_id: int) -> None:
+    """Hand `after_import` to a worker (or, without Redis, to the embedded runner's thread).
+    When the broker cannot be reached nothing is lost: see after_import."""
+    if settings.CONTEXTLAB_JOBS_EMBEDDED:
+        _embedded_executor().submit(_after_import_embedded, session_id)
+        return
+    try:
+        after_import.delay(session_id)
+    except Exception as exc:
+        logger.warning("after-import work of session %s not sent: %s", session_id, exc)
+
+
 # --------------------------------------------------------------------------------------------
 # The worker's own timer: "alive" for the job pages, and the sweep
 # --------------------------------------------------------------------------------------------
@@ -96,6 +136,11 @@ def worker_sweep_once() -> None:
         # Idempotent: an import indexing the same rows meanwhile only makes one side wait.
         if Entry.objects.filter(search_indexed=False).exists():
             index_pending_entries.delay()
+        # Temporary blobs of imports killed mid-file (a blob store this host does not share
+        # has no tmp/ here: nothing to do).
+        pruned = prune_temp_files()
+        if pruned:
+            logger.info("removed %d temporary blob(s) left by killed imports", len(pruned))
     finally:
         connection.close()
 

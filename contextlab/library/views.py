@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from itertools import groupby
 from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from contextlab.inspector.selectors import context_entry_ids, session_index
+from contextlab.inspector.selectors import context_entry_ids
+from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import import_session_file
 from contextlab.library.search import snippet_html
@@ -148,6 +151,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 fileobj=upload_file,
                 name=upload_file.name,
                 user=request.user,
+                index_search=False,  # after_import does it, off this request
                 # The uploader's ownership of a project the upload created, and the audit
                 # event, commit with the entries.
                 within=lambda result, created=created_project: upload_record(
@@ -163,9 +167,9 @@ def upload(request: HttpRequest) -> HttpResponse:
             results.append({"name": upload_file.name, "error": UPLOAD_FAILED})
             continue
         if outcome.session is not None:
-            # Build the session's tree index now, while the user waits for the upload anyway,
-            # so that opening a large session right after is quick (in this process).
-            session_index(outcome.session)
+            # Search indexing and the tree index run in a worker once the import has committed:
+            # a large file would keep this web worker busy (and big) for many seconds more.
+            transaction.on_commit(partial(enqueue_after_import, outcome.session.pk))
         results.append({"name": upload_file.name, "outcome": outcome})
     if request.htmx:
         return render(

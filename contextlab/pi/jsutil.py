@@ -199,7 +199,12 @@ def js_string(value: Any, present: bool = True) -> str:
     return "[object Object]"
 
 
-def _stringify(value: Any, out: list[str]) -> bool:
+# Levels json_stringify walks by recursion (fast); a value nested deeper is written from an
+# explicit stack instead, since V8 stringifies thousands of levels and Python's stack does not.
+_RECURSIVE_LEVELS = 100
+
+
+def _stringify(value: Any, out: list[str], level: int = 0) -> bool:
     """Append JSON for `value`; return False when JavaScript would omit it (undefined)."""
     if value is None:
         out.append("null")
@@ -214,6 +219,8 @@ def _stringify(value: Any, out: list[str]) -> bool:
             out.append("null")
         else:
             out.append(number_to_string(value))
+    elif level >= _RECURSIVE_LEVELS and isinstance(value, dict | list | tuple):
+        _stringify_deep(value, out)
     elif isinstance(value, dict):
         out.append("{")
         first = True
@@ -223,7 +230,7 @@ def _stringify(value: Any, out: list[str]) -> bool:
                 out.append(",")
             out.append(_quote(str(key)))
             out.append(":")
-            if _stringify(item, out):
+            if _stringify(item, out, level + 1):
                 first = False
             else:
                 del out[mark:]
@@ -233,12 +240,49 @@ def _stringify(value: Any, out: list[str]) -> bool:
         for i, item in enumerate(value):
             if i:
                 out.append(",")
-            if not _stringify(item, out):
+            if not _stringify(item, out, level + 1):
                 out.append("null")
         out.append("]")
     else:
         return False
     return True
+
+
+def _defined(value: Any) -> bool:
+    """Whether JSON.stringify writes `value` (what _stringify accepts) rather than omit it."""
+    return value is None or isinstance(value, str | int | float | dict | list | tuple)
+
+
+def _stringify_deep(value: dict[Any, Any] | list[Any] | tuple[Any, ...], out: list[str]) -> None:
+    """_stringify of a container, from an explicit stack: the same text at any depth."""
+    # Each item: (True, text to write as it is) or (False, a value to write).
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        literal, current = stack.pop()
+        if literal:
+            out.append(current)
+            continue
+        todo: list[tuple[bool, Any]] = []
+        if isinstance(current, dict):
+            out.append("{")
+            for key, item in current.items():
+                if not _defined(item):
+                    continue  # an undefined member is left out
+                prefix = ("," if todo else "") + _quote(str(key)) + ":"
+                todo.append((True, prefix))
+                todo.append((False, item))
+            todo.append((True, "}"))
+        elif isinstance(current, list | tuple):
+            out.append("[")
+            for i, item in enumerate(current):
+                if i:
+                    todo.append((True, ","))
+                todo.append((False, item) if _defined(item) else (True, "null"))
+            todo.append((True, "]"))
+        else:
+            _stringify(current, out)  # a scalar: no recursion
+            continue
+        stack.extend(reversed(todo))
 
 
 _ESCAPES = {
@@ -483,12 +527,27 @@ _ARRAY_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
 
 def js_key_order(value: Any) -> Any:
     """The value with every object's keys in JavaScript's property order (integer-like keys
-    first, ascending), as ``JSON.parse`` builds them and ``JSON.stringify`` prints them."""
-    if isinstance(value, dict):
-        return {k: js_key_order(v) for k, v in object_entries(value)}
-    if isinstance(value, list):
-        return [js_key_order(v) for v in value]
-    return value
+    first, ascending), as ``JSON.parse`` builds them and ``JSON.stringify`` prints them.
+
+    Built from an explicit stack: a value may nest deeper than Python's recursion limit."""
+    if not isinstance(value, dict | list):
+        return value
+    root: dict[str, Any] | list[Any] = {} if isinstance(value, dict) else []
+    # Each item: a source container and its copy, whose members are still to be filled in.
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, copy = stack.pop()
+        members = object_entries(source) if isinstance(source, dict) else enumerate(source)
+        for key, member in members:
+            if isinstance(member, dict | list):
+                child: dict[str, Any] | list[Any] = {} if isinstance(member, dict) else []
+                stack.append((member, child))
+                member = child
+            if isinstance(copy, dict):
+                copy[key] = member
+            else:
+                copy.append(member)
+    return root
 
 
 def object_entries(obj: Any) -> list[tuple[str, Any]]:
@@ -502,7 +561,8 @@ def object_entries(obj: Any) -> list[tuple[str, Any]]:
     integer_keys = sorted(
         (k for k in obj if _ARRAY_INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int
     )
-    others = [k for k in obj if k not in set(integer_keys)]
+    first = set(integer_keys)
+    others = [k for k in obj if k not in first]
     return [(k, obj[k]) for k in [*integer_keys, *others]]
 
 

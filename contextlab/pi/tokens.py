@@ -67,62 +67,9 @@ def _content_chars(content: Any) -> int:
 
 
 def _stringify_length(value: Any) -> int:
-    """``JSON.stringify(value).length``; ``.length`` of undefined throws (NaN here).
-
-    json_stringify recurses once per level of nesting; arguments nested deeper than Python's
-    recursion limit (V8 stringifies thousands of levels) are measured by the same rules with an
-    explicit stack instead, so one deep tool call cannot fail a whole import or page."""
-    try:
-        return _length(json_stringify(value))
-    except RecursionError:
-        pass
-    total = 0
-    # Each item: a value to measure, or an int of characters to add as they are.
-    stack: list[Any] = [_Value(value, in_list=False)]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, int):
-            total += item
-            continue
-        current = item.value
-        if isinstance(current, dict):
-            parts: list[Any] = []
-            for key, member in current.items():
-                if not _defined(member):
-                    continue  # JSON.stringify leaves out undefined members
-                if parts:
-                    parts.append(1)  # ","
-                parts.append(js_len(json_stringify(str(key))) + 1)  # "key":
-                parts.append(_Value(member, in_list=False))
-            stack.append(1)  # "}"
-            stack.extend(reversed(parts))
-            total += 1  # "{"
-        elif isinstance(current, list | tuple):
-            parts = []
-            for index, member in enumerate(current):
-                if index:
-                    parts.append(1)
-                parts.append(_Value(member, in_list=True))
-            stack.append(1)
-            stack.extend(reversed(parts))
-            total += 1
-        elif _defined(current):
-            total += js_len(json_stringify(current))
-        elif item.in_list:
-            total += 4  # undefined in an array is "null"
-        else:
-            raise _NaN  # the top value itself is undefined
-    return total
-
-
-@dataclass(frozen=True, slots=True)
-class _Value:
-    value: Any
-    in_list: bool
-
-
-def _defined(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | dict | list | tuple)
+    """``JSON.stringify(value).length``; ``.length`` of undefined throws (NaN here). At any
+    depth: json_stringify writes deep values from an explicit stack."""
+    return _length(json_stringify(value))
 
 
 def _ceil_quarter(chars: int) -> int:

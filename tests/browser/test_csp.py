@@ -5,6 +5,8 @@ of a session whose id tries to inject a file name saves under its real name (fin
 from __future__ import annotations
 
 import io
+import json
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -118,8 +120,6 @@ def test_the_login_page_passes_the_csp_and_static_files_come_from_the_app(page, 
 def test_chromium_saves_an_export_under_its_real_name(page, live_server, blob_dir, tmp_path):
     hostile = "b-x\"; filename*=UTF-8''evil.html; x=\""
     path = tmp_path / "hostile.jsonl"
-    import json
-
     path.write_text(
         "".join(json.dumps(line) + "\n" for line in linear_session_lines(hostile, "/x", "hi"))
     )
@@ -132,3 +132,31 @@ def test_chromium_saves_an_export_under_its_real_name(page, live_server, blob_di
     name = download.value.suggested_filename
     assert not name.endswith(".html") and name.endswith(".jsonl")
     assert "evil.html" in name  # the id is part of the name, not a parameter of the header
+
+
+def test_chromium_saves_a_request_download_under_its_real_name(
+    page, live_server, blob_dir, tmp_path
+):
+    hostile = "e\"; filename*=UTF-8''evil.html; x=\""
+    lines = linear_session_lines("s-request-download", "/x", "hi")
+    lines.append(
+        {
+            "type": "message",
+            "id": hostile,
+            "parentId": "aaaa0002",
+            "timestamp": "2025-01-02T00:00:03.000Z",
+            "message": {"role": "user", "content": "again", "timestamp": 1735776003000},
+        }
+    )
+    path = tmp_path / "hostile-entry.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = import_session_file(path=path).session
+    get_user_model().objects.create_user("ann", password=PASSWORD)
+    login(page, live_server.url, "ann")
+    query = urlencode({"entry": hostile, "download": "1"})
+    url = f"{live_server.url}{reverse('inspector:request', args=[session.pk])}?{query}"
+    with page.expect_download() as download:
+        page.evaluate("url => { window.location.href = url; }", url)
+    name = download.value.suggested_filename
+    assert not name.endswith(".html") and name.endswith(".json")
+    assert "evil.html" in name

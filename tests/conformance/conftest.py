@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.environment import unavailable
+
 HERE = Path(__file__).resolve().parent
 ORACLE_DIR = HERE / "oracle"
 PI_PACKAGE_DIR = ORACLE_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent"
@@ -94,7 +96,7 @@ def run_oracle(
     node = node_binary()
     oracle_dir = ORACLES[version][0]
     if node is None or not oracle_available(version):
-        pytest.skip(
+        unavailable(
             f"Node 24 or the pinned Pi {version} oracle ({oracle_dir.name}) is not installed"
         )
     script_path = oracle_dir / script
@@ -135,7 +137,7 @@ def corpus_sessions() -> list[Path]:
 def oracle():
     """The ``run_oracle`` function, skipping the test when the oracle is unavailable."""
     if not oracle_available():
-        pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
+        unavailable("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
     return run_oracle
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from contextlab.pi.dialects import pi_0_80_data
 from tests.conformance.conftest import ORACLE_DIR, node_binary, oracle_available
+from tests.environment import unavailable
 
 EXTRACTOR = Path(__file__).resolve().parents[2] / "tools" / "extract_pi_strings.mjs"
 
@@ -17,7 +18,7 @@ EXTRACTOR = Path(__file__).resolve().parents[2] / "tools" / "extract_pi_strings.
 def test_it_keeps_the_strings_the_extractor_reads_from_pi():
     node = node_binary()
     if node is None or not oracle_available():
-        pytest.skip("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
+        unavailable("Node 24 or the pinned Pi oracle (tests/conformance/oracle) is not installed")
     out = subprocess.run(
         [node, str(EXTRACTOR)], cwd=ORACLE_DIR, capture_output=True, check=True, timeout=120
     )
@@ -34,7 +35,7 @@ def test_it_keeps_the_1x_strings_the_extractor_reads_from_pi_1_6_0():
 
     node = node_binary()
     if node is None or not oracle_available("1.6.0"):
-        pytest.skip("Node 24 or the pinned Pi 1.6.0 oracle is not installed")
+        unavailable("Node 24 or the pinned Pi 1.6.0 oracle is not installed")
     out = subprocess.run(
         [node, str(EXTRACTOR.with_name("extract_pi_1x_strings.mjs"))],
         cwd=ORACLES["1.6.0"][0],

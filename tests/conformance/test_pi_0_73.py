@@ -38,6 +38,7 @@ from tests.conformance.conftest import (
 )
 from tests.conformance.test_projection import check_edge_session, check_session
 from tests.conformance.test_requests import _write_if_changed
+from tests.environment import unavailable
 
 CORPUS = Path(__file__).resolve().parent / "corpus-0.73.1"
 EXTRACTOR = Path(__file__).resolve().parents[2] / "tools" / "extract_pi_strings.mjs"
@@ -60,7 +61,7 @@ AGENT_REQUESTS = [
 def test_the_0_73_strings_are_read_from_pi_0_73_1_and_the_rest_equal_0_80_2():
     node = node_binary()
     if node is None or not oracle_available("0.73.1"):
-        pytest.skip("Node 24 or the pinned Pi 0.73.1 oracle is not installed")
+        unavailable("Node 24 or the pinned Pi 0.73.1 oracle is not installed")
     out = subprocess.run(
         [node, str(EXTRACTOR), "node_modules/@mariozechner/pi-coding-agent"],
         cwd=ORACLES["0.73.1"][0],

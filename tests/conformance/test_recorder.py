@@ -15,13 +15,14 @@ import pytest
 from contextlab.pi.providers.openai_completions import build_request_body, simple_options
 from tests.conformance.conftest import oracle_available, rebuilt_1x_request
 from tests.conformance.recorder.record import record_scenario
+from tests.environment import unavailable
 
 pytestmark = pytest.mark.oracle
 
 
 def test_it_records_a_scenario_whose_requests_the_port_rebuilds(tmp_path: Path) -> None:
     if not oracle_available():
-        pytest.skip("Node 24 or the Pi oracle is not installed")
+        unavailable("Node 24 or the Pi oracle is not installed")
     manifest = record_scenario("interactive", corpus=tmp_path / "corpus", base=tmp_path / "root")
     scenario = tmp_path / "corpus" / "interactive"
     lines = (scenario / "session.jsonl").read_text().splitlines()
@@ -52,7 +53,7 @@ def test_the_1_6_0_recorder_records_requests_the_1x_dialect_rebuilds(tmp_path: P
     from tests.conformance.recorder.record_versions import record_scenario as record_version
 
     if not oracle_available("1.6.0"):
-        pytest.skip("Node 24 or the Pi 1.6.0 oracle is not installed")
+        unavailable("Node 24 or the Pi 1.6.0 oracle is not installed")
     manifest = record_version("1.6.0", "edits", base=tmp_path / "root", corpus=tmp_path / "corpus")
     scenario = tmp_path / "corpus" / "edits"
     session = parse_session_file(scenario / "session.jsonl")

@@ -10,8 +10,10 @@ import math
 import pytest
 from django.urls import reverse
 
+from contextlab.api.services import api_token_create
 from contextlab.inspector.selectors import clear_cache
-from contextlab.library.importer import import_session_file
+from contextlab.jobs import services
+from contextlab.library.importer import MAX_JSON_DEPTH, import_session_file
 from contextlab.library.models import Entry
 from contextlab.pi.jsutil import js_len, json_stringify
 from contextlab.pi.tokens import estimate_tokens
@@ -123,3 +125,102 @@ def test_a_deep_array_imports_with_its_file_and_every_page_showing_it_answers(
     for url in pages:
         response = owner_client.get(url)
         assert response.status_code == 200, url
+
+
+def compactable_deep_lines(session_id: str, depth: int) -> list[dict]:
+    """deep_lines followed by enough turns that a compaction has something to summarise (the
+    deep tool call among the summarised messages)."""
+    lines = deep_lines(session_id, depth)
+    parent = "aaaa0004"
+    for n in range(5, 15):
+        role = "user" if n % 2 else "assistant"
+        message: dict = {
+            "role": role,
+            "content": [{"type": "text", "text": "more words " * 200}],
+            "timestamp": 1735776000000 + n * 1000,
+        }
+        if role == "assistant":
+            usage = {"input": 1000 * n, "output": 10, "cacheRead": 0, "cacheWrite": 0}
+            cost = dict.fromkeys(("input", "output", "cacheRead", "cacheWrite", "total"), 0)
+            message |= {
+                "api": "openai-responses",
+                "provider": "openai",
+                "model": "gpt-5.1-codex",
+                "stopReason": "stop",
+                "usage": usage | {"totalTokens": 1000 * n + 10, "cost": cost},
+            }
+        entry_id = f"aaaa{n:04d}"
+        lines.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": f"2025-01-02T00:00:{n:02d}.000Z",
+                "message": message,
+            }
+        )
+        parent = entry_id
+    return lines
+
+
+def _deep_text(session_id: str, depth: int) -> str:
+    # json.dumps cannot write 5,000 levels either: the nested array is spliced in as text.
+    text = "".join(json.dumps(line) + "\n" for line in compactable_deep_lines(session_id, 1))
+    deep = "[" * (depth - 1) + "[1]" + ',"x"]' * (depth - 1)
+    assert text.count('"content": [1]') == 1
+    return text.replace('"content": [1]', '"content": ' + deep)
+
+
+@pytest.mark.parametrize("depth", [1000, 5000])
+def test_a_deep_session_compacts_and_answers_its_api_context(
+    owner_client, owner, tmp_path, blob_dir, offline_provider, depth
+):
+    clear_cache()
+    path = tmp_path / "deep.jsonl"
+    path.write_text(_deep_text("s-deep-compact", depth))
+    result = import_session_file(path=path)
+    session = result.session
+    assert session is not None
+    if depth <= 1000:
+        assert result.problems == []
+        assert Entry.objects.filter(session=session, entry_id="aaaa0003").exists()
+    else:
+        # Deeper than contextlab reads: that line alone is refused, in plain words.
+        reason = (
+            f"JSON nested deeper than {MAX_JSON_DEPTH} levels, more than contextlab reads: "
+            "the line is not imported"
+        )
+        orphan = "parent 'aaaa0003' of entry 'aaaa0004' does not exist"
+        assert [(p.line, p.reason) for p in result.problems] == [
+            (4, reason),
+            (5, f"{orphan} (shown as a root, as Pi does)"),
+        ]
+    preview = owner_client.get(reverse("jobs:compact", args=[session.pk]) + "?keepRecentTokens=1")
+    assert preview.status_code == 200
+    assert b"Nothing to compact" not in preview.content
+    job = services.job_create(
+        session=session, kind="compaction", parameters={"keepRecentTokens": 1}, enqueue=False
+    )
+    done = services.job_execute(job_id=job.pk)
+    assert (done.status, done.error) == ("succeeded", "")
+    token = api_token_create(user=owner, name="deep")[1]
+    response = owner_client.get(
+        f"/api/v1/sessions/{session.session_id}/context",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert response.status_code == 200, response.content[:300]
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(tmp_path, blob_dir):
+    # Invalid UTF-8 sends the line past orjson to the slower reader, where depth is counted.
+    lines = deep_lines("s-brackets", 1)
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    brackets = '"[[[{\\\\\\"' + "[" * 2000 + '~"'
+    text = text.replace('"content": [1]', '"content": ' + brackets)
+    path = tmp_path / "brackets.jsonl"
+    path.write_bytes(text.encode().replace(b"[~", b"[\xff"))
+    result = import_session_file(path=path)
+    assert result.entries == 4
+    assert [(p.line, p.reason[:14]) for p in result.problems] == [(4, "invalid UTF-8 ")]
+    stored = Entry.objects.get(entry_id="aaaa0003").data["message"]["content"][0]
+    assert stored["arguments"]["content"] == '[[[{\\"' + "[" * 2000 + "\ufffd"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import uuid
 
+import orjson
 import pytest
 
 from contextlab.inspector import selectors
@@ -84,3 +85,44 @@ def test_an_entry_larger_than_the_cache_allows_is_used_but_not_kept(settings):
     kept = {entry["id"] for entry in index.entries.values()}
     assert "big00001" not in kept and "e0000000" in kept
     assert index.entry_bytes <= 100_000
+
+
+def test_the_projections_an_index_keeps_count_against_the_cache_budget(owner_client, settings):
+    objects = [header(id=str(uuid.uuid4())), *chain(2)]
+    parent = "e0000001"
+    for n in range(40):
+        objects.append(message(f"t{n:07d}", parent, "toolResult", "x" * 250_000, toolName="read"))
+        parent = f"t{n:07d}"
+    session = _import(*objects)
+    budget = 2_000_000
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = budget
+    for n in range(28, 40):  # each leaf's projection holds its whole path: 7 to 10 MB
+        response = owner_client.get(f"/sessions/{session.pk}/?entry=t{n:07d}&tab=context")
+        assert response.status_code == 200
+        index = selectors.session_index(session)
+        kept = [value for key, value in index.memo.items() if key[0] == "projection"]
+        held = sum(len(orjson.dumps(entry)) for value in kept for entry in value[0])
+        assert held <= selectors.cache_bytes() <= budget
+    # Small projections are still kept: the tab switch reuses the one just computed.
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = 200_000_000
+    owner_client.get(f"/sessions/{session.pk}/?entry=t0000001&tab=context")
+    index = selectors.session_index(session)
+    assert any(key[:2] == ("projection", "t0000001") for key in index.memo)
+    assert selectors.cache_bytes() > 500_000
+
+
+@pytest.mark.parametrize("tab", ["json", "entry"])
+def test_the_json_and_entry_tabs_render_a_huge_message_in_part(owner_client, settings, tab):
+    settings.CONTEXTLAB_MESSAGE_RENDER_CHARS = 10_000
+    session = _big_session()
+    url = f"/sessions/{session.pk}/?entry=big00001&tab={tab}"
+    page = owner_client.get(url).content.decode()
+    assert "é" * 10_001 not in page  # (the JSON tab starts with the system prompt)
+    assert "more characters not shown (CONTEXTLAB_MESSAGE_RENDER_CHARS)" in page
+    assert f"tab={tab}&amp;all=1" in page
+    assert len(page) < 200_000
+    whole = owner_client.get(url + "&all=1").content.decode()
+    assert "é" * BIG in whole and "more characters not shown" not in whole
+    # A small entry is shown whole, with no notice.
+    small = owner_client.get(f"/sessions/{session.pk}/?entry=e0000001&tab={tab}")
+    assert "more characters not shown" not in small.content.decode()

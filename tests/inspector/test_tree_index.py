@@ -4,6 +4,7 @@ shows; a revision that grew must never be shown from an older state's row."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -11,12 +12,15 @@ import shutil
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from contextlab.inspector import selectors
 from contextlab.inspector.models import TreeIndex
 from contextlab.inspector.selectors import build_index, clear_cache, session_index
+from contextlab.jobs import tasks
 from contextlab.library.importer import import_session_file
-from contextlab.library.models import Session
+from contextlab.library.models import Entry, Session
+from contextlab.library.search import index_pending
 from contextlab.pi.tree_selector import FILTER_MODES, finish, pi_line
 from tests.conftest import REPO
 from tests.inspector.sessions import write_session
@@ -225,16 +229,46 @@ def test_it_reads_a_deep_path_from_its_kept_range_on_and_two_stand_ins(tmp_path,
     assert entries[-1]["id"] == index.leaf_id
 
 
-def test_it_stores_the_index_of_an_uploaded_session(owner_client, tmp_path, blob_dir):
-    import io
-
-    from django.urls import reverse
-
+def _upload_rich(client, tmp_path):
     upload = io.BytesIO(write_session(tmp_path).read_bytes())
     upload.name = "rich.jsonl"
-    response = owner_client.post(reverse("library:upload"), {"files": [upload]}, follow=True)
+    return client.post(reverse("library:upload"), {"files": [upload]}, follow=True)
+
+
+def test_an_upload_leaves_search_and_the_tree_index_to_the_worker(
+    owner_client, tmp_path, blob_dir, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.after_import, "delay", sent.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _upload_rich(owner_client, tmp_path)
     assert response.status_code == 200
     session = Session.objects.get()
+    # The web request imported the entries and did nothing slow after that.
+    assert sent == [session.pk]
+    assert not selectors.index_stored(session)
+    assert Entry.objects.for_session(session).filter(search_indexed=False).exists()
+    tasks.after_import(session.pk)  # what the worker runs
+    assert selectors.index_stored(session)
+    assert not Entry.objects.for_session(session).filter(search_indexed=False).exists()
+
+
+def test_an_upload_with_the_worker_unreachable_loses_nothing(
+    owner_client, tmp_path, blob_dir, django_capture_on_commit_callbacks, monkeypatch
+):
+    def unreachable(session_id: int) -> None:
+        raise OSError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tasks.after_import, "delay", unreachable)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _upload_rich(owner_client, tmp_path)
+    assert response.status_code == 200 and "Connection refused" not in response.content.decode()
+    session = Session.objects.get()
+    # The sweep's indexing picks the entries up, the first open builds the tree index.
+    assert index_pending() > 0
+    assert not Entry.objects.for_session(session).filter(search_indexed=False).exists()
+    clear_cache()
+    assert owner_client.get(reverse("inspector:session", args=[session.pk])).status_code == 200
     assert selectors.index_stored(session)
 
 

@@ -212,6 +212,22 @@ def test_it_rejects_a_profile_with_relative_paths(owner_client, rich, owner):
     assert not ResourceProfile.objects.exists()
 
 
+def test_it_refuses_an_uploaded_profile_file_holding_nul_with_a_form_error(
+    owner_client, rich, owner
+):
+    _own(rich.project, owner)
+    agents = io.BytesIO(b"# Rules\x00 and more")
+    agents.name = "AGENTS.md"
+    response = owner_client.post(
+        reverse("inspector:profile", args=[rich.project.pk]),
+        {"upload_paths": f"{CWD}/AGENTS.md", "upload_files": [agents], "next": "/"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "AGENTS.md holds a NUL character" in response.content.decode()
+    assert not ResourceFile.objects.exists()
+
+
 def test_it_sends_back_after_saving_a_profile_only_to_a_page_of_this_site(
     owner_client, rich, owner
 ):
@@ -375,3 +391,64 @@ def test_it_pages_through_the_collapsed_middle_of_a_long_projection(
     # Every message between the leading one(s) and the last 25 shown in full, once, in order.
     assert positions == list(range(positions[0], count - 25 + 1))
     assert positions[0] <= 2
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "api"),
+    [
+        ("anthropic", "claude-sonnet-4-5", "anthropic-messages"),
+        ("cerebras", "gpt-oss-120b", "openai-completions"),
+    ],
+)
+def test_a_tool_result_without_tool_call_id_still_gives_its_request(
+    owner_client, tmp_path, provider, model, api
+):
+    header = {"type": "session", "version": 3, "id": f"s-no-call-id-{provider}", "cwd": "/x"}
+    header["timestamp"] = "2025-01-02T00:00:00.000Z"
+    call = {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a"}}
+    lines = [
+        header,
+        {"role": "user", "content": "read a", "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [call],
+            "api": api,
+            "provider": provider,
+            "model": model,
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        },
+        # Written by some other tool: Pi loads it, JSON.stringify then leaves the id out.
+        {"role": "toolResult", "toolName": "read", "content": [{"type": "text", "text": "A"}]},
+    ]
+    entries, parent = [lines[0]], None
+    for n, message in enumerate(lines[1:], start=1):
+        entry_id = f"e000000{n}"
+        entries.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": f"2025-01-02T00:00:0{n}.000Z",
+                "message": message,
+            }
+        )
+        parent = entry_id
+    path = tmp_path / "no-call-id.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    session = import_session_file(path=path).session
+    url = reverse("inspector:request", args=[session.pk])
+    response = owner_client.get(url, {"entry": "e0000003"})
+    assert response.status_code == 200
+    body = json.loads(response.content)
+    results = [
+        part
+        for message in body["messages"]
+        for part in (message["content"] if isinstance(message["content"], list) else [message])
+        if part.get("type") == "tool_result" or part.get("role") == "tool"
+    ]
+    # The result as sent, without an id; then the one transformMessages makes up for call_1.
+    assert len(results) == 2
+    assert "tool_use_id" not in results[0] and "tool_call_id" not in results[0]
+    assert results[0]["content"] == "A"
+    assert results[1].get("tool_use_id", results[1].get("tool_call_id")) == "call_1"

@@ -28,6 +28,7 @@ from contextlab.library.models import Session
 from tests.conformance.conftest import node_binary
 from tests.conformance.recorder.fake_server import FakeChatServer, _Handler
 from tests.conformance.recorder.record import prepare_root
+from tests.environment import unavailable
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.oracle, pytest.mark.django_db(transaction=True)]
@@ -214,7 +215,7 @@ def _pi_env(root: Path) -> dict[str, str]:
 def _pis_installed() -> None:
     for version, dist in PI_DISTS.items():
         if not dist.exists():
-            pytest.skip(f"Pi {version} is not installed (make install-dev)")
+            unavailable(f"Pi {version} is not installed (make install-dev)")
 
 
 @pytest.fixture

@@ -1,13 +1,17 @@
-"""Jobs never stuck: real Celery workers (prefork, as deployed) killed mid-job, and a broker that
-cannot be reached when a job is queued. Each ends with the job finished or failed visibly, one
-entry appended at most, and nothing left queued that blocks the session.
+"""Jobs never stuck: real Celery workers (prefork, as deployed) killed mid-job, a broker that
+cannot be reached when a job is queued, and PostgreSQL (a throwaway cluster) stopped while a
+worker runs a job. Each ends with the job finished or failed visibly, one entry appended at most,
+and nothing left queued that blocks the session.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,8 +23,16 @@ from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
 from contextlab.jobs.services import running
 from contextlab.library.models import Entry
+from tests.conftest import CORPUS
 from tests.jobs.fake_llm import Reply
-from tests.jobs.test_worker import broker, fake_model, job_done, send, worker  # noqa: F401
+from tests.jobs.test_worker import REPO, broker, fake_model, job_done, send, worker  # noqa: F401
+from tests.library.test_postgres_faults import (  # noqa: F401
+    Cluster,
+    cluster,
+    pg_env,
+    pg_manage,
+    pg_reset,
+)
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -229,3 +241,74 @@ def test_a_queued_job_whose_message_was_lost_is_sent_again_by_a_worker_s_sweep(
         job = wait_until(lambda: job_done(job.pk), timeout=30, what="the swept job to end")
     assert job.status == "succeeded", job.error
     assert job.attempts == 1
+
+
+def _create_job_on(pg: Cluster, blobs: Path, server) -> int:
+    """A compaction job for the one session of the throwaway cluster, created as the web app
+    would (in its own process, configured for the fake model)."""
+    code = (
+        "from contextlab.jobs import services; from contextlab.library.models import Session; "
+        "job = services.job_create(session=Session.objects.get(), kind='compaction', "
+        "parameters={'keepRecentTokens': 10}, enqueue=False); print(job.pk)"
+    )
+    env = {
+        **pg_env(pg, blobs),
+        "CONTEXTLAB_LLM_PROVIDER": "openai",
+        "OPENAI_BASE_URL": server.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_MODEL": "fake-gpt",
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def test_postgresql_stopped_while_a_worker_runs_a_job_ends_the_job_soon_after_recovery(
+    cluster,  # noqa: F811
+    broker,  # noqa: F811
+    fake_model,  # noqa: F811
+    tmp_path,
+):
+    blobs = tmp_path / "pg-blobs"
+    pg_reset(cluster, blobs)
+    copy = tmp_path / "tools.jsonl"
+    shutil.copyfile(CORPUS / "tools" / "session.jsonl", copy)
+    imported = pg_manage(cluster, blobs, "import_sessions", str(copy), "--json")
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    job_id = _create_job_on(cluster, blobs, fake_model)
+    before = int(cluster.sql("SELECT count(*) FROM library_entry"))
+    fake_model.script.append(Reply(stall_seconds=60))
+    status = f"SELECT status FROM jobs_job WHERE id = {job_id}"
+    timing = {"CONTEXTLAB_JOB_SWEEP_SECONDS": "1", "DATABASE_URL": cluster.url}
+    with worker(broker, fake_model, blobs, pool="prefork", lease=4, **timing):
+        send(broker, job_id)
+        assert fake_model.received.wait(60), "the worker never called the model"
+        assert cluster.sql(status) == "running"
+        cluster.crash()  # PostgreSQL dies while the model is still writing the summary
+        fake_model.release.set()  # the answer arrives with the database gone
+        time.sleep(3)  # the worker fails to store it (and to renew its lease)
+        cluster.start()
+        recovered = time.monotonic()
+        final = wait_until(
+            lambda: cluster.sql(status) in ("succeeded", "failed") and cluster.sql(status),
+            timeout=60,
+            interval=0.2,
+            what="the job to end once PostgreSQL is back",
+        )
+        took = time.monotonic() - recovered
+    assert took < 60
+    after = int(cluster.sql("SELECT count(*) FROM library_entry"))
+    assert after == before + (1 if final == "succeeded" else 0)  # one entry at most
+    assert final == "succeeded", cluster.sql(f"SELECT error FROM jobs_job WHERE id = {job_id}")
+    # The first attempt died with the database; the sweep re-queued the job once it was back.
+    assert int(cluster.sql(f"SELECT attempts FROM jobs_job WHERE id = {job_id}")) >= 2
+    left = cluster.sql("SELECT count(*) FROM jobs_job WHERE status IN ('queued', 'running')")
+    assert left == "0"  # nothing left to block the session

@@ -306,3 +306,46 @@ def test_model_jobs_per_user_per_hour_are_limited_with_a_clear_message(
     # The offline summariser calls no model: not counted, not limited.
     settings.CONTEXTLAB_LLM = {**settings.CONTEXTLAB_LLM, "provider": "offline"}
     services.job_create(session=session, kind="compaction", requested_by=owner, enqueue=False)
+
+
+def test_a_crashed_job_shows_a_plain_message_and_logs_the_details(
+    import_corpus, offline_provider, owner, client, monkeypatch, caplog
+):
+    from django.db import OperationalError
+    from django.urls import reverse
+
+    from contextlab.jobs.services import running
+    from contextlab.review.models import ProjectMembership
+
+    session, _ = import_corpus("tools")
+    ProjectMembership.objects.create(project=session.project, user=owner, role="owner")
+    internals = 'connection to server at "db.internal" (10.0.0.5), port 5432 failed: /srv/x.sock'
+
+    def crashed(*args, **kwargs):
+        raise OperationalError(internals)
+
+    monkeypatch.setattr(running, "plan_compaction", crashed)
+    job = services.job_execute(job_id=_job(session).pk)
+    assert job.status == "failed"
+    assert job.error == services.internal_error_message(job.pk)
+    client.force_login(owner)
+    page = client.get(reverse("jobs:detail", args=[job.pk])).content.decode()
+    assert "fault on the server" in page
+    for secret in ("db.internal", "10.0.0.5", "/srv/x.sock", "OperationalError"):
+        assert secret not in page and secret not in job.error
+    assert internals in caplog.text  # the administrator's log has it
+
+
+def test_an_unexpected_provider_failure_shows_no_internals(caplog):
+    with pytest.raises(providers.ProviderError) as caught:
+        try:
+            raise KeyError("choices at /srv/app/.venv/lib/openai/_streaming.py")
+        except KeyError as exc:
+            providers._raise_for(exc, "OpenAI (https://api.openai.com/v1)")
+    message = str(caught.value)
+    assert message == (
+        "The request to OpenAI (https://api.openai.com/v1) failed unexpectedly; "
+        "the details are in the worker's log"
+    )
+    assert not caught.value.retryable
+    assert "_streaming.py" in caplog.text

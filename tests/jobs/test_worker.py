@@ -19,11 +19,14 @@ import pytest
 from celery import Celery
 from django.db import connection
 
-from contextlab.jobs import services
+from contextlab.inspector.selectors import index_stored
+from contextlab.jobs import services, tasks
 from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
-from contextlab.library.models import Entry
+from contextlab.library.models import Entry, Session
+from tests.environment import unavailable
 from tests.jobs.fake_llm import FakeLLMServer, Reply
+from tests.review.helpers import session_lines, upload
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -57,9 +60,9 @@ def _redis_up() -> bool:
 @pytest.fixture
 def broker():
     if connection.vendor != "postgresql":
-        pytest.skip("the worker test needs PostgreSQL (set DATABASE_URL)")
+        unavailable("the worker test needs PostgreSQL (set DATABASE_URL)")
     if not _redis_up():
-        pytest.skip(f"no Redis at {BROKER}")
+        unavailable(f"no Redis at {BROKER}")
     import redis
 
     redis.Redis.from_url(BROKER).flushdb()
@@ -270,3 +273,26 @@ def test_two_simultaneous_compactions_on_the_same_leaf_one_is_refused(
     refused = next(o for o in outcomes if o != "created")
     assert "already queued" in refused or "just started" in refused
     assert Job.objects.filter(session=session).count() == 1
+
+
+def test_a_real_worker_indexes_an_uploaded_session_after_the_request(
+    broker, fake_model, client, owner, blob_dir, monkeypatch
+):
+    app = Celery("contextlab-test", broker=broker, set_as_current=False)
+    monkeypatch.setattr(
+        tasks.after_import,
+        "delay",
+        lambda session_id: app.send_task("jobs.after_import", args=[session_id]),
+    )
+    client.force_login(owner)
+    response = upload(client, session_lines(session_id="sess-after-upload", cwd="/work/up"))
+    assert response.status_code == 200
+    session = Session.objects.get(session_id="sess-after-upload")
+    unindexed = Entry.objects.for_session(session).filter(search_indexed=False)
+    assert unindexed.exists() and not index_stored(session)
+    with worker(broker, fake_model, blob_dir):
+        wait_until(
+            lambda: index_stored(session) and not unindexed.exists(),
+            what="the worker to index the upload and store its tree index",
+        )
+    assert queue_drained(broker)

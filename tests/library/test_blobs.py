@@ -8,15 +8,19 @@ import io
 import json
 import os
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
+from contextlab.jobs import tasks
 from contextlab.library.importer import Status, import_session_file
-from contextlab.library.importer.blobs import blobs_check
-from contextlab.library.models import Entry, Session, SessionRevision
+from contextlab.library.importer.blobs import GRACE_SECONDS, blobs_check
+from contextlab.library.models import Entry, ImportProblem, Session, SessionRevision
+from tests.environment import unavailable
 from tests.library.conftest import chain, header, lines, message
 
 pytestmark = pytest.mark.django_db
@@ -103,7 +107,7 @@ def tiny_disk(tmp_path, settings):
         check=False,
     )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        unavailable(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     settings.CONTEXTLAB_BLOB_DIR = mount
     try:
         yield mount
@@ -161,3 +165,70 @@ def test_blobs_check_finds_orphans_and_missing_blobs_and_prune_removes_the_orpha
     assert not orphan.exists() and fresh.exists()
     gone.session.delete()
     call_command("blobs", "--check")  # nothing left to report: exits normally
+
+
+def _upload_junk(client, data: bytes, name: str = "junk.bin"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return client.post(reverse("library:upload"), {"files": [SimpleUploadedFile(name, data)]})
+
+
+def test_re_uploading_an_unusable_file_under_its_name_keeps_one_copy(
+    owner_client, blob_dir, django_capture_on_commit_callbacks
+):
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert _upload_junk(owner_client, os.urandom(200_000)).status_code == 302
+    kept = files_under(blob_dir / "unusable")
+    paths = set(ImportProblem.objects.exclude(blob_path="").values_list("blob_path", flat=True))
+    assert [f"unusable/{name}" for name in kept] == list(paths)
+    assert blobs_check(grace_seconds=0).ok
+
+
+def test_a_copy_another_upload_still_uses_is_not_removed(
+    client, owner, teammate, blob_dir, django_capture_on_commit_callbacks
+):
+    junk = os.urandom(50_000)
+    for user in (owner, teammate):  # the same bytes: one shared copy
+        client.force_login(user)
+        with django_capture_on_commit_callbacks(execute=True):
+            _upload_junk(client, junk)
+    assert len(files_under(blob_dir / "unusable")) == 1
+    client.force_login(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        _upload_junk(client, os.urandom(50_000))  # the owner's record is replaced
+    assert len(files_under(blob_dir / "unusable")) == 2  # the teammate's copy stays
+    assert blobs_check(grace_seconds=0).ok
+
+
+def test_of_an_unusable_file_only_its_first_bytes_are_kept_and_the_page_says_so(
+    owner_client, blob_dir, settings
+):
+    settings.CONTEXTLAB_UNUSABLE_KEEP_BYTES = 1000
+    junk = b"not a session line\n" * 10_000
+    _upload_junk(owner_client, junk, name="big-junk.jsonl")
+    problem = ImportProblem.objects.exclude(blob_path="").first()
+    assert problem.blob_file.read_bytes() == junk[:1000]
+    page = owner_client.get(reverse("library:index")).content.decode()
+    assert (
+        f"the file has {len(junk):,} bytes: only its first 1,000 bytes are kept "
+        "(CONTEXTLAB_UNUSABLE_KEEP_BYTES)"
+    ) in page
+    settings.CONTEXTLAB_UNUSABLE_KEEP_BYTES = 0
+    _upload_junk(owner_client, junk, name="other-junk.jsonl")
+    assert ImportProblem.objects.filter(path="other-junk.jsonl", blob_path="").exists()
+    assert "none of it is kept" in owner_client.get(reverse("library:index")).content.decode()
+    assert len(files_under(blob_dir / "unusable")) == 1
+
+
+@pytest.mark.django_db(transaction=True)  # the sweep closes its database connection
+def test_the_worker_sweep_removes_temporary_blobs_of_killed_imports(blob_dir):
+    tmp = blob_dir / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    old, fresh = tmp / "killed.part", tmp / "running.part"
+    old.write_bytes(b"half a file")
+    fresh.write_bytes(b"being written")
+    past = time.time() - GRACE_SECONDS - 1
+    os.utime(old, (past, past))
+    tasks.worker_sweep_once()
+    assert not old.exists() and fresh.exists()

@@ -51,6 +51,61 @@ def test_the_export_name_cannot_inject_header_parameters(owner_client, tmp_path)
     b"".join(response.streaming_content)
 
 
+def _with_entry(lines, entry_id, parent="aaaa0002"):
+    lines.append(
+        {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2025-01-02T00:00:03.000Z",
+            "message": {"role": "user", "content": "again", "timestamp": 1735776003000},
+        }
+    )
+    return lines
+
+
+@pytest.mark.parametrize("kind", ["json", "curl"])
+def test_the_request_download_name_cannot_inject_header_parameters(owner_client, tmp_path, kind):
+    hostile = "e\"; filename*=UTF-8''evil.html; x=\""
+    lines = _with_entry(linear_session_lines("s-request-name", "/srv/x", "hi"), hostile)
+    result = import_session_file(path=_write(tmp_path, lines))
+    assert result.problems == []  # a quote is a character like any other in an id
+    url = reverse("inspector:request", args=[result.session.pk])
+    response = owner_client.get(url, {"entry": hostile, "download": "1", "format": kind})
+    assert response.status_code == 200
+    name = _filename(response["Content-Disposition"])
+    suffix = ".sh" if kind == "curl" else ".json"
+    assert name == f"request-{hostile}{suffix}"
+    assert not name.endswith(".html")
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "parent"),
+    [
+        ("e\r\nSet-Cookie: a=b", "aaaa0002"),
+        ("tab\there", "aaaa0002"),
+        ("bell\x07", "aaaa0002"),
+        ("del\x7f", "aaaa0002"),
+        ("child001", "aaaa0002\n"),
+    ],
+)
+def test_entry_ids_with_control_characters_are_refused_for_their_line(
+    owner_client, tmp_path, entry_id, parent
+):
+    lines = _with_entry(linear_session_lines("s-control-ids", "/srv/x", "hi"), entry_id, parent)
+    result = import_session_file(path=_write(tmp_path, lines))
+    assert result.session is not None and result.status != "failed"
+    what = 'its "id"' if parent == "aaaa0002" else 'its "parentId"'
+    expected = f"{what} holds control characters (such as NUL, CR or LF): the entry is not imported"
+    assert [(p.line, p.reason) for p in result.problems] == [(4, expected)]
+    assert not Entry.objects.filter(entry_id=entry_id).exists()
+    # The rest of the file is there, and the pages that show an entry id in a header never 500.
+    assert Entry.objects.filter(session=result.session).count() == 2
+    url = reverse("inspector:request", args=[result.session.pk])
+    response = owner_client.get(url, {"entry": entry_id, "download": "1"})
+    assert response.status_code == 404
+
+
 @pytest.mark.parametrize(
     ("session_id", "reason"),
     [
@@ -96,7 +151,8 @@ def test_entry_ids_over_100_characters_or_with_nul_are_refused_not_cut(
     expected = 'its "id" is 101 characters long; contextlab keeps ids of at most 100'
     assert (4, f"{expected}: the entry is not imported") in reasons
     assert any(line == 5 for line, _ in reasons)
-    assert (6, 'its "id" holds a NUL character: the entry is not imported') in reasons
+    controls = 'its "id" holds control characters (such as NUL, CR or LF)'
+    assert (6, f"{controls}: the entry is not imported") in reasons
     assert not Entry.objects.filter(entry_id__startswith="x" * 100).exists()
     assert ImportProblem.objects.filter(session=result.session).count() == 3
     # So no comment can land on a cut id that two entries would share.

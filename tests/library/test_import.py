@@ -699,7 +699,7 @@ def test_it_stores_large_entries_sent_in_slices_exactly(write_session, monkeypat
         message("e0000000", None, "user", text),
         message("e0000001", "e0000000", "assistant", "ok"),
     ]
-    entries[1]["id"] = "a\tb"
+    entries[1]["id"] = "a\\tb\\N"
     path = write_session(header(), *entries)
     result = import_session_file(path=path)
     assert result.problems == []
@@ -708,15 +708,16 @@ def test_it_stores_large_entries_sent_in_slices_exactly(write_session, monkeypat
 
 
 def test_it_stores_ids_and_types_with_tabs_and_backslashes_exactly(write_session) -> None:
-    # The row's text columns go through COPY too: its separators inside them must survive.
+    # The row's text columns go through COPY too: its separators inside them must survive (an
+    # id holds no control character, see test_hostile_input, but backslashes are kept).
     raw = (
-        b'{"type":"odd\\t\\\\N","id":"a\\tb\\\\c\\nd","parentId":null,'
+        b'{"type":"odd\\t\\\\N","id":"a\\\\tb\\\\c\\\\.","parentId":null,'
         b'"timestamp":"2026-01-02T10:00:00.000Z"}'
     )
     path = write_session(header(), raw)
     import_session_file(path=path)
     stored = Entry.objects.get()
-    assert (stored.entry_id, stored.type) == ("a\tb\\c\nd", "odd\t\\N")
+    assert (stored.entry_id, stored.type) == ("a\\tb\\c\\.", "odd\t\\N")
     assert stored.parent_id is None and stored.line_no == 2
     assert stored.timestamp.isoformat() == "2026-01-02T10:00:00+00:00"
 

@@ -13,6 +13,7 @@ from contextlab.jobs.tasks import index_pending_entries
 from contextlab.library.importer import Status, import_session_file
 from contextlab.library.models import Entry
 from contextlab.library.search import _indexing_lock, index_revision
+from tests.environment import unavailable
 from tests.library.conftest import chain, header
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +43,7 @@ def test_the_sweep_task_indexes_what_is_left(write_session):
 @pytest.mark.django_db(transaction=True)
 def test_a_revision_being_indexed_elsewhere_is_left_to_that_indexer(write_session):
     if connection.vendor != "postgresql":
-        pytest.skip("advisory locks are PostgreSQL's")
+        unavailable("advisory locks are PostgreSQL's (set DATABASE_URL)")
     result = import_session_file(path=write_session(header(), *chain(5)), index_search=False)
     revision_id = result.session.current_revision_id
     held, release = threading.Event(), threading.Event()

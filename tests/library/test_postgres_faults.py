@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import postgres_tool, unavailable
 from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +40,7 @@ class Cluster:
     data: Path
     port: int
     as_postgres: list[str]
+    pg_ctl_path: str = "pg_ctl"
 
     @property
     def psql(self) -> list[str]:
@@ -50,7 +52,7 @@ class Cluster:
 
     def pg_ctl(self, *args: str) -> None:
         subprocess.run(
-            [*self.as_postgres, "pg_ctl", "-D", str(self.data), *args],
+            [*self.as_postgres, self.pg_ctl_path, "-D", str(self.data), *args],
             check=True,
             capture_output=True,
             timeout=60,
@@ -76,20 +78,21 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    if not shutil.which("initdb") or not shutil.which("pg_ctl"):
-        pytest.skip("initdb/pg_ctl not installed")
+    initdb, pg_ctl = postgres_tool("initdb"), postgres_tool("pg_ctl")
+    if not initdb or not pg_ctl:
+        unavailable("initdb/pg_ctl not installed (Debian: postgresql)")
     as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     root = Path(tempfile.mkdtemp(prefix="cl-pg-fault-"))
     if as_postgres:
         shutil.chown(root, "postgres")
     data = root / "data"
     subprocess.run(
-        [*as_postgres, "initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
+        [*as_postgres, initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"],
         check=True,
         capture_output=True,
         timeout=120,
     )
-    pg = Cluster(data, _free_port(), as_postgres)
+    pg = Cluster(data, _free_port(), as_postgres, pg_ctl)
     pg.start()
     try:
         subprocess.run(
@@ -98,25 +101,25 @@ def cluster() -> Iterator[Cluster]:
             capture_output=True,
             timeout=30,
         )
-        _manage(pg, root / "blobs", "migrate", "--noinput")
+        pg_manage(pg, root / "blobs", "migrate", "--noinput")
         yield pg
     finally:
-        subprocess.run([*as_postgres, "pg_ctl", "-D", str(data), "-m", "immediate", "stop"])
+        subprocess.run([*as_postgres, pg_ctl, "-D", str(data), "-m", "immediate", "stop"])
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _env(pg: Cluster, blobs: Path) -> dict[str, str]:
+def pg_env(pg: Cluster, blobs: Path) -> dict[str, str]:
     env = {**os.environ, "DATABASE_URL": pg.url, "CONTEXTLAB_BLOB_DIR": str(blobs)}
     env.pop("REDIS_URL", None)
     env["CONTEXTLAB_INDEX_WORKERS"] = "1"
     return env
 
 
-def _manage(pg: Cluster, blobs: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def pg_manage(pg: Cluster, blobs: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
-        env=_env(pg, blobs),
+        env=pg_env(pg, blobs),
         capture_output=True,
         text=True,
         timeout=600,
@@ -140,7 +143,7 @@ def big_file() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _reset(pg: Cluster, blobs: Path) -> None:
+def pg_reset(pg: Cluster, blobs: Path) -> None:
     pg.sql("TRUNCATE library_project, library_session, library_entry CASCADE")
     shutil.rmtree(blobs, ignore_errors=True)
 
@@ -154,14 +157,14 @@ def _counts(pg: Cluster) -> tuple[int, int]:
 def _recover_and_check(pg: Cluster, blobs: Path, big_file: Path, expected_status: str) -> None:
     pg.start()
     started = time.monotonic()
-    done = _manage(pg, blobs, "import_sessions", str(big_file), "--json")
+    done = pg_manage(pg, blobs, "import_sessions", str(big_file), "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     assert f'"status": "{expected_status}"' in done.stdout, done.stdout[:500]
     assert time.monotonic() - started < 60
     total, unindexed = _counts(pg)
     lines = sum(1 for line in big_file.read_bytes().splitlines() if line.strip()) - 1
     assert (total, unindexed) == (lines, 0)  # nothing lost, everything searchable
-    check = _manage(pg, blobs, "blobs", "--check", "--grace", "0")
+    check = pg_manage(pg, blobs, "blobs", "--check", "--grace", "0")
     assert check.returncode == 0, check.stdout  # no orphan, nothing missing
 
 
@@ -169,11 +172,11 @@ def test_postgresql_stopped_mid_import_stores_nothing_and_the_next_import_reads_
     cluster, big_file, tmp_path
 ):
     blobs = tmp_path / "blobs"
-    _reset(cluster, blobs)
+    pg_reset(cluster, blobs)
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "import_sessions", str(big_file), "--json"],
         cwd=REPO,
-        env=_env(cluster, blobs),
+        env=pg_env(cluster, blobs),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -198,11 +201,11 @@ def test_postgresql_stopped_mid_indexing_and_the_next_import_though_unchanged_in
     cluster, big_file, tmp_path
 ):
     blobs = tmp_path / "blobs"
-    _reset(cluster, blobs)
+    pg_reset(cluster, blobs)
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "import_sessions", str(big_file), "--json"],
         cwd=REPO,
-        env=_env(cluster, blobs),
+        env=pg_env(cluster, blobs),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -8,8 +8,8 @@ from django.contrib.admin.sites import site
 from django.test import RequestFactory
 from django.urls import reverse
 
+from contextlab.library import views as library_views
 from contextlab.library.admin import ProjectMembershipAdmin
-from contextlab.library.importer import revisions as library_services
 from contextlab.library.models import Project, Session
 from contextlab.review.models import ProjectMembership
 from tests.review.helpers import session_lines, team_session, upload
@@ -19,14 +19,15 @@ from tests.review.helpers import session_lines, team_session, upload
 def test_an_upload_cut_off_after_its_import_committed_leaves_the_project_owned(
     client, owner, outsider, blob_dir, monkeypatch
 ):
-    """The worker dies (gunicorn's timeout raises SystemExit in the worker) while it fills the
-    search index, after the import's transaction committed: the project already has its owner,
-    so it is not open to everyone, and the owner's re-upload still works."""
+    """The worker dies (gunicorn's timeout raises SystemExit in the worker) right after the
+    import's transaction committed, as it hands the search indexing to the job worker: the
+    project already has its owner, so it is not open to everyone, and the owner's re-upload
+    still works."""
 
-    def killed(revision_id: int) -> None:
+    def killed(session_id: int) -> None:
         raise SystemExit("worker timeout")
 
-    monkeypatch.setattr(library_services, "index_revision", killed)
+    monkeypatch.setattr(library_views, "enqueue_after_import", killed)
     client.force_login(owner)
     with pytest.raises(SystemExit):
         upload(client, session_lines(session_id="sess-cut-off", cwd="/work/cut-off"))

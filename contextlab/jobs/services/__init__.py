@@ -30,6 +30,7 @@ from contextlab.jobs.services.planning import (
 )
 from contextlab.jobs.services.running import (
     Summarised,
+    internal_error_message,
     job_claim,
     job_execute,
     job_run,
@@ -42,6 +43,7 @@ __all__ = [
     "JobError",
     "RetryLater",
     "Summarised",
+    "internal_error_message",
     "job_cancel",
     "job_claim",
     "job_create",

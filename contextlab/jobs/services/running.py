@@ -420,6 +420,15 @@ def job_execute(
         raise
     except SoftTimeLimitExceeded:
         return _fail(job, f"Timed out after {settings.CELERY_TASK_SOFT_TIME_LIMIT}s")
-    except Exception as exc:
+    except Exception:
+        # The exception's text can hold database hosts, paths or values of the session: it goes
+        # to the log; every viewer of the job sees a plain message.
         logger.exception("job %s crashed", job_id)
-        return _fail(job, f"Internal error: {exc.__class__.__name__}: {exc}")
+        return _fail(job, internal_error_message(job_id))
+
+
+def internal_error_message(job_id: int) -> str:
+    return (
+        "Internal error: the job stopped because of a fault on the server, not in the session "
+        f"or the model. An administrator can find the details in the worker's log (job {job_id})."
+    )

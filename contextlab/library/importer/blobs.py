@@ -222,7 +222,28 @@ class BlobReport:
         }
 
 
-def blobs_check(*, prune: bool = False, grace_seconds: float = 600.0) -> BlobReport:
+# How old an unreferenced file must be before it counts as an orphan: a younger one may belong
+# to an import still running (a running import writes its temporary file continuously).
+GRACE_SECONDS = 600.0
+
+
+def prune_temp_files(*, grace_seconds: float = GRACE_SECONDS) -> list[str]:
+    """Remove temporary blobs (tmp/*.part) older than `grace_seconds`: what an import killed
+    before it could remove its own left behind. Returns their names (relative to the store)."""
+    folder = blob_dir() / TMP_DIR
+    removed: list[str] = []
+    if not folder.is_dir():
+        return removed
+    now = time.time()
+    for path in folder.glob("*.part"):
+        with suppress(FileNotFoundError):
+            if now - path.stat().st_mtime >= grace_seconds:
+                path.unlink()
+                removed.append(f"{TMP_DIR}/{path.name}")
+    return removed
+
+
+def blobs_check(*, prune: bool = False, grace_seconds: float = GRACE_SECONDS) -> BlobReport:
     """Compare the store with the database.
 
     1. Every revision's blob must exist and hold at least the bytes read from its file.

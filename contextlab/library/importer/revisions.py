@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
@@ -133,8 +134,12 @@ class _Run:
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
             return
         parent = value.get("parentId")
-        bad = id_problem(entry_id, 'its "id"', ENTRY_ID_MAX) or (
-            id_problem(parent, 'its "parentId"', ENTRY_ID_MAX) if isinstance(parent, str) else None
+        # As for session ids: no control character, since ids end up in URLs, HTML attributes
+        # and download names (a CR or LF could never be sent in a header).
+        bad = id_problem(entry_id, 'its "id"', ENTRY_ID_MAX, controls=True) or (
+            id_problem(parent, 'its "parentId"', ENTRY_ID_MAX, controls=True)
+            if isinstance(parent, str)
+            else None
         )
         if bad is not None:
             self.problems.append(Problem(line.line_no, f"{bad}: the entry is not imported"))
@@ -335,14 +340,22 @@ def _import_without_session(
     else:
         problems.append(Problem(0, "no line of this file is usable: no session was created"))
     blob_path = ""
-    if size:
-        digest = hashlib.sha256()
+    # Such a file is kept for whoever wants to see what went wrong, but only its beginning:
+    # junk uploaded over and over must not fill the blob store.
+    keep = min(size, max(0, settings.CONTEXTLAB_UNUSABLE_KEEP_BYTES))
+    if keep:
+        digest = hashlib.sha256()  # of the whole file: it names the copy of this file
         f.seek(0)
         for chunk in iter(lambda: f.read(CHUNK_BYTES), b""):
             digest.update(chunk)
         blob_path = f"unusable/{digest.hexdigest()}.jsonl"
         if not (blob_dir() / blob_path).exists():
-            copy_to_blob(f, 0, size, blob_dir() / blob_path, new=True)
+            copy_to_blob(f, 0, keep, blob_dir() / blob_path, new=True)
+    if keep < size:
+        kept = f"only its first {keep:,} bytes are kept" if keep else "none of it is kept"
+        problems.append(
+            Problem(0, f"the file has {size:,} bytes: {kept} (CONTEXTLAB_UNUSABLE_KEEP_BYTES)")
+        )
     _record_orphan_problems(display, problems, blob_path=blob_path, user=user)
     return ImportResult(display, Status.FAILED, problems=problems)
 
@@ -352,8 +365,14 @@ def _record_orphan_problems(
 ) -> None:
     reported_to = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
-        # Re-importing the same unusable file must not pile up copies of its problems.
-        ImportProblem.objects.filter(session=None, path=display, reported_to=reported_to).delete()
+        # Re-importing the same unusable file must not pile up copies of its problems, nor of
+        # its bytes: the copy the replaced rows pointed to goes with them (unless still used).
+        replaced = ImportProblem.objects.filter(session=None, path=display, reported_to=reported_to)
+        superseded = set(replaced.exclude(blob_path="").values_list("blob_path", flat=True))
+        superseded.discard(blob_path)
+        replaced.delete()
+        if superseded:
+            transaction.on_commit(lambda: _remove_unused_unusable_blobs(superseded))
         ImportProblem.objects.bulk_create(
             ImportProblem(
                 path=display,
@@ -364,6 +383,17 @@ def _record_orphan_problems(
             )
             for p in problems
         )
+
+
+def _remove_unused_unusable_blobs(paths: set[str]) -> None:
+    """Delete the kept copies of unusable files that no import problem points to any more (the
+    same bytes uploaded by someone else, or under another name, share one copy)."""
+    still_used = set(
+        ImportProblem.objects.filter(blob_path__in=paths).values_list("blob_path", flat=True)
+    )
+    for path in paths - still_used:
+        if path.startswith("unusable/"):
+            (blob_dir() / path).unlink(missing_ok=True)
 
 
 def _import_into_session(

@@ -164,14 +164,12 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
             results = []
             while i < len(msgs) and msgs[i]["role"] == "toolResult":
                 tr = msgs[i]
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": tr["toolCallId"],
-                        "content": _tool_result_content(tr.get("content") or []),
-                        "is_error": tr.get("isError"),
-                    }
-                )
+                result: Json = {"type": "tool_result"}
+                if "toolCallId" in tr:  # a result without one: JSON.stringify drops undefined
+                    result["tool_use_id"] = tr["toolCallId"]
+                result["content"] = _tool_result_content(tr.get("content") or [])
+                result["is_error"] = tr.get("isError")
+                results.append(result)
                 i += 1
             params.append({"role": "user", "content": results})
             continue

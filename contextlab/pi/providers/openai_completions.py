@@ -404,8 +404,9 @@ def convert_messages(
                 result: Json = {
                     "role": "tool",
                     "content": sanitize_surrogates(text if text else "(see attached image)"),
-                    "tool_call_id": tool_msg.get("toolCallId"),
                 }
+                if "toolCallId" in tool_msg:  # JSON.stringify drops an undefined one
+                    result["tool_call_id"] = tool_msg["toolCallId"]
                 if compat["requiresToolResultName"] and tool_msg.get("toolName"):
                     result["name"] = tool_msg["toolName"]
                 params.append(result)

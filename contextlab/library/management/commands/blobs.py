@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contextlab.library.importer.blobs import blob_dir, blobs_check
+from contextlab.library.importer.blobs import GRACE_SECONDS, blob_dir, blobs_check
 
 
 class Command(BaseCommand):
@@ -26,7 +26,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--check", action="store_true", help="report, change nothing")
         parser.add_argument("--prune", action="store_true", help="remove orphan blobs")
-        parser.add_argument("--grace", type=float, default=600.0, help="seconds (default 600)")
+        parser.add_argument(
+            "--grace", type=float, default=GRACE_SECONDS, help="seconds (default 600)"
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
