@@ -309,6 +309,53 @@ def test_it_follows_lines_appended_to_the_session_without_a_reload(
     assert abs(wpage.evaluate("document.querySelector('.tree-pane').scrollTop") - scroll) < 5
 
 
+def test_lines_appended_during_a_dropped_live_refresh_still_appear(
+    wpage, live_server, long_session, owner
+):
+    """A live refresh answered after the user moved is dropped (it was rendered for the old
+    selection); the change it carried is not forgotten: a later poll fetches it again."""
+    session, path = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000050")
+    settled(wpage, "u0000050")
+    held: list = []
+
+    def hold_live(route, request):  # type: ignore[no-untyped-def]
+        if request.headers.get("hx-target") == "live" and not held:
+            held.append(route)  # answered below, once the user has moved
+        else:
+            route.continue_()
+
+    wpage.route(re.compile(r".*/sessions/\d+/.*"), hold_live)
+    text = [{"type": "text", "text": "a line Pi appended while you moved"}]
+    write_lines(
+        path,
+        [
+            _message("u0000080", "a0000079", _user("one more question", 900), 900),
+            _message("a0000080", "u0000080", _assistant(text, 901), 901),
+        ],
+        mode="a",
+    )
+    assert import_session_file(path=path).status == "appended"
+    for _ in range(100):  # the next poll sees the change and asks for the live parts
+        if held:
+            break
+        wpage.wait_for_timeout(100)
+    assert held, "the page never asked for the live parts"
+    wpage.keyboard.press("j")
+    settled(wpage, "a0000050")
+    held[0].continue_()  # the answer for u0000050 arrives after the user left it
+    wpage.wait_for_selector("#tree li[data-entry-id='a0000080']", timeout=15_000)
+    count = Session.objects.get(pk=session.pk).entry_count
+    wpage.wait_for_function(
+        "n => document.querySelector('[data-testid=entry-count]').textContent.trim() === n",
+        arg=str(count),
+    )
+    state = settled(wpage, "a0000050")
+    assert state["inView"], state
+    wpage.unroute(re.compile(r".*/sessions/\d+/.*"))
+
+
 def test_a_finished_job_shows_in_the_tree_and_job_list_without_a_reload(
     page, live_server, owner, import_corpus, offline_provider, settings
 ):
