@@ -154,6 +154,25 @@ class ProjectMembership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} {self.role} of {self.project}"
 
+    @staticmethod
+    def owner_problem(owner_ids: list[int], user_id: int, role: str) -> str | None:
+        """Why giving `user_id` the role `role` would leave the project without an owner (None
+        when it would not), given the user ids of its current owners. A project that has no
+        owner yet (an open project) gets an owner first: its first member added as a plain
+        member would close it to everyone else with nobody able to manage its members. Asked
+        by the members page (review.services.membership_add) and the admin alike."""
+        if role == ProjectMembership.Role.OWNER:
+            return None
+        if not owner_ids:
+            return (
+                "This project has no owner yet: its first member must be an owner, who can then"
+                " add members. Add an owner first."
+            )
+        if owner_ids == [user_id]:
+            return "A project keeps at least one owner: add another owner first."
+        return None
+
+
 
 class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):
     """`visible_to(user)`: sessions of the projects this user may see."""
