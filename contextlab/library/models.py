@@ -173,7 +173,6 @@ class ProjectMembership(models.Model):
         return None
 
 
-
 class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):
     """`visible_to(user)`: sessions of the projects this user may see."""
 
@@ -341,10 +340,8 @@ class Entry(models.Model):
     # rows are stored (contextlab.library.search.index_revision): PG's text parser runs at a few
     # MB/s, and writing the text twice at import time doubled what a large import sends and logs.
     search_text = models.TextField(blank=True)
+    # The text's words, followed by the parts of its identifiers (library.search explains it).
     search_vector = SearchVectorField(null=True, blank=True)  # unused on SQLite (LIKE search)
-    # The distinct whitespace-separated tokens of search_text, for substring search under a
-    # trigram index (migration 0011; PostgreSQL only).
-    search_words = models.TextField(blank=True, db_default="")
     search_indexed = models.BooleanField(default=False)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.FILE)
 
@@ -378,6 +375,22 @@ class Entry(models.Model):
     def place(self) -> str:
         """Where a search hit is, in words: which kind of message, a tool result, a summary."""
         return PLACES.get((self.type, self.role)) or PLACES.get((self.type, "")) or self.type
+
+
+class SearchWord(models.Model):
+    """One word of the library's search vectors (PostgreSQL only), under a trigram index:
+    substring search (`eadFileUt`) looks here for the words that hold the piece, then for the
+    entries whose vectors hold those words. One row per distinct word of the whole library, not
+    per entry: indexing an entry adds only the words the library has not seen yet. Words of
+    deleted sessions stay (they match no entry; the table only grows by new words)."""
+
+    word = models.TextField(primary_key=True)
+
+    class Meta:
+        db_table = "library_searchword"
+
+    def __str__(self) -> str:
+        return self.word
 
 
 PLACES = {
