@@ -186,7 +186,6 @@ def test_it_shows_404_and_403_inside_the_site_layout_and_logs_no_traceback_for_4
     assert "Traceback" not in caplog.text
 
 
-
 def test_a_form_refused_by_the_csrf_check_says_so_inside_the_site_layout(owner, caplog):
     from django.test import Client
 

@@ -87,7 +87,6 @@ def test_a_job_is_retried_once_and_a_chain_of_retries_is_capped(
     assert Job.objects.filter(session=session).count() == 3
 
 
-
 def test_a_refused_retry_says_why_inside_the_status_box_htmx_swaps(
     owner_client, import_corpus, offline_provider
 ):
