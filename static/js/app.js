@@ -501,7 +501,7 @@
     var input = form.querySelector("input[type=file]");
     var progress = form.querySelector("progress");
     var status = form.querySelector(".upload-status");
-    var results = document.getElementById(form.getAttribute("data-results") || "upload-results");
+    var resultsId = form.getAttribute("data-results") || "upload-results";
     ["dragenter", "dragover"].forEach(function (name) {
       form.addEventListener(name, function (e) { e.preventDefault(); form.classList.add("dragover"); });
     });
@@ -537,9 +537,11 @@
       xhr.addEventListener("load", function () {
         if (progress) progress.value = 100;
         if (status) status.textContent = xhr.status < 400 ? "Done." : "Upload failed (" + xhr.status + ").";
+        // Looked up each time: the list of the upload before was replaced by this one's.
+        var results = document.getElementById(resultsId);
         if (results) {
           results.outerHTML = xhr.responseText;
-          var fresh = document.getElementById("upload-results");
+          var fresh = document.getElementById(resultsId);
           if (fresh && window.htmx) window.htmx.process(fresh);
         }
         input.value = "";
