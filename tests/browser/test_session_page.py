@@ -147,6 +147,22 @@ def no_wider_than_viewport(page) -> None:
     assert width <= page.viewport_size["width"], f"{page.url} is {width}px wide"
 
 
+def append_a_turn(path: Path, reply: str) -> None:
+    """Append a question (u0000080) and its reply (a0000080) to the long session's file and
+    import them, as `import_sessions --watch` does for each change."""
+    text = [{"type": "text", "text": reply}]
+    write_lines(
+        path,
+        [
+            _message("u0000080", "a0000079", _user("one more question", 900), 900),
+            _message("a0000080", "u0000080", _assistant(text, 901), 901),
+        ],
+        mode="a",
+    )
+    result = import_session_file(path=path)
+    assert result.status == "appended", result
+
+
 def open_session(page, live_server, session, query: str = "") -> None:
     url = reverse("inspector:session", args=[session.pk])
     page.goto(f"{live_server.url}{url}{query}")
@@ -289,17 +305,7 @@ def test_it_follows_lines_appended_to_the_session_without_a_reload(
     settled(wpage, "u0000050")
     wpage.evaluate("window.__stillHere = true")
     scroll = wpage.evaluate("document.querySelector('.tree-pane').scrollTop")
-    text = [{"type": "text", "text": "a line Pi appended while you watched"}]
-    write_lines(
-        path,
-        [
-            _message("u0000080", "a0000079", _user("one more question", 900), 900),
-            _message("a0000080", "u0000080", _assistant(text, 901), 901),
-        ],
-        mode="a",
-    )
-    result = import_session_file(path=path)  # what `import_sessions --watch` runs per change
-    assert result.status == "appended", result
+    append_a_turn(path, "a line Pi appended while you watched")
     wpage.wait_for_selector("#tree li[data-entry-id='a0000080']", timeout=15_000)
     wpage.wait_for_function(
         f"() => document.querySelector('[data-testid=entry-count]').textContent.trim() === "
@@ -329,16 +335,7 @@ def test_lines_appended_during_a_dropped_live_refresh_still_appear(
             route.continue_()
 
     wpage.route(re.compile(r".*/sessions/\d+/.*"), hold_live)
-    text = [{"type": "text", "text": "a line Pi appended while you moved"}]
-    write_lines(
-        path,
-        [
-            _message("u0000080", "a0000079", _user("one more question", 900), 900),
-            _message("a0000080", "u0000080", _assistant(text, 901), 901),
-        ],
-        mode="a",
-    )
-    assert import_session_file(path=path).status == "appended"
+    append_a_turn(path, "a line Pi appended while you moved")
     for _ in range(100):  # the next poll sees the change and asks for the live parts
         if held:
             break
