@@ -2,7 +2,10 @@
 session of BENCH_IMPORT_BYTES (default 1G) for throughput and peak memory.
 
 Targets: import of tests/fixtures/real/large-session.jsonl (a copy of shared/fixtures)
-within 3x of Pi opening the same file; the generated session at >= 50 MB/s with peak RSS < 200 MB.
+within 3x of Pi opening the same file; the generated session at >= 50 MB/s with peak RSS < 200 MB,
+import and search indexing together at >= 20 MB/s (`import_and_index_mb_per_s`), how long after
+the import its last line is found by search (`searchable_after_import_s`), and searches over it
+answered with p95 < 300 ms (`search_p95_ms`); `targets_met` says which of these held.
 
 What is compared. Pi's SessionManager.open (timed inside Node, one cold open per process, as Pi
 opens a session once when it starts; warm opens are reported for reference) reads the file,
@@ -242,6 +245,12 @@ SEARCH_QUERIES = (
 )
 
 
+# Import and search indexing together, on the generated session: what indexing cost before
+# search learnt code (identifier parts, substring search) on this kind of machine (2 vCPUs,
+# PostgreSQL on the same host), which code search must not slow down.
+TARGET_IMPORT_AND_INDEX_MB_PER_S = 20
+
+
 def child_import(path: str, search: bool = False) -> None:
     """Run in a fresh process so its peak RSS is the import's alone."""
     import django
@@ -268,10 +277,12 @@ def child_import(path: str, search: bool = False) -> None:
         from django.db import connection
 
         done = threading.Event()
+        indexed_in: list[float] = []
 
         def index() -> None:
             try:
                 index_revision(result.session.current_revision_id)
+                indexed_in.append(time.perf_counter() - started)
             finally:
                 connection.close()
                 done.set()
@@ -285,7 +296,8 @@ def child_import(path: str, search: bool = False) -> None:
             else:
                 time.sleep(1.0)
         thread.join()
-        index_seconds = time.perf_counter() - started
+        # The indexer's own time (the poll above ends up to a second later).
+        index_seconds = indexed_in[0] if indexed_in else time.perf_counter() - started
         figures["searchable_after_import_s"] = searchable
         figures["search"] = search_timings()
     else:
@@ -386,6 +398,8 @@ def generated(url: str, size: int, entries: int) -> dict[str, Any]:
         figures = import_in_child(path, url, Path(tmp) / "blobs", search=True)
         file_bytes = path.stat().st_size
     mb = file_bytes / MB
+    search = figures["search"]
+    import_and_index = mb / (figures["seconds"] + figures["index_seconds"])
     return {
         "bytes": file_bytes,
         "entries": figures["entries"],
@@ -394,14 +408,25 @@ def generated(url: str, size: int, entries: int) -> dict[str, Any]:
         "import_s": round(figures["seconds"], 2),
         "import_mb_per_s": round(mb / figures["seconds"], 1),
         "search_index_s": round(figures["index_seconds"], 2),
-        "import_and_index_mb_per_s": round(mb / (figures["seconds"] + figures["index_seconds"]), 1),
+        # Until every entry is searchable (import, then search indexing): what a user waits for.
+        "import_and_index_mb_per_s": round(import_and_index, 1),
+        "target_import_and_index_mb_per_s": TARGET_IMPORT_AND_INDEX_MB_PER_S,
         "peak_rss_mb_import": round(figures["peak_rss_kb_import"] / 1024, 1),
         "peak_rss_mb_incl_index": round(figures["peak_rss_kb"] / 1024, 1),
-        # From the import's commit (entries shown) until its last line is found by search.
+        # From the import's commit (entries shown) until its last line is found by search
+        # (polled once a second).
         "searchable_after_import_s": round(figures["searchable_after_import_s"], 2),
-        "search": figures["search"],
+        "search": search,
+        "search_p95_ms": search["p95_ms"],
+        "target_search_p95_ms": search["target_p95_ms"],
         "target_mb_per_s": 50,
         "target_peak_rss_mb": 200,
+        "targets_met": {
+            "import_mb_per_s": mb / figures["seconds"] >= 50,
+            "import_and_index_mb_per_s": import_and_index >= TARGET_IMPORT_AND_INDEX_MB_PER_S,
+            "search_p95_ms": search["p95_ms"] < search["target_p95_ms"],
+            "peak_rss_mb": figures["peak_rss_kb"] / 1024 < 200,
+        },
     }
 
 

@@ -102,6 +102,9 @@ if not DEBUG and (SECRET_KEY == PLACEHOLDER_SECRET_KEY or len(SECRET_KEY) < 32):
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# A refused form (missing or stale CSRF token) says so inside the site layout, not on Django's
+# bare page (whose template is rendered without the request, so no layout could be used).
+CSRF_FAILURE_VIEW = "contextlab.urls.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.http import FileResponse, HttpRequest
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.middleware import csrf
+from django.shortcuts import render
 from django.urls import include, path
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
@@ -19,6 +21,12 @@ def favicon(request: HttpRequest) -> FileResponse:
     return FileResponse(
         (settings.BASE_DIR / "static" / "favicon.ico").open("rb"), content_type="image/x-icon"
     )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A form refused by the CSRF check (settings.CSRF_FAILURE_VIEW), inside the site layout."""
+    context = {"reason": reason, "no_cookie": reason == csrf.REASON_NO_CSRF_COOKIE}
+    return render(request, "403_csrf.html", context, status=403)
 
 
 # Django's auth views, except password reset unless mail can be sent (EMAIL_HOST): a reset

@@ -41,8 +41,9 @@ def _get_job_for_user(request: HttpRequest, pk: int) -> Job:
     )
 
 
-def _status_response(request: HttpRequest, job: Job) -> HttpResponse:
-    response = render(request, "jobs/_job_status.html", {"job": job})
+def _status_response(request: HttpRequest, job: Job, refusal: str = "") -> HttpResponse:
+    """The job's status box (htmx polls it); `refusal` says there why an action was refused."""
+    response = render(request, "jobs/_job_status.html", {"job": job, "refusal": refusal})
     if request.htmx and job.is_done:
         # 286 tells htmx to stop polling; the body still replaces the partial one last time.
         stop = HttpResponseStopPolling(response.content)
@@ -240,6 +241,10 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         new_job = services.job_retry(job=job, requested_by=request.user)
     except services.JobError as exc:
+        if request.htmx:
+            # The box the Retry button sits in is all htmx swaps: the reason goes in it (a
+            # flash message would only show on some later page).
+            return _status_response(request, job, refusal=f"Retry refused: {exc}")
         messages.error(request, str(exc))
         return redirect("jobs:detail", pk=job.pk)
     if request.htmx:

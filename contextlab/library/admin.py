@@ -1,3 +1,6 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
 from contextlab.library.models import (
@@ -51,8 +54,32 @@ class ImportProblemAdmin(admin.ModelAdmin):
     raw_id_fields = ("session", "revision")
 
 
+class ProjectMembershipForm(forms.ModelForm):
+    class Meta:
+        model = ProjectMembership
+        fields = "__all__"  # noqa: DJ007 - the admin shows every field
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        project, user, role = data.get("project"), data.get("user"), data.get("role")
+        if project is not None and user is not None and role:
+            # The same rule as the members page: the project is not left without an owner.
+            # The membership being changed counts as the one of the user it is given (the
+            # admin can change its user too).
+            owners = ProjectMembership.objects.owners().filter(project=project)
+            owner_ids = list(owners.exclude(pk=self.instance.pk).values_list("user_id", flat=True))
+            was = self.instance
+            if was.pk is not None and was.project_id == project.pk and was.role == "owner":
+                owner_ids.append(user.pk)
+            problem = ProjectMembership.owner_problem(owner_ids, user.pk, role)
+            if problem:
+                raise forms.ValidationError(problem)
+        return data
+
+
 @admin.register(ProjectMembership)
 class ProjectMembershipAdmin(admin.ModelAdmin):
+    form = ProjectMembershipForm
     list_display = ("project", "user", "role", "created_at")
     list_filter = ("role",)
     raw_id_fields = ("project", "user", "added_by")

@@ -154,6 +154,24 @@ class ProjectMembership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} {self.role} of {self.project}"
 
+    @staticmethod
+    def owner_problem(owner_ids: list[int], user_id: int, role: str) -> str | None:
+        """Why giving `user_id` the role `role` would leave the project without an owner (None
+        when it would not), given the user ids of its current owners. A project that has no
+        owner yet (an open project) gets an owner first: its first member added as a plain
+        member would close it to everyone else with nobody able to manage its members. Asked
+        by the members page (review.services.membership_add) and the admin alike."""
+        if role == ProjectMembership.Role.OWNER:
+            return None
+        if not owner_ids:
+            return (
+                "This project has no owner yet: its first member must be an owner, who can then"
+                " add members. Add an owner first."
+            )
+        if owner_ids == [user_id]:
+            return "A project keeps at least one owner: add another owner first."
+        return None
+
 
 class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):
     """`visible_to(user)`: sessions of the projects this user may see."""
@@ -324,10 +342,8 @@ class Entry(models.Model):
     # rows are stored (contextlab.library.search.index_revision): PG's text parser runs at a few
     # MB/s, and writing the text twice at import time doubled what a large import sends and logs.
     search_text = models.TextField(blank=True)
+    # The text's words, followed by the parts of its identifiers (library.search explains it).
     search_vector = SearchVectorField(null=True, blank=True)  # unused on SQLite (LIKE search)
-    # The distinct whitespace-separated tokens of search_text, for substring search under a
-    # trigram index (migration 0011; PostgreSQL only).
-    search_words = models.TextField(blank=True, db_default="")
     search_indexed = models.BooleanField(default=False)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.FILE)
 
@@ -361,6 +377,22 @@ class Entry(models.Model):
     def place(self) -> str:
         """Where a search hit is, in words: which kind of message, a tool result, a summary."""
         return PLACES.get((self.type, self.role)) or PLACES.get((self.type, "")) or self.type
+
+
+class SearchWord(models.Model):
+    """One word of the library's search vectors (PostgreSQL only), under a trigram index:
+    substring search (`eadFileUt`) looks here for the words that hold the piece, then for the
+    entries whose vectors hold those words. One row per distinct word of the whole library, not
+    per entry: indexing an entry adds only the words the library has not seen yet. Words of
+    deleted sessions stay (they match no entry; the table only grows by new words)."""
+
+    word = models.TextField(primary_key=True)
+
+    class Meta:
+        db_table = "library_searchword"
+
+    def __str__(self) -> str:
+        return self.word
 
 
 PLACES = {

@@ -18,9 +18,10 @@ from django.contrib.postgres.search import (
     SearchHeadline,
     SearchQuery,
     SearchRank,
+    SearchVectorField,
 )
 from django.db import connection, transaction
-from django.db.models import Case, F, Lookup, Q, QuerySet, TextField, Value, When
+from django.db.models import Case, F, Lookup, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce, Greatest, Left, NullIf, StrIndex, Substr
 from django.utils.safestring import SafeString, mark_safe
 
@@ -35,20 +36,50 @@ SNIPPET_RADIUS = 90
 
 
 INDEX_BATCH = 100
+# Words of the substring table: shorter ones could hold no search term (a term needs a trigram),
+# longer ones are data (base64, hashes) rather than words, and a btree key has a size limit.
+MIN_WORD, MAX_WORD = 3, 200
 
-# The vector is the text's words followed by the parts of its identifiers (identifier_parts):
-# one parse of both, since PostgreSQL's parser is what indexing waits for.
-UPDATE_SQL = """
-UPDATE library_entry AS e
-SET search_text = v.text,
-    search_vector = to_tsvector(%s::regconfig, v.text || E'\\n' || v.parts),
-    search_words = v.words,
-    search_indexed = true
-FROM (
-    SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text,
-           unnest(%s::text[]) AS parts, unnest(%s::text[]) AS words
-) AS v
-WHERE e.id = v.id
+# What a batch of entries gets, in one statement (PostgreSQL's text parser is what indexing
+# waits for: the text is parsed once, the parts only once more, and nothing is parsed per word):
+# - `search_vector`: the text's words, then the parts of its identifiers. PostgreSQL's parser
+#   keeps `binding.readFileUtf8` and `src/foo_bar.py` as single (host, file) tokens; those
+#   lexemes, found in the vector itself, are cut at their `.`, `/`, `:` and `@` here. The humps
+#   of camelCase identifiers (`readFileUtf8` -> read File Utf8) need the text's letter case,
+#   which the vector has lost: they come from Python (identifier_parts), with the identifiers.
+# - `library_searchword`: the words of the vector and those parts, once for the whole library,
+#   for substring search; each batch adds only the words not there yet.
+UPDATE_SQL = f"""
+WITH u AS (
+    UPDATE library_entry AS e
+    SET search_text = x.text,
+        search_vector = x.vec || to_tsvector(%(config)s::regconfig, c.pieces || ' ' || x.humps),
+        search_indexed = true
+    FROM (
+        -- OFFSET 0: parsed once per entry, not once per use of `vec` below.
+        SELECT y.*, to_tsvector(%(config)s::regconfig, y.text) AS vec
+        FROM unnest(%(ids)s::bigint[], %(texts)s::text[], %(humps)s::text[], %(camel)s::text[])
+            AS y(id, text, humps, camel)
+        OFFSET 0
+    ) AS x,
+    LATERAL (
+        SELECT coalesce(string_agg(translate(l, '.:/@', '    '), ' '), '') AS pieces
+        FROM unnest(tsvector_to_array(x.vec)) AS l
+        WHERE l ~ '[.:/@]'
+    ) AS c
+    WHERE e.id = x.id
+    RETURNING e.search_vector, c.pieces || ' ' || lower(x.camel) AS surface
+)
+INSERT INTO library_searchword (word)
+SELECT w FROM (
+    SELECT l AS w FROM u, unnest(tsvector_to_array(u.search_vector)) AS l
+    UNION
+    SELECT unnest(string_to_array(u.surface, ' ')) FROM u
+) AS words
+WHERE length(w) BETWEEN {MIN_WORD} AND {MAX_WORD} AND w !~ '[-.:/@\\\\'' ]'
+    AND NOT EXISTS (SELECT FROM library_searchword AS known WHERE known.word = w)
+ORDER BY w
+ON CONFLICT DO NOTHING
 """
 
 
@@ -121,6 +152,11 @@ def _index_rows(postgres: bool, revision_id: int, batch: int) -> int:
     finally:
         if workers is not None:
             workers.finish()
+    if postgres and total:
+        # New words wait in the trigram index's pending list, which every substring search
+        # would read through: merged now, while this indexer's work is fresh in memory.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT gin_clean_pending_list('library_searchword_trgm')")
     if postgres and total >= ANALYZE_AFTER and not connection.in_atomic_block:
         # Fresh statistics for the planner: right after a large import it still believes the
         # revision holds a few rows, and filters all of them by their vectors (1.4 s over a
@@ -147,12 +183,17 @@ def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
             # connection.queries (hundreds of MB over a large session).
             raw = cursor.cursor
             raw.execute("SET LOCAL synchronous_commit TO OFF")
-            parts, words = [], []
-            for text in texts:
-                tokens = distinct_tokens(text)
-                parts.append(identifier_parts(tokens))
-                words.append(" ".join(tokens))
-            raw.execute(UPDATE_SQL, [CONFIG, ids, texts, parts, words])
+            parts = [identifier_parts(text) for text in texts]
+            raw.execute(
+                UPDATE_SQL,
+                {
+                    "config": CONFIG,
+                    "ids": ids,
+                    "texts": texts,
+                    "humps": [humps for humps, _ in parts],
+                    "camel": [camel for _, camel in parts],
+                },
+            )
     else:
         Entry.objects.bulk_update(
             [
@@ -231,49 +272,53 @@ def uses_postgres() -> bool:
 # Code in words: identifiers split into their parts
 # ------------------------------------------------------------------------------------------------
 
-# PostgreSQL's parser keeps `binding.readFileUtf8` as one host-like token and `read_file_utf8` as
-# one word, so no part of either could be found. Each distinct token of an entry is split on
-# everything but letters and digits and on camelCase humps; the parts go into the vector after the
-# text (once per distinct token: code repeats its identifiers, and the parser's time is what an
-# import waits for), and queries are split the same way (split_query).
+# PostgreSQL's parser keeps `binding.readFileUtf8(path` as one host-like token and
+# `readFileUtf8` as one word, so no part of either could be found. The vector gets the pieces of
+# such tokens (UPDATE_SQL finds them among its lexemes) and the humps of camelCase identifiers,
+# and queries are split the same way (split_query).
 _SEPARATORS = re.compile(r"[^0-9A-Za-z\u00c0-\uffff]+")
 _HUMPS = re.compile(r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z\u00df-\u00ff]+[0-9]*|[0-9]+")
 _COMPOUND = re.compile(r"[^0-9A-Za-z\s]|[a-z][A-Z]|[A-Z]{2}[a-z]")
+# The text's shape: each ASCII letter as `a` or `A`, digits as `0`, any other ASCII character as
+# a space (str.translate does this at memory speed; a regular expression looking for humps in
+# the text took longer than PostgreSQL's whole parse of it).
+_SHAPE = str.maketrans(
+    {
+        **{chr(c): " " for c in range(128)},
+        **{chr(c): "a" for c in range(ord("a"), ord("z") + 1)},
+        **{chr(c): "A" for c in range(ord("A"), ord("Z") + 1)},
+        **{chr(c): "0" for c in range(ord("0"), ord("9") + 1)},
+    }
+)
 
 
-def distinct_tokens(text: str) -> list[str]:
-    """The whitespace-separated tokens of `text`, each once, in order of first appearance."""
-    return list(dict.fromkeys(text.split()))
+def camel_identifiers(text: str) -> set[str]:
+    """The camelCase identifiers of `text` (`readFileUtf8`, `HTMLParser`), each once: runs of
+    letters and digits with a hump (a lower-case letter before a capital, or two capitals before
+    a lower-case letter)."""
+    shape = text.translate(_SHAPE)
+    found: set[str] = set()
+    for hump in ("aA", "AAa"):
+        at = shape.find(hump)
+        while at >= 0:
+            start = shape.rfind(" ", 0, at) + 1
+            end = shape.find(" ", at)
+            if end < 0:
+                end = len(shape)
+            found.add(text[start:end])
+            at = shape.find(hump, end)
+    return found
 
 
-def split_identifier(token: str) -> list[str]:
-    """`binding.readFileUtf8(path` -> binding, readFileUtf8, read, File, Utf8, path: each piece
-    between separators, and the humps of a camelCase piece after it."""
-    out: list[str] = []
-    for piece in _SEPARATORS.split(token):
-        if not piece:
-            continue
-        out.append(piece)
-        humps = _HUMPS.findall(piece)
-        if len(humps) > 1:
-            out.extend(humps)
-    return out
-
-
-def identifier_parts(tokens: list[str]) -> str:
-    """The distinct parts of `tokens` as words: the pieces between separators, and the humps of
-    camelCase pieces. Distinct: the query requires parts, not their order, and every repeat
-    would cost the parser time."""
-    # One regex pass over the joined tokens (C speed), then work per distinct piece only.
-    pieces = dict.fromkeys(_SEPARATORS.split(" ".join(tokens)))
-    pieces.pop("", None)
-    humps: dict[str, None] = {}
-    for piece in pieces:
-        if not piece.islower() and not piece.isdigit():
-            found = _HUMPS.findall(piece)
-            if len(found) > 1:
-                humps.update(dict.fromkeys(found))
-    return " ".join([*pieces, *humps])
+def identifier_parts(text: str) -> tuple[str, str]:
+    """(the humps of the camelCase identifiers of `text`, those identifiers), each as words, each
+    word once: `read File Utf8`, `readFileUtf8`. The humps go into the vector (the identifier is
+    there already: the parser keeps it as a word, or as a piece of a dotted token); the
+    identifiers, as written, into the words of substring search. The pieces between separators
+    (`binding`, `path` of `binding.readFileUtf8(path`) are not here: PostgreSQL finds those in
+    the vector (UPDATE_SQL)."""
+    identifiers = " ".join(sorted(camel_identifiers(text)))
+    return " ".join(dict.fromkeys(_HUMPS.findall(identifiers))), identifiers
 
 
 def split_query(query: str) -> str | None:
@@ -293,35 +338,51 @@ def split_query(query: str) -> str | None:
 
 
 def substring_terms(query: str) -> list[str]:
-    """The query's words for substring search: each must occur inside a token of the entry.
-    None when one of them is shorter than a trigram (the index could not narrow it down)."""
-    terms = [t for t in query_terms(query) if t.strip('"')]
-    terms = [t.strip('"') for t in terms for t in t.split()]
-    if not terms or any(len(t) < 3 for t in terms):
-        return []
-    return terms[:8]
+    """The query's words for substring search, cut at separators as words are (`ding.readF`:
+    ding, readf) and in lower case: each must occur inside a word of the entry. Pieces shorter
+    than a trigram are left out (the index could not narrow them down); none when a word has no
+    longer piece."""
+    terms: list[str] = []
+    for word in query_terms(query):
+        pieces = [p.lower() for p in _SEPARATORS.split(word.strip('"')) if len(p) >= MIN_WORD]
+        if not pieces:
+            return []
+        terms.extend(pieces)
+    return list(dict.fromkeys(terms))[:8]
 
 
-@TextField.register_lookup
-class ILike(Lookup):
-    """`field__ilike=pattern`: PostgreSQL's ILIKE, which a pg_trgm index serves (Django's
-    icontains compiles to UPPER(...) LIKE UPPER(...), which it does not)."""
+# How many words of the library holding one piece a substring search asks for: a piece that
+# common (`ing`) matches more entries than anyone reads, and the query stays quick.
+WORDS_PER_PIECE = 1000
 
-    lookup_name = "ilike"
+
+@SearchVectorField.register_lookup
+class HoldsPiece(Lookup):
+    """`search_vector__holds_piece="readf"`: the vector holds a word of the library that contains
+    the piece, or its stem (a stemmed word has lost its ending: `migrat`). The words come from
+    library_searchword under its trigram index; the entries from the vectors' GIN index."""
+
+    lookup_name = "holds_piece"
+    prepare_rhs = False
 
     def as_sql(self, compiler, connection):  # type: ignore[no-untyped-def]
         lhs, lhs_params = self.process_lhs(compiler, connection)
-        rhs, rhs_params = self.process_rhs(compiler, connection)
-        return f"{lhs} ILIKE {rhs}", [*lhs_params, *rhs_params]
+        words = (
+            "SELECT word FROM library_searchword WHERE word LIKE %s OR word LIKE"
+            " '%%' || coalesce((ts_lexize('english_stem', %s))[1], %s) || '%%'"
+            f" LIMIT {WORDS_PER_PIECE}"
+        )
+        sql = (
+            f"{lhs} @@ (SELECT to_tsquery(%s::regconfig, string_agg(quote_literal(w.word), '|'))"
+            f" FROM ({words}) AS w)"
+        )
+        piece = str(self.rhs)
+        return sql, [*lhs_params, CONFIG, f"%{piece}%", piece, piece]
 
 
 def substring_match(terms: list[str]) -> Q:
-    """Every term inside some token of the entry (`search_words ILIKE '%term%'`)."""
-    return Q(*[Q(search_words__ilike=_like_pattern(t)) for t in terms])
-
-
-def _like_pattern(term: str) -> str:
-    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    """Every term inside some word of the entry (terms from substring_terms)."""
+    return Q(*[Q(search_vector__holds_piece=t) for t in terms])
 
 
 # Past this many hits, ranking (ts_rank reads every hit's vector) costs more than it helps: the

@@ -165,7 +165,7 @@ def search_entries(
         Entry.objects.filter(revision__status="current")
         .select_related("session", "session__project")
         # The entry itself is not shown, only where it is and its snippet.
-        .defer("data", "search_vector", "search_words")
+        .defer("data", "search_vector")
     )
     if uses_postgres():
         # Up to 100 KB each: the snippet is cut from a window of it in the query.

@@ -132,8 +132,9 @@ def membership_add(*, project: Project, username: str, role: str, actor: Any) ->
         owners = list(
             ProjectMembership.objects.select_for_update().owners().filter(project=project)
         )
-        if role != ProjectMembership.Role.OWNER and [o.user_id for o in owners] == [user.pk]:
-            raise ReviewError("A project keeps at least one owner: add another owner first.")
+        problem = ProjectMembership.owner_problem([o.user_id for o in owners], user.pk, role)
+        if problem:
+            raise ReviewError(problem)
         membership, created = ProjectMembership.objects.update_or_create(
             project=project,
             user=user,

@@ -359,6 +359,10 @@
   // the tree's scroll), or the job history.
   var LIVE_EVERY = 2000;
   var liveBusy = false;
+  // The tree holds the version the page shows (`data-version`, the ETag the poll sends) and
+  // its parts (`liveVersion`). Both move on only once a refresh has been applied: a refresh
+  // dropped because the user moved meanwhile leaves them behind, so the next poll sees the
+  // change again and fetches what was dropped, instead of hearing "not modified" for good.
   function liveTick() {
     var holder = tree();
     if (!holder || liveBusy || document.hidden || inflight) return;
@@ -373,47 +377,68 @@
       var etag = response.headers.get("ETag");
       return response.json().then(function (version) { return { etag: etag, version: version }; });
     }).then(function (change) {
-      if (!change || change.etag === known) { liveBusy = false; return; }
+      if (!change || change.etag === known) return null;
       var before = holder.liveVersion || {};
-      holder.setAttribute("data-version", change.etag);
-      var jobsChanged = before.jobs !== change.version.jobs;
-      var sessionChanged = before.session !== change.version.session;
-      if (jobsChanged) refreshJobs(holder.getAttribute("data-jobs"));
-      if (!sessionChanged && holder.liveVersion) { holder.liveVersion = change.version; liveBusy = false; return; }
-      return refreshLive(change);
+      var applied = { session: before.session, jobs: before.jobs };
+      var work = [];
+      if (before.jobs !== change.version.jobs) {
+        work.push(refreshJobs(holder.getAttribute("data-jobs")).then(function (done) {
+          if (done) applied.jobs = change.version.jobs;
+        }));
+      }
+      if (!holder.liveVersion || before.session !== change.version.session) {
+        work.push(refreshLive().then(function (done) {
+          if (done) applied.session = change.version.session;
+        }));
+      } else {
+        applied.session = change.version.session;
+      }
+      return Promise.all(work).then(function () {
+        var current = tree();  // the tree may have been replaced meanwhile
+        if (!current) return;
+        current.liveVersion = applied;
+        if (applied.session === change.version.session && applied.jobs === change.version.jobs) {
+          current.setAttribute("data-version", change.etag);
+        }
+      });
     }).catch(function () { /* the next tick tries again */ }).then(function () { liveBusy = false; });
   }
 
-  function refreshLive(change) {
+  // Fetch the head's figures and the tree for the page's URL; resolves to whether they were
+  // applied (not when the user moved, or a selection was being fetched, meanwhile).
+  function refreshLive() {
     var url = location.href;
     return fetch(url, {
       headers: { "HX-Request": "true", "HX-Target": "live", "HX-Current-URL": url },
       credentials: "same-origin",
     }).then(function (response) { return response.ok ? response.text() : null; }).then(function (html) {
-      if (!html || location.href !== url || inflight) return;
+      if (!html || location.href !== url || inflight) return false;
       var doc = parse(html);
       var pane = document.querySelector(".tree-pane");
       var top = pane ? pane.scrollTop : 0;
       swapIn(document.getElementById("facts"), doc.getElementById("facts"));
-      var fresh = swapTree(doc.getElementById("tree"));
+      // The tree rendered now may name a newer version than this change: it keeps the page's
+      // until the caller has seen every part of the change applied.
+      var incoming = doc.getElementById("tree");
+      if (incoming) incoming.removeAttribute("data-version");
+      var fresh = swapTree(keepVersion(tree(), incoming));
       if (pane) pane.scrollTop = top;
-      if (fresh) {
-        fresh.setAttribute("data-version", change.etag);
-        fresh.liveVersion = change.version;
-        syncTree(null);
-      }
+      if (!fresh) return false;
+      syncTree(null);
+      return true;
     });
   }
 
   function refreshJobs(url) {
     var panel = document.getElementById("jobs-panel");
-    if (!panel || !url) return;
-    fetch(url, { headers: { "HX-Request": "true", "HX-Target": "job-history" }, credentials: "same-origin" })
+    if (!panel || !url) return Promise.resolve(true);
+    return fetch(url, { headers: { "HX-Request": "true", "HX-Target": "job-history" }, credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
-        if (!html) return;
-        var fresh = parse(html).getElementById("job-history");
+        var fresh = html && parse(html).getElementById("job-history");
+        if (!fresh) return false;
         swapIn(document.getElementById("job-history"), fresh);
+        return true;
       });
   }
 
@@ -476,7 +501,7 @@
     var input = form.querySelector("input[type=file]");
     var progress = form.querySelector("progress");
     var status = form.querySelector(".upload-status");
-    var results = document.getElementById(form.getAttribute("data-results") || "upload-results");
+    var resultsId = form.getAttribute("data-results") || "upload-results";
     ["dragenter", "dragover"].forEach(function (name) {
       form.addEventListener(name, function (e) { e.preventDefault(); form.classList.add("dragover"); });
     });
@@ -512,9 +537,11 @@
       xhr.addEventListener("load", function () {
         if (progress) progress.value = 100;
         if (status) status.textContent = xhr.status < 400 ? "Done." : "Upload failed (" + xhr.status + ").";
+        // Looked up each time: the list of the upload before was replaced by this one's.
+        var results = document.getElementById(resultsId);
         if (results) {
           results.outerHTML = xhr.responseText;
-          var fresh = document.getElementById("upload-results");
+          var fresh = document.getElementById(resultsId);
           if (fresh && window.htmx) window.htmx.process(fresh);
         }
         input.value = "";

@@ -109,19 +109,29 @@ def test_two_requests_on_different_branches_compare_side_by_side(
     page.fill("input[name=b]", b)
     page.locator("form.compare-form button[type=submit]").click()
     page.wait_for_selector(f"#compare[data-a='{a}'][data-b='{b}']")
-    changed = page.locator(".compare-row:not(.compare-same-run)").first
+    # A message both requests hold, changed: its A and B cells (and the heads naming A and B).
+    changed = page.locator(".compare-row[data-kind=changed]").first
     changed.wait_for()
-    cells = changed.locator(".compare-cell")
-    first = cells.nth(0).bounding_box()
-    second = cells.nth(1).bounding_box()
-    if page.viewport_size["width"] >= 800:
-        # Side by side: B to the right of A, on the same line.
-        assert second["x"] > first["x"] + first["width"] - 1 and second["y"] == first["y"]
-    else:
-        # Stacked on a phone: the visible cells one below the other.
-        visible = [c for c in (first, second) if c is not None and c["width"] > 0]
-        for box in visible:
-            assert box["x"] + box["width"] <= page.viewport_size["width"] + 1
+    pairs = [
+        (page.locator(".compare-head[data-side=a]"), page.locator(".compare-head[data-side=b]")),
+        (
+            changed.locator(".compare-cell[data-side=a]"),
+            changed.locator(".compare-cell[data-side=b]"),
+        ),
+    ]
+    width = page.viewport_size["width"]
+    for a_side, b_side in pairs:
+        first, second = a_side.bounding_box(), b_side.bounding_box()
+        assert first and second and first["width"] > 0 and second["width"] > 0
+        for box in (first, second):
+            assert box["x"] >= -1 and box["x"] + box["width"] <= width + 1
+        if width >= 800:
+            # Side by side: B to the right of A, on the same line.
+            assert second["x"] > first["x"] + first["width"] - 1 and second["y"] == first["y"]
+        else:
+            # Stacked on a phone: B below A, in the same column, as wide.
+            assert second["y"] >= first["y"] + first["height"] - 1, (first, second)
+            assert abs(second["x"] - first["x"]) <= 1 and abs(second["width"] - first["width"]) <= 1
     assert page.locator("#compare-summary").inner_text().endswith(".")
     _no_horizontal_overflow(page)
     # The request of A as the provider received it.

@@ -5,6 +5,7 @@ and the page follows its session without a reload."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from django.urls import reverse
 
 from contextlab.inspector.selectors import clear_cache
+from contextlab.jobs.services import job_create
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
 from tests.conftest import login
@@ -145,6 +147,22 @@ def no_wider_than_viewport(page) -> None:
     assert width <= page.viewport_size["width"], f"{page.url} is {width}px wide"
 
 
+def append_a_turn(path: Path, reply: str) -> None:
+    """Append a question (u0000080) and its reply (a0000080) to the long session's file and
+    import them, as `import_sessions --watch` does for each change."""
+    text = [{"type": "text", "text": reply}]
+    write_lines(
+        path,
+        [
+            _message("u0000080", "a0000079", _user("one more question", 900), 900),
+            _message("a0000080", "u0000080", _assistant(text, 901), 901),
+        ],
+        mode="a",
+    )
+    result = import_session_file(path=path)
+    assert result.status == "appended", result
+
+
 def open_session(page, live_server, session, query: str = "") -> None:
     url = reverse("inspector:session", args=[session.pk])
     page.goto(f"{live_server.url}{url}{query}")
@@ -271,10 +289,10 @@ def test_a_chart_click_and_a_search_hit_open_the_entry_in_view(
     assert state["url"] >= "u0000060", state  # a request near the end of the path
 
     wpage.goto(f"{live_server.url}{reverse('library:search')}?q=question+number+77")
-    link = wpage.locator(f"a[href*='/sessions/{session.pk}/'][href*='entry=']").first
+    link = wpage.locator(f"a[href*='/sessions/{session.pk}/'][href*='entry=u0000077']").first
     link.click()
     wpage.wait_for_selector("#tree a.trow")
-    state = settled(wpage)
+    state = settled(wpage, "u0000077")  # the hit's entry, not the leaf
     assert state["inView"], state
 
 
@@ -287,17 +305,7 @@ def test_it_follows_lines_appended_to_the_session_without_a_reload(
     settled(wpage, "u0000050")
     wpage.evaluate("window.__stillHere = true")
     scroll = wpage.evaluate("document.querySelector('.tree-pane').scrollTop")
-    text = [{"type": "text", "text": "a line Pi appended while you watched"}]
-    write_lines(
-        path,
-        [
-            _message("u0000080", "a0000079", _user("one more question", 900), 900),
-            _message("a0000080", "u0000080", _assistant(text, 901), 901),
-        ],
-        mode="a",
-    )
-    result = import_session_file(path=path)  # what `import_sessions --watch` runs per change
-    assert result.status == "appended", result
+    append_a_turn(path, "a line Pi appended while you watched")
     wpage.wait_for_selector("#tree li[data-entry-id='a0000080']", timeout=15_000)
     wpage.wait_for_function(
         f"() => document.querySelector('[data-testid=entry-count]').textContent.trim() === "
@@ -309,9 +317,48 @@ def test_it_follows_lines_appended_to_the_session_without_a_reload(
     assert abs(wpage.evaluate("document.querySelector('.tree-pane').scrollTop") - scroll) < 5
 
 
-def test_a_finished_job_shows_in_the_tree_and_job_list_without_a_reload(
-    page, live_server, owner, import_corpus, offline_provider, settings
+def test_lines_appended_during_a_dropped_live_refresh_still_appear(
+    wpage, live_server, long_session, owner
 ):
+    """A live refresh answered after the user moved is dropped (it was rendered for the old
+    selection); the change it carried is not forgotten: a later poll fetches it again."""
+    session, path = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000050")
+    settled(wpage, "u0000050")
+    held: list = []
+
+    def hold_live(route, request):  # type: ignore[no-untyped-def]
+        if request.headers.get("hx-target") == "live" and not held:
+            held.append(route)  # answered below, once the user has moved
+        else:
+            route.continue_()
+
+    wpage.route(re.compile(r".*/sessions/\d+/.*"), hold_live)
+    append_a_turn(path, "a line Pi appended while you moved")
+    for _ in range(100):  # the next poll sees the change and asks for the live parts
+        if held:
+            break
+        wpage.wait_for_timeout(100)
+    assert held, "the page never asked for the live parts"
+    wpage.keyboard.press("j")
+    settled(wpage, "a0000050")
+    held[0].continue_()  # the answer for u0000050 arrives after the user left it
+    wpage.wait_for_selector("#tree li[data-entry-id='a0000080']", timeout=15_000)
+    count = Session.objects.get(pk=session.pk).entry_count
+    wpage.wait_for_function(
+        "n => document.querySelector('[data-testid=entry-count]').textContent.trim() === n",
+        arg=str(count),
+    )
+    state = settled(wpage, "a0000050")
+    assert state["inView"], state
+    wpage.unroute(re.compile(r".*/sessions/\d+/.*"))
+
+
+def test_a_finished_job_shows_in_the_tree_and_job_list_without_a_reload(
+    wpage, live_server, owner, import_corpus, offline_provider, settings
+):
+    page = wpage
     settings.CONTEXTLAB_JOBS_EMBEDDED = True
     clear_cache()
     session, _ = import_corpus("tools")
@@ -334,11 +381,16 @@ def test_a_finished_job_shows_in_the_tree_and_job_list_without_a_reload(
     settled(page, before["url"])
 
 
-@pytest.mark.parametrize("width", [390])
-def test_nothing_is_wider_than_a_phone(chromium, live_server, long_session, owner, width):
+@pytest.mark.parametrize("width", WIDTHS)
+def test_nothing_is_wider_than_the_viewport(
+    chromium, live_server, long_session, owner, width, offline_provider
+):
     session, _ = long_session
     owner.is_superuser = True
     owner.save()
+    job = job_create(
+        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+    )
     context, page = phone_or_desktop(chromium, width)
     try:
         login(page, live_server.url, owner.username)
@@ -346,6 +398,10 @@ def test_nothing_is_wider_than_a_phone(chromium, live_server, long_session, owne
         assert page.locator(".topsearch input").bounding_box()["width"] > 200
         for url in (
             "/no/such/page/",
+            reverse("jobs:detail", args=[job.pk]),
+            reverse("jobs:compact", args=[session.pk]) + "?keepRecentTokens=150",
+            reverse("sharing:links"),
+            reverse("api:tokens"),
             reverse("review:audit"),
             reverse("library:history", args=[session.pk]),
             reverse("library:search") + "?q=question",
@@ -358,10 +414,15 @@ def test_nothing_is_wider_than_a_phone(chromium, live_server, long_session, owne
         ):
             page.goto(f"{live_server.url}{url}")
             no_wider_than_viewport(page)
-        # Stacked: the inspector is as wide as the tree, below it.
         tree = page.locator(".tree-pane").bounding_box()
         inspector = page.locator(".inspector-pane").bounding_box()
-        assert inspector["width"] > 300 and inspector["y"] >= tree["y"] + tree["height"] - 1
+        if width < 800:
+            # Stacked: the inspector is as wide as the tree, below it.
+            assert inspector["width"] > 300 and inspector["y"] >= tree["y"] + tree["height"] - 1
+        else:
+            # Side by side: the inspector to the right of the tree, the wider of the two.
+            assert inspector["x"] >= tree["x"] + tree["width"] - 1
+            assert inspector["width"] > tree["width"]
     finally:
         context.close()
 
@@ -382,9 +443,10 @@ def test_the_url_entry_is_what_the_server_renders(live_server, long_session, own
     assert '<div id="inspector" data-entry-id="b0000001"' in body
 
 
-def test_held_j_walks_into_rows_not_loaded_yet(page, live_server, tmp_path, blob_dir, owner):
+def test_held_j_walks_into_rows_not_loaded_yet(wpage, live_server, tmp_path, blob_dir, owner):
     """A tree longer than the first response (rows load lazily): the held key loads the run it
     walks into and still ends 50 rows down, in agreement."""
+    page = wpage
     clear_cache()
     lines = long_session_lines(pairs=800)  # 1,602 rows: more than the first response sends
     path = tmp_path / f"2025-11-20T11-00-00-000Z_{LONG_ID}.jsonl"
@@ -403,3 +465,38 @@ def test_held_j_walks_into_rows_not_loaded_yet(page, live_server, tmp_path, blob
     # u0, a0, u1, a1, ...: 50 rows below u0000000 is u0000025.
     state = settled(page, "u0000025")
     assert state["inView"], state
+
+
+def test_inspector_answers_arriving_out_of_order_never_win(wpage, live_server, long_session, owner):
+    """Each inspector request is held back and answered newest first, the older ones last (as a
+    slow server would): the last selection is what the tree, the URL and the inspector show."""
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000020")
+    settled(wpage, "u0000020")
+    held: list = []
+
+    def hold_inspector(route, request):  # type: ignore[no-untyped-def]
+        if request.headers.get("hx-target") == "inspector":
+            held.append(route)
+        else:
+            route.continue_()
+
+    pattern = re.compile(r".*/sessions/\d+/\?.*")
+    wpage.route(pattern, hold_inspector)
+    for row in ("u0000030", "u0000040", "u0000050"):
+        wpage.click(f"#tree li[data-entry-id='{row}'] a.trow")
+        wpage.wait_for_function(f"() => location.search.includes('entry={row}')")
+    for _ in range(50):
+        if len(held) == 3:
+            break
+        wpage.wait_for_timeout(100)
+    assert len(held) == 3, held
+    for route in reversed(held):  # the newest answer first, the oldest last
+        with contextlib.suppress(Exception):  # the page had already given up on (aborted) it
+            route.continue_()
+        wpage.wait_for_timeout(300)
+    state = settled(wpage, "u0000050")
+    wpage.unroute(pattern)
+    assert state["inView"], state
+    assert "question number 50" in wpage.locator("#inspector").inner_text()

@@ -186,6 +186,20 @@ def test_it_shows_404_and_403_inside_the_site_layout_and_logs_no_traceback_for_4
     assert "Traceback" not in caplog.text
 
 
+def test_a_form_refused_by_the_csrf_check_says_so_inside_the_site_layout(owner, caplog):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    with caplog.at_level(logging.WARNING, logger="django.security.csrf"):
+        response = strict.post(reverse("library:upload"))
+    assert response.status_code == 403
+    body = response.content.decode()
+    assert 'class="topbar"' in body and "<h1>Form refused</h1>" in body
+    assert "Nothing was changed" in body and "reload the page" in body
+    assert "Traceback" not in caplog.text
+
+
 def test_it_says_a_reply_was_aborted_instead_of_counting_zero_tokens(owner_client, tmp_path):
     lines = linear_session_lines("aborted-1", "/w", "stop me")
     reply = lines[2]["message"]

@@ -91,6 +91,33 @@ def test_a_job_is_retried_once_and_a_chain_of_retries_is_capped(
     assert Job.objects.filter(session=session).count() == 3
 
 
+def test_a_refused_retry_says_why_inside_the_status_box_htmx_swaps(
+    owner_client, import_corpus, offline_provider
+):
+    """With JavaScript the Retry button posts with htmx, which swaps only the job's status box:
+    the reason it was refused is in that box, not in a flash message of some later page."""
+    session, _ = import_corpus("tools")
+    leaf = session.leaf_entry_id
+    cancelled = _job(session)
+    services.job_cancel(job=cancelled)
+    services.job_execute(job_id=_job(session).pk)
+    moved_to = Session.objects.get(pk=session.pk).leaf_entry_id
+    response = owner_client.post(
+        reverse("jobs:retry", args=[cancelled.pk]),
+        headers={"HX-Request": "true", "HX-Target": f"job-{cancelled.pk}"},
+    )
+    assert response.status_code in (200, 286)  # swapped by htmx (286: and polling stops)
+    body = response.content.decode()
+    assert body.lstrip().startswith(f'<div id="job-{cancelled.pk}"')
+    assert "Retry refused: The session" in body
+    assert f"leaf moved from {leaf} to {moved_to}" in body
+    assert 'role="alert"' in body
+    assert Job.objects.filter(retry_of=cancelled).count() == 0
+    # Not left behind as a flash message for the next page either.
+    page = owner_client.get(reverse("jobs:detail", args=[cancelled.pk])).content.decode()
+    assert "Retry refused" not in page and "leaf moved" not in page
+
+
 def test_the_sdk_does_not_retry_inside_the_jobs_attempts(import_corpus, settings):
     with FakeLLMServer() as server:
         settings.CONTEXTLAB_JOB_RETRY_BASE_SECONDS = 0.05

@@ -7,8 +7,13 @@ from django.db import connection
 from django.urls import reverse
 
 from contextlab.library.importer import import_session_file
-from contextlab.library.models import Entry, Session
-from contextlab.library.search import identifier_parts, split_query, substring_match
+from contextlab.library.models import Entry, SearchWord, Session
+from contextlab.library.search import (
+    identifier_parts,
+    index_revision,
+    split_query,
+    substring_match,
+)
 from contextlab.library.selectors import search_entries
 from tests.library.conftest import chain, header, message
 
@@ -58,15 +63,12 @@ def _ids(query: str, **scope) -> list[str]:
 
 
 def test_identifiers_are_split_into_their_parts() -> None:
-    assert identifier_parts(["binding.readFileUtf8(path);"]).split() == [
-        "binding",
-        "readFileUtf8",
-        "path",
-        "read",
-        "File",
-        "Utf8",
-    ]
-    assert identifier_parts(["plain", "words", "plain"]) == "plain words"
+    # The humps of camelCase identifiers (the pieces between `.`, `(` and so on PostgreSQL
+    # finds in the vector: they are not repeated here).
+    text = "x = binding.readFileUtf8(path); new HTMLParser(readFileUtf8)"
+    assert identifier_parts(text) == ("HTML Parser read File Utf8", "HTMLParser readFileUtf8")
+    # Plain words, snake_case and dotted lower-case names need nothing more than the parser.
+    assert identifier_parts("plain words plain read_file_utf8 obj.method") == ("", "")
     assert split_query("readFileUtf8") == "read File Utf8"
     assert split_query('"a phrase" -notThis snake_case') == '"a phrase" -notThis snake case'
     assert split_query("pelicans") is None
@@ -98,16 +100,36 @@ def test_it_finds_pieces_of_tokens_by_substring(session, query) -> None:
 
 
 def test_substring_search_uses_the_trigram_index(session) -> None:
-    # A handful of rows: the planner would rather scan them; on a large table it would not.
+    # A library's worth of words; a handful of entries, which the planner would rather scan
+    # (on a large table it would not).
+    SearchWord.objects.bulk_create(SearchWord(word=f"filler{n:06d}word") for n in range(20_000))
     with connection.cursor() as cursor:
+        # As index_revision leaves it: the words merged into the index proper.
+        cursor.execute("SELECT gin_clean_pending_list('library_searchword_trgm')")
+        cursor.execute("ANALYZE library_searchword")
         cursor.execute("SET enable_seqscan TO off")
         cursor.execute("SET enable_indexscan TO off")
         try:
-            plan = Entry.objects.filter(substring_match(["eadFileUt"])).explain()
+            plan = Entry.objects.filter(substring_match(["eadfileut"])).explain()
         finally:
             cursor.execute("RESET enable_seqscan")
             cursor.execute("RESET enable_indexscan")
-    assert "Bitmap Index Scan on library_entry_search_words_trgm" in plan
+    # The library's words under the trigram index, then the entries under the vectors' index.
+    assert "Bitmap Index Scan on library_searchword_trgm" in plan, plan
+    assert "Bitmap Index Scan on library_entry_search_vector" in plan
+
+
+def test_the_words_of_indexed_entries_are_stored_once_for_substring_search(session) -> None:
+    words = set(SearchWord.objects.values_list("word", flat=True))
+    # Pieces of dotted tokens and camelCase identifiers as written (lower case), the text's
+    # words as the vector holds them (stemmed), none shorter than a trigram, no dotted token.
+    assert {"binding", "readfileutf8", "htmlparser", "method", "parseheaderline"} <= words
+    assert "pelican" in words and "megapelicanfoo" in words
+    assert not [w for w in words if len(w) < 3 or "." in w or "(" in w]
+    count = len(words)
+    Entry.objects.filter(session=session).update(search_indexed=False)
+    index_revision(session.current_revision_id)
+    assert SearchWord.objects.count() == count  # indexing again adds no row
 
 
 def test_substring_search_takes_over_when_words_find_nothing(session, owner_client) -> None:

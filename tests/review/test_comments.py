@@ -30,6 +30,9 @@ def test_it_adds_a_comment_without_javascript_and_shows_it_beside_the_entry(
     html = client.get(_page(session)).content.decode()
     assert "Why &lt;b&gt;this&lt;/b&gt; tool?" in html
     assert 'id="comments"' in html and 'name="csrfmiddlewaretoken"' in html
+    # Above the context's messages, not after every message of a long context.
+    assert 'id="messages"' in html
+    assert html.index('id="comments"') < html.index('id="messages"')
     # Not beside another entry.
     assert "Why &lt;b&gt;this" not in client.get(_page(session, "aaaa0002")).content.decode()
     comment = Comment.objects.get()

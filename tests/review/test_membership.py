@@ -219,3 +219,53 @@ def test_it_answers_404_to_outsiders_on_every_jobs_and_review_url(
     job.refresh_from_db()
     assert job.status == "queued"
     assert Comment.objects.count() == 1
+
+
+def test_an_open_projects_first_member_must_be_an_owner(
+    client, teammate, tmp_path, blob_dir, django_user_model
+):
+    """Restricting an open project by adding a plain member would leave nobody who manages its
+    members: it is refused with the reason, and the project stays open; an owner first works."""
+    session = import_open(tmp_path)
+    admin = django_user_model.objects.create_superuser("admin", password="x")
+    client.force_login(admin)
+    members_url = reverse("review:members", args=[session.project.pk])
+    body = client.post(
+        members_url, {"username": "teammate", "role": "member"}, follow=True
+    ).content.decode()
+    assert "first member must be an owner" in body
+    project = Project.objects.get(pk=session.project_id)
+    assert not project.restricted and not project.memberships.exists()
+    assert not AuditEvent.objects.filter(verb__startswith="membership.").exists()
+    client.post(members_url, {"username": "teammate", "role": "owner"})
+    client.post(members_url, {"username": "admin", "role": "member"})
+    roles = dict(project.memberships.values_list("user__username", "role"))
+    assert roles == {"teammate": "owner", "admin": "member"}
+    assert Project.objects.get(pk=session.project_id).restricted
+
+
+def test_the_admin_refuses_a_membership_that_leaves_a_project_without_owner(
+    client, owner, teammate, tmp_path, blob_dir, django_user_model
+):
+    open_session = import_open(tmp_path, session_id="sess-open", cwd="/work/open")
+    team = team_session(tmp_path, owner)
+    admin = django_user_model.objects.create_superuser("admin", password="x")
+    client.force_login(admin)
+    add_url = reverse("admin:library_projectmembership_add")
+    plain = {"project": open_session.project_id, "user": teammate.pk, "role": "member"}
+    response = client.post(add_url, plain)
+    assert response.status_code == 200  # the form again, with the reason
+    assert "first member must be an owner" in response.content.decode()
+    assert not Project.objects.get(pk=open_session.project_id).restricted
+    assert not ProjectMembership.objects.filter(project=open_session.project_id).exists()
+    # Demoting the only owner in the admin is refused as on the members page.
+    membership = ProjectMembership.objects.get(user=owner)
+    change_url = reverse("admin:library_projectmembership_change", args=[membership.pk])
+    demote = {"project": team.project_id, "user": owner.pk, "role": "member"}
+    response = client.post(change_url, demote)
+    assert response.status_code == 200 and "at least one owner" in response.content.decode()
+    assert ProjectMembership.objects.get(user=owner).role == "owner"
+    # An owner first is accepted (and restricts the project).
+    response = client.post(add_url, {**plain, "role": "owner"})
+    assert response.status_code == 302
+    assert Project.objects.get(pk=open_session.project_id).restricted
