@@ -10,9 +10,11 @@ prompts must be the request bodies Pi sent.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -304,6 +306,31 @@ def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
     assert list(session.revisions.values_list("number", flat=True)) == [1], (
         "no push ever restarted the file at offset 0"
     )
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_a_line_longer_than_a_chunk_is_delivered_whole_without_a_request_loop(
+    version, tmp_path, model_server, proxy, token, client, django_user_model
+):
+    """A pasted base64 dump (or image) makes one line of several MiB, beyond the extension's 1 MiB
+    chunk: it goes in one request that ends at its newline, and the lines after it follow."""
+    client.force_login(django_user_model.objects.get(username="alice"))
+    root = _agent_root(
+        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
+    )
+    pi = Pi(version, root, model_server.port, {})
+    first = pi.send("start")
+    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    dump = base64.b64encode(random.Random(13).randbytes(2_500_000)).decode()
+    pi.send("prompt", text=f"What is in this dump?\n{dump}", answers=[{"text": "Noise."}])
+    assert max(len(line) for line in file.read_bytes().splitlines()) > 3 * 1024 * 1024
+    _wait_identical(client, session_id, file, "the long line")
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    _wait_identical(client, session_id, file, "the lines after it")
+    pi.quit()
+    # A handful of requests (one per kick at most), not hundreds of resends of the same bytes.
+    assert len(proxy.seen) < 25, proxy.seen
+    assert set(proxy.seen) <= {200, 409}, proxy.seen
 
 
 def _captures(file: Path) -> list[dict[str, Any]]:

@@ -15,8 +15,15 @@ import { open, stat } from "node:fs/promises";
 export interface PushSettings {
 	url: string;
 	token: string;
-	/** Largest body sent in one request; a chunk is cut after its last newline. */
+	/** Usual largest body of one request; a chunk is cut after its last newline. */
 	maxChunkBytes: number;
+	/**
+	 * Largest single line sent. A line longer than `maxChunkBytes` (a base64 image in a tool
+	 * result) is sent alone, in one request that ends at its newline; a longer one than this can
+	 * never be sent whole, so the session stops at it (reported once). contextlab refuses bodies
+	 * larger than its CONTEXTLAB_API_MAX_PUSH_BYTES, 64 MiB by default.
+	 */
+	maxLineBytes: number;
 	minBackoffMs: number;
 	maxBackoffMs: number;
 	requestTimeoutMs: number;
@@ -26,6 +33,7 @@ export interface PushSettings {
 
 export const DEFAULT_PUSH_SETTINGS: Omit<PushSettings, "url" | "token"> = {
 	maxChunkBytes: 1024 * 1024,
+	maxLineBytes: 64 * 1024 * 1024,
 	minBackoffMs: 500,
 	maxBackoffMs: 60_000,
 	requestTimeoutMs: 15_000,
@@ -44,8 +52,8 @@ export interface PushCheckpoint {
 export const PREFIX_BYTES = 4096;
 
 export type PushOutcome =
-	| { kind: "idle" } // the server holds the whole file
-	| { kind: "sent"; offset: number }
+	| { kind: "idle" } // the server holds every complete line of the file (or cannot take the next)
+	| { kind: "sent"; offset: number } // progress: the next request starts elsewhere
 	| { kind: "retry"; reason: string; delayMs: number }
 	| { kind: "stopped"; reason: string }; // permanent for this session (refused, bad token)
 
@@ -75,6 +83,8 @@ export class SessionPusher {
 	private again = false;
 	private stoppedReason: string | null = null;
 	private closed = false;
+	/** Where the file holds a line too long to send: nothing is sent from there (until a rewrite). */
+	private blockedAt: number | null = null;
 
 	constructor(options: {
 		file: string;
@@ -103,7 +113,11 @@ export class SessionPusher {
 		return this.checkpoint;
 	}
 
-	/** Pi wrote something (or might have): flush soon. Never waits, never throws. */
+	/**
+	 * Pi wrote something (or might have): flush soon. Never waits, never throws. A kick does not
+	 * cut a pending backoff short: while the server fails, requests go out at the backoff's pace
+	 * however often Pi writes.
+	 */
 	kick(delayMs = this.settings.debounceMs): void {
 		if (this.closed || this.stoppedReason !== null) return;
 		if (this.running) {
@@ -111,14 +125,19 @@ export class SessionPusher {
 			return;
 		}
 		if (this.timer) return;
+		this.schedule(delayMs);
+	}
+
+	private schedule(delayMs: number): void {
 		this.timer = setTimeout(() => {
 			this.timer = null;
-			this.running = this.drain().finally(() => {
+			this.running = this.drain().then((retryInMs) => {
 				this.running = null;
-				if (this.again) {
-					this.again = false;
-					this.kick(0);
-				}
+				const again = this.again;
+				this.again = false;
+				if (this.closed || this.stoppedReason !== null) return;
+				if (retryInMs !== null) this.schedule(retryInMs);
+				else if (again) this.kick(0);
 			});
 		}, delayMs);
 		this.timer.unref?.();
@@ -142,18 +161,25 @@ export class SessionPusher {
 		return outcome;
 	}
 
-	private async drain(): Promise<void> {
+	/** Pushes until there is nothing to send; the backoff delay when a request failed. */
+	private async drain(): Promise<number | null> {
 		for (;;) {
-			if (this.closed) return;
-			const outcome = await this.pushOnce(this.settings.requestTimeoutMs);
+			if (this.closed) return null;
+			let outcome: PushOutcome;
+			try {
+				outcome = await this.pushOnce(this.settings.requestTimeoutMs);
+			} catch (error) {
+				outcome = this.backoff(`reading the session file failed (${error instanceof Error ? error.message : String(error)})`);
+			}
 			if (outcome.kind === "sent") continue;
 			if (outcome.kind === "retry") {
 				this.log("debug", `contextlab: ${this.sessionId}: ${outcome.reason}; retry in ${outcome.delayMs} ms`);
-				this.kick(outcome.delayMs);
-			} else if (outcome.kind === "stopped") {
+				return outcome.delayMs;
+			}
+			if (outcome.kind === "stopped") {
 				this.log("warn", `contextlab: not pushing session ${this.sessionId}: ${outcome.reason}`);
 			}
-			return;
+			return null;
 		}
 	}
 
@@ -167,8 +193,18 @@ export class SessionPusher {
 			return { kind: "idle" }; // not written yet (Pi creates the file with its first reply)
 		}
 		let offset = await this.startingOffset(size);
-		if (offset === size && this.checkpoint !== null) return { kind: "idle" };
-		const body = offset < size ? await this.readChunk(offset, size) : new Uint8Array(0);
+		if (offset === 0) this.blockedAt = null; // a rewritten file starts over
+		if (this.checkpoint !== null && offset === size) return { kind: "idle" };
+		let body = new Uint8Array(0);
+		if (this.checkpoint !== null) {
+			if (offset === this.blockedAt) return { kind: "idle" }; // reported once already
+			const chunk = await this.readChunk(offset, size);
+			if (chunk === "too-long") return this.block(offset, `a line longer than ${this.settings.maxLineBytes} bytes`);
+			// Only complete lines are sent: the server keeps nothing of a torn last line (Pi is
+			// still writing it, or was killed mid-line), so sending it would only repeat itself.
+			if (chunk.length === 0) return { kind: "idle" };
+			body = chunk;
+		}
 		let response: Response;
 		try {
 			response = await this.fetchImpl(this.endpoint(offset), {
@@ -187,8 +223,11 @@ export class SessionPusher {
 		if (response.status === 200 || response.status === 201) {
 			const held = typeof answer.offset === "number" ? answer.offset : offset + body.length;
 			await this.acknowledge(held);
-			this.failures = 0;
+			if (held !== offset || body.length === 0) this.failures = 0;
 			if (body.length === 0 && held === offset) return { kind: "idle" };
+			// Complete lines that the server kept none of: sending them again at once would get
+			// the same answer, so wait (with backoff) for more bytes or a better-tempered server.
+			if (held === offset) return this.backoff(`the server kept none of ${body.length} bytes at ${offset}`);
 			return { kind: "sent", offset: held };
 		}
 		if (response.status === 409 && typeof answer.offset === "number") {
@@ -204,15 +243,27 @@ export class SessionPusher {
 			this.checkpoint = { sessionId: this.sessionId, offset: 0, prefixHash: "" };
 			return { kind: "sent", offset: 0 };
 		}
-		if (response.status === 413 && this.chunkLimit > 4096) {
-			this.chunkLimit = Math.floor(this.chunkLimit / 2);
-			return { kind: "sent", offset };
+		if (response.status === 413) {
+			// Larger than the server takes. Several lines: send fewer at a time. One line: this
+			// server can never take it.
+			if (body.lastIndexOf(0x0a, body.length - 2) >= 0 && this.chunkLimit > 4096) {
+				this.chunkLimit = Math.max(4096, Math.floor(Math.min(this.chunkLimit, body.length) / 2));
+				return { kind: "sent", offset };
+			}
+			return this.block(offset, `a line of ${body.length} bytes, more than the server takes (HTTP 413)`);
 		}
 		if (response.status === 401 || response.status === 403 || response.status === 404 || response.status === 400) {
 			this.stoppedReason = `the server refused it (HTTP ${response.status}${typeof answer.status === "string" ? `, ${answer.status}` : ""})`;
 			return { kind: "stopped", reason: this.stoppedReason };
 		}
 		return this.backoff(`HTTP ${response.status}`);
+	}
+
+	/** Reported once; the pusher stays idle at `offset` until the file is rewritten. */
+	private block(offset: number, what: string): PushOutcome {
+		this.blockedAt = offset;
+		this.log("warn", `contextlab: session ${this.sessionId} stays at byte ${offset} on the server: ${what} cannot be pushed`);
+		return { kind: "idle" };
 	}
 
 	private endpoint(offset: number): string {
@@ -236,20 +287,32 @@ export class SessionPusher {
 		return offset;
 	}
 
-	private async readChunk(offset: number, size: number): Promise<Uint8Array> {
-		const length = Math.min(size - offset, this.chunkLimit);
+	/**
+	 * The complete lines from `offset` on, at most `chunkLimit` bytes of them; a first line longer
+	 * than that alone (up to `maxLineBytes`). Empty when no line is complete yet; "too-long" when
+	 * the first line has no newline within `maxLineBytes`.
+	 */
+	private async readChunk(offset: number, size: number): Promise<Uint8Array | "too-long"> {
 		const handle = await open(this.file, "r");
 		try {
-			const buffer = new Uint8Array(length);
-			const { bytesRead } = await handle.read(buffer, 0, length, offset);
-			let chunk = buffer.subarray(0, bytesRead);
-			if (offset + bytesRead < size) {
-				// Cut after the last complete line so a line is never split across requests
-				// (unless one line alone is larger than the chunk).
-				const lastNewline = chunk.lastIndexOf(0x0a);
-				if (lastNewline >= 0) chunk = chunk.subarray(0, lastNewline + 1);
+			const read = async (from: number, length: number): Promise<Uint8Array> => {
+				const buffer = new Uint8Array(length);
+				const { bytesRead } = await handle.read(buffer, 0, length, from);
+				return buffer.subarray(0, bytesRead);
+			};
+			const first = await read(offset, Math.min(size - offset, this.chunkLimit));
+			const lastNewline = first.lastIndexOf(0x0a);
+			if (lastNewline >= 0) return first.subarray(0, lastNewline + 1);
+			// One line longer than the chunk: find its end, a piece at a time.
+			const cap = Math.min(size, offset + this.settings.maxLineBytes);
+			for (let from = offset + first.length; from < cap; ) {
+				const piece = await read(from, Math.min(cap - from, 1024 * 1024));
+				if (piece.length === 0) break;
+				const newline = piece.indexOf(0x0a);
+				if (newline >= 0) return read(offset, from + newline + 1 - offset);
+				from += piece.length;
 			}
-			return chunk;
+			return size - offset >= this.settings.maxLineBytes ? "too-long" : new Uint8Array(0);
 		} finally {
 			await handle.close();
 		}
