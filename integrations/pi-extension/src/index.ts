@@ -47,6 +47,7 @@ export function settingsFrom(config: ExtensionConfig, env: NodeJS.ProcessEnv = p
 		maxBackoffMs: number("CONTEXTLAB_PUSH_MAX_BACKOFF_MS", DEFAULT_PUSH_SETTINGS.maxBackoffMs),
 		maxChunkBytes: number("CONTEXTLAB_PUSH_MAX_CHUNK_BYTES", DEFAULT_PUSH_SETTINGS.maxChunkBytes),
 		maxLineBytes: number("CONTEXTLAB_PUSH_MAX_LINE_BYTES", DEFAULT_PUSH_SETTINGS.maxLineBytes),
+		requestTimeoutMs: number("CONTEXTLAB_PUSH_TIMEOUT_MS", DEFAULT_PUSH_SETTINGS.requestTimeoutMs),
 	};
 }
 
