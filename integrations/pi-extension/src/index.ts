@@ -56,7 +56,7 @@ export default function contextlab(pi: PiLike): void {
 	if (!config) return; // unconfigured: inert
 
 	const settings = settingsFrom(config);
-	const state = new PushState(join(config.agentDir, "contextlab", "push-state.json"));
+	const state = new PushState(join(config.agentDir, "contextlab"));
 	const pushers = new Map<string, SessionPusher>();
 	const warn = (level: "debug" | "warn", message: string) => {
 		if (level === "warn" || process.env.CONTEXTLAB_DEBUG) console.error(message);

@@ -6,7 +6,8 @@
 // tests/integrations/test_pi_extension.py.
 
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -332,16 +333,79 @@ test("a refused token stops pushing that session instead of retrying forever", a
 	await server.close();
 });
 
-test("the state file keeps checkpoints across restarts, per server URL", async () => {
-	const dir = mkdtempSync(join(tmpdir(), "cl-state-"));
-	const state = new PushState(join(dir, "contextlab", "push-state.json"), 1);
+test("the state keeps checkpoints across restarts, per server URL", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const state = new PushState(dir, 1);
 	await state.load();
 	state.set("/f.jsonl", "http://a", { sessionId: "s", offset: 42, prefixHash: "h" });
 	await state.save();
-	const again = new PushState(join(dir, "contextlab", "push-state.json"));
+	const again = new PushState(dir);
 	await again.load();
 	assert.equal(again.get("/f.jsonl", "http://a")?.offset, 42);
 	assert.equal(again.get("/f.jsonl", "http://b"), null);
+});
+
+test("two Pi processes updating the state at once keep each other's checkpoints", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const writer = join(import.meta.dirname, "state-writer.ts");
+	const run = (name: string) =>
+		new Promise<void>((resolve, reject) => {
+			const child = spawn(process.execPath, [writer, dir, name, "60"], { stdio: ["ignore", "ignore", "pipe"] });
+			let stderr = "";
+			child.stderr.on("data", (chunk) => (stderr += chunk));
+			child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`writer ${name} failed: ${stderr}`))));
+		});
+	await Promise.all([run("left"), run("right")]);
+	const state = new PushState(dir);
+	await state.load();
+	const missing: string[] = [];
+	for (const name of ["left", "right"]) {
+		for (let i = 0; i < 60; i++) {
+			const found = state.get(`/sessions/${name}-${i}.jsonl`, "http://contextlab");
+			if (found?.offset !== i + 1) missing.push(`${name}-${i}`);
+		}
+	}
+	assert.deepEqual(missing, [], "every checkpoint of both processes is kept");
+});
+
+test("loading the state keeps a checkpoint set before the load finished, and merges the rest", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const earlier = new PushState(dir, 1);
+	await earlier.load();
+	earlier.set("/old.jsonl", "http://a", { sessionId: "old", offset: 10, prefixHash: "h" });
+	earlier.set("/current.jsonl", "http://a", { sessionId: "cur", offset: 5, prefixHash: "h" });
+	await earlier.save();
+	await sleep(5);
+	const state = new PushState(dir, 1);
+	const loading = state.load(); // Pi's handlers may run before this resolves
+	state.set("/current.jsonl", "http://a", { sessionId: "cur", offset: 99, prefixHash: "h2" });
+	state.set("/new.jsonl", "http://a", { sessionId: "new", offset: 7, prefixHash: "h" });
+	await loading;
+	assert.equal(state.get("/current.jsonl", "http://a")?.offset, 99, "the newer checkpoint wins");
+	assert.equal(state.get("/new.jsonl", "http://a")?.offset, 7, "not wiped by the load");
+	assert.equal(state.get("/old.jsonl", "http://a")?.offset, 10, "the stored one is merged in");
+	await state.save();
+	const after = new PushState(dir);
+	await after.load();
+	assert.deepEqual(
+		["/current.jsonl", "/new.jsonl", "/old.jsonl"].map((f) => after.get(f, "http://a")?.offset),
+		[99, 7, 10],
+	);
+});
+
+test("the single state file of earlier versions is taken over and removed", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	mkdirSync(dir, { recursive: true });
+	const legacy = join(dir, "push-state.json");
+	const entry = { sessionId: "s", offset: 42, prefixHash: "h", url: "http://a", updatedAt: "2026-01-01T00:00:00.000Z" };
+	writeFileSync(legacy, JSON.stringify({ "/f.jsonl": entry }));
+	const state = new PushState(dir);
+	await state.load();
+	assert.equal(state.get("/f.jsonl", "http://a")?.offset, 42);
+	assert.equal(existsSync(legacy), false);
+	const again = new PushState(dir);
+	await again.load();
+	assert.equal(again.get("/f.jsonl", "http://a")?.offset, 42);
 });
 
 test("without a URL and a token the extension is not configured", () => {
