@@ -38,6 +38,7 @@ from contextlab.library.models import Session
 from tests.conformance.conftest import node_binary
 from tests.conformance.recorder.fake_server import FakeChatServer, _Handler
 from tests.conformance.recorder.record import prepare_root
+from tests.integrations.installed import require_pis
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.oracle, pytest.mark.django_db(transaction=True)]
@@ -274,9 +275,7 @@ def _no_pi_left_running():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(autouse=True)
 def _pis_installed() -> None:
-    for version, dist in PI_DISTS.items():
-        if not dist.exists():
-            pytest.skip(f"Pi {version} is not installed (make install-dev)")
+    require_pis(PI_DISTS)  # skips, or under CI fails, when a Pi or Node is missing
 
 
 @pytest.fixture
