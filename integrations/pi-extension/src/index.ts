@@ -78,7 +78,13 @@ export default function contextlab(pi: PiLike): void {
 				settings,
 				checkpoint:
 					stored && stored.sessionId === sessionId && stored.offset !== null
-						? { sessionId, offset: stored.offset, prefixHash: stored.prefixHash }
+						? {
+								sessionId,
+								offset: stored.offset,
+								prefixHash: stored.prefixHash,
+								tailHash: stored.tailHash,
+								fullHash: stored.fullHash,
+							}
 						: null,
 				log: warn,
 				onCheckpoint: (checkpoint) => state.set(file, config!.url, checkpoint),

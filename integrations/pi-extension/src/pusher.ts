@@ -9,7 +9,7 @@
 // off the agent's path (handlers only schedule work), with a timeout, and failures back off
 // exponentially with jitter up to a cap.
 
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { open, stat } from "node:fs/promises";
 
 export interface PushSettings {
@@ -40,16 +40,35 @@ export const DEFAULT_PUSH_SETTINGS: Omit<PushSettings, "url" | "token"> = {
 	debounceMs: 150,
 };
 
-/** What is remembered per session file between flushes and across Pi restarts. */
+/**
+ * What is remembered per session file between flushes and across Pi restarts: how much of the
+ * file the server holds, and fingerprints of those bytes, to tell a file that only grew (send
+ * from `offset`) from one rewritten under the same name (send it again from 0, a new revision).
+ */
 export interface PushCheckpoint {
 	sessionId: string;
 	/** Bytes of the file the server acknowledged holding. */
 	offset: number;
-	/** sha256 of the file's first min(offset, PREFIX_BYTES) bytes when `offset` was acknowledged. */
+	/** sha256 of the file's first min(offset, WINDOW_BYTES) bytes (its header line, at least). */
 	prefixHash: string;
+	/** sha256 of the WINDOW_BYTES before `offset` (the last lines the server holds). */
+	tailHash?: string;
+	/** sha256 of the whole first `offset` bytes. */
+	fullHash?: string;
 }
 
-export const PREFIX_BYTES = 4096;
+/**
+ * The rewrite check. Before each request the head and the tail window of the acknowledged bytes
+ * are compared (8 KiB read, whatever the file's size): Pi's own rewrites (a session migrated to
+ * a newer format when opened, an unreadable file started over) always change the header line,
+ * and any rewrite that changes the length of a line anywhere before the checkpoint moves the tail
+ * window. The whole acknowledged prefix is compared once per pusher (each Pi start), before its
+ * first request, and again when the path names another file (a new inode: written elsewhere
+ * and renamed over). What only that full check sees, a same-length edit in the middle of a
+ * file, is caught at the next Pi start; reading a whole session file before every request would
+ * cost the agent's machine that much I/O per message.
+ */
+export const WINDOW_BYTES = 4096;
 
 export type PushOutcome =
 	| { kind: "idle" } // the server holds every complete line of the file (or cannot take the next)
@@ -85,6 +104,11 @@ export class SessionPusher {
 	private closed = false;
 	/** Where the file holds a line too long to send: nothing is sent from there (until a rewrite). */
 	private blockedAt: number | null = null;
+	/** sha256 state of the file's first `hashedTo` bytes (the acknowledged ones), kept up to date. */
+	private prefixHasher: Hash | null = null;
+	private hashedTo = 0;
+	/** This pusher compared the whole acknowledged prefix with `fullHash`, for this inode. */
+	private verifiedInode: number | null = null;
 
 	constructor(options: {
 		file: string;
@@ -187,13 +211,17 @@ export class SessionPusher {
 	async pushOnce(timeoutMs: number): Promise<PushOutcome> {
 		if (this.stoppedReason !== null) return { kind: "stopped", reason: this.stoppedReason };
 		let size: number;
+		let inode: number;
 		try {
-			size = (await stat(this.file)).size;
+			({ size, ino: inode } = await stat(this.file));
 		} catch {
 			return { kind: "idle" }; // not written yet (Pi creates the file with its first reply)
 		}
-		let offset = await this.startingOffset(size);
-		if (offset === 0) this.blockedAt = null; // a rewritten file starts over
+		let offset = await this.startingOffset(size, inode);
+		if (offset === 0) {
+			this.blockedAt = null; // a rewritten file starts over
+			this.prefixHasher = null;
+		}
 		if (this.checkpoint !== null && offset === size) return { kind: "idle" };
 		let body = new Uint8Array(0);
 		if (this.checkpoint !== null) {
@@ -222,7 +250,7 @@ export class SessionPusher {
 		const answer = await readAnswer(response);
 		if (response.status === 200 || response.status === 201) {
 			const held = typeof answer.offset === "number" ? answer.offset : offset + body.length;
-			await this.acknowledge(held);
+			await this.acknowledge(held, { from: offset, bytes: body });
 			if (held !== offset || body.length === 0) this.failures = 0;
 			if (body.length === 0 && held === offset) return { kind: "idle" };
 			// Complete lines that the server kept none of: sending them again at once would get
@@ -275,15 +303,26 @@ export class SessionPusher {
 	 * Where the next request starts. With no checkpoint the first request is a probe at the file's
 	 * end (an empty body): the server answers 200 when it already holds the whole file, or 409/404
 	 * with what it holds, and offset 0 is only ever sent when the server holds nothing or the file
-	 * was rewritten (shorter than acknowledged, or its first bytes changed), which starts a new
-	 * revision on the server.
+	 * was rewritten (shorter than acknowledged, or its acknowledged bytes changed: see
+	 * WINDOW_BYTES), which starts a new revision on the server.
 	 */
-	private async startingOffset(size: number): Promise<number> {
+	private async startingOffset(size: number, inode: number): Promise<number> {
 		if (this.checkpoint === null) return size;
-		const { offset, prefixHash } = this.checkpoint;
+		const { offset, prefixHash, tailHash, fullHash } = this.checkpoint;
 		if (offset === 0) return 0;
 		if (size < offset) return 0;
-		if (prefixHash && (await prefixDigest(this.file, offset)) !== prefixHash) return 0;
+		if (prefixHash && (await rangeDigest(this.file, 0, Math.min(offset, WINDOW_BYTES))) !== prefixHash) return 0;
+		if (tailHash && (await rangeDigest(this.file, Math.max(0, offset - WINDOW_BYTES), offset)) !== tailHash) return 0;
+		// The whole prefix once there is something to send (a file that did not grow since the
+		// last Pi run costs no full read at start).
+		if (offset < size && this.verifiedInode !== inode) {
+			const hasher = createHash("sha256");
+			await feed(hasher, this.file, 0, offset);
+			if (fullHash && hasher.copy().digest("hex") !== fullHash) return 0;
+			this.prefixHasher = hasher;
+			this.hashedTo = offset;
+			this.verifiedInode = inode;
+		}
 		return offset;
 	}
 
@@ -318,9 +357,32 @@ export class SessionPusher {
 		}
 	}
 
-	private async acknowledge(offset: number): Promise<void> {
-		const prefixHash = offset > 0 ? await prefixDigest(this.file, offset) : "";
-		this.checkpoint = { sessionId: this.sessionId, offset, prefixHash };
+	/** The server holds the first `offset` bytes; `sent`: the body that went from `sent.from`. */
+	private async acknowledge(offset: number, sent?: { from: number; bytes: Uint8Array }): Promise<void> {
+		if (offset === 0) {
+			this.checkpoint = { sessionId: this.sessionId, offset, prefixHash: "" };
+			this.prefixHasher = createHash("sha256");
+			this.hashedTo = 0;
+			this.onCheckpoint(this.checkpoint);
+			return;
+		}
+		if (this.prefixHasher === null || this.hashedTo > offset) {
+			this.prefixHasher = createHash("sha256");
+			this.hashedTo = 0;
+		}
+		if (sent && sent.from === this.hashedTo && offset - sent.from <= sent.bytes.length) {
+			this.prefixHasher.update(sent.bytes.subarray(0, offset - sent.from));
+		} else {
+			await feed(this.prefixHasher, this.file, this.hashedTo, offset);
+		}
+		this.hashedTo = offset;
+		this.checkpoint = {
+			sessionId: this.sessionId,
+			offset,
+			prefixHash: await rangeDigest(this.file, 0, Math.min(offset, WINDOW_BYTES)),
+			tailHash: await rangeDigest(this.file, Math.max(0, offset - WINDOW_BYTES), offset),
+			fullHash: this.prefixHasher.copy().digest("hex"),
+		};
 		this.onCheckpoint(this.checkpoint);
 	}
 
@@ -342,13 +404,25 @@ async function readAnswer(response: Response): Promise<ServerAnswer> {
 	}
 }
 
-export async function prefixDigest(file: string, offset: number): Promise<string> {
-	const length = Math.min(offset, PREFIX_BYTES);
+/** sha256 of the file's bytes [from, to). */
+export async function rangeDigest(file: string, from: number, to: number): Promise<string> {
+	const hasher = createHash("sha256");
+	await feed(hasher, file, from, to);
+	return hasher.digest("hex");
+}
+
+/** Adds the file's bytes [from, to) to `hasher`, a MiB at a time (the event loop runs between). */
+async function feed(hasher: Hash, file: string, from: number, to: number): Promise<void> {
+	if (to <= from) return;
 	const handle = await open(file, "r");
 	try {
-		const buffer = new Uint8Array(length);
-		const { bytesRead } = await handle.read(buffer, 0, length, 0);
-		return createHash("sha256").update(buffer.subarray(0, bytesRead)).digest("hex");
+		const buffer = new Uint8Array(Math.min(to - from, 1024 * 1024));
+		for (let position = from; position < to; ) {
+			const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, to - position), position);
+			if (bytesRead === 0) throw new Error(`${file} is shorter than ${to} bytes`);
+			hasher.update(buffer.subarray(0, bytesRead));
+			position += bytesRead;
+		}
 	} finally {
 		await handle.close();
 	}

@@ -112,8 +112,8 @@ export class PushState {
 	private merge(file: string, stored: StoredCheckpoint, fromLegacy: boolean): void {
 		const mine = this.entries[file];
 		if (mine && mine.updatedAt >= stored.updatedAt) return;
-		const { url, sessionId, offset, prefixHash, updatedAt } = stored;
-		this.entries[file] = { url, sessionId, offset, prefixHash, updatedAt };
+		const { file: _file, ...checkpoint } = stored as EntryFile;
+		this.entries[file] = checkpoint;
 		if (fromLegacy) this.dirty.add(file);
 		else this.dirty.delete(file);
 	}

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,7 +16,7 @@ import { test } from "node:test";
 
 import { buildCapture, CAPTURE_TYPE, lastCaptureDigest, persistsItsPrompt, systemOfPayload } from "../src/capture.ts";
 import { loadConfig } from "../src/config.ts";
-import { DEFAULT_PUSH_SETTINGS, type PushSettings, SessionPusher } from "../src/pusher.ts";
+import { DEFAULT_PUSH_SETTINGS, type PushCheckpoint, type PushSettings, SessionPusher } from "../src/pusher.ts";
 import { PushState } from "../src/state.ts";
 
 interface Fake {
@@ -322,6 +322,76 @@ test("while the server is unreachable, requests go out at the backoff's pace how
 	}
 	pusher.close();
 	assert.ok(attempts >= 2 && attempts <= 8, `about one request per backoff in 500 ms, not a loop: ${attempts}`);
+});
+
+/** Replaces line `n` (0-based) of the file; `grow` characters longer, or the same length. */
+function editLine(file: string, n: number, grow: number): string {
+	const lines = readFileSync(file, "utf8").split("\n");
+	const entry = JSON.parse(lines[n]);
+	assert.ok(grow || entry.text.includes("x"), "a line that changes");
+	entry.text = grow ? `${entry.text}${"y".repeat(grow)}` : entry.text.replace(/x/g, "z");
+	lines[n] = JSON.stringify(entry);
+	return lines.join("\n");
+}
+
+test("a file rewritten after its first 4 KiB (a line of another length) is sent again from offset 0", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400); // about 20 KiB
+	const pusher = new SessionPusher({ file, sessionId: "rw", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	const rewritten = editLine(file, 200, 7); // at about 10 KiB: not in the first 4 KiB, nor the last
+	assert.ok(rewritten.indexOf('"e200"') > 4096 && rewritten.indexOf('"e200"') < rewritten.length - 8192);
+	writeFileSync(file, rewritten);
+	appendLines(file, 3, 400);
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("rw"), readFileSync(file));
+	assert.ok(server.requests.some((r) => r.offset === 0 && r.bytes > 0), "sent again from 0");
+	await server.close();
+});
+
+test("a same-length edit in the middle is caught by the whole-prefix check of the next Pi run", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400);
+	let saved: PushCheckpoint | null = null;
+	const first = new SessionPusher({ file, sessionId: "mid", settings: settings(server.url), onCheckpoint: (c) => (saved = c) });
+	await first.flushNow(5000);
+	assert.ok(saved);
+	writeFileSync(file, editLine(file, 230, 0)); // same length, same head and tail
+	appendLines(file, 3, 400);
+	const next = new SessionPusher({ file, sessionId: "mid", settings: settings(server.url), checkpoint: saved });
+	await next.flushNow(5000);
+	assert.deepEqual(server.held.get("mid"), readFileSync(file));
+	await server.close();
+});
+
+test("a file renamed over the session file is checked whole by the same pusher", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400);
+	const pusher = new SessionPusher({ file, sessionId: "mv", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	const replacement = `${file}.new`;
+	writeFileSync(replacement, editLine(file, 230, 0));
+	renameSync(replacement, file); // as an editor that writes a new file and renames it saves
+	appendLines(file, 3, 400);
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("mv"), readFileSync(file));
+	await server.close();
+});
+
+test("a file that only grows is sent on from its checkpoint, never again from 0", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400);
+	let saved: PushCheckpoint | null = null;
+	const pusher = new SessionPusher({ file, sessionId: "grow", settings: settings(server.url), onCheckpoint: (c) => (saved = c) });
+	for (let round = 0; round < 5; round++) {
+		appendLines(file, 20, 400 + round * 20);
+		await pusher.flushNow(5000);
+	}
+	appendLines(file, 5, 600);
+	await new SessionPusher({ file, sessionId: "grow", settings: settings(server.url), checkpoint: saved }).flushNow(5000);
+	assert.deepEqual(server.held.get("grow"), readFileSync(file));
+	assert.equal(server.requests.filter((r) => r.offset === 0 && r.bytes > 0).length, 1, "only the first send");
+	await server.close();
 });
 
 test("a refused token stops pushing that session instead of retrying forever", async () => {
