@@ -185,6 +185,7 @@ class Pi:
 
     def __init__(self, version: str, root: Path, port: int, env: dict[str, str]) -> None:
         dist = PI_DISTS[version]
+        self.root = root
         Pi.running.append(self)
         self.proc = subprocess.Popen(
             [node_binary(), str(DRIVER)],
@@ -313,6 +314,18 @@ def _wait_identical(client, session_id: str, file: Path, what: str) -> None:  # 
     )
 
 
+def _pushing_pi(
+    version: str, tmp_path: Path, model_server: FakeChatServer, url: str, token: str, **env: str
+) -> tuple[Pi, Path, str]:
+    """The real Pi with the extension installed and pushing to `url`, its session started:
+    (the Pi, its session file, the session's id)."""
+    settings = {"contextlab": {"url": url, "token": token}}
+    root = _agent_root(tmp_path, model_server.port, version, settings)
+    pi = Pi(version, root, model_server.port, env)
+    first = pi.send("start")
+    return pi, Path(first["sessionFile"]), first["sessionId"]
+
+
 def _turn(n: int) -> list[dict[str, Any]]:
     return [
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo turn {n}"}}]},
@@ -325,12 +338,7 @@ def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
     version, tmp_path, model_server, proxy, token, client, django_user_model
 ):
     client.force_login(django_user_model.objects.get(username="alice"))
-    root = _agent_root(
-        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
-    )
-    pi = Pi(version, root, model_server.port, {})
-    first = pi.send("start")
-    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, proxy.url, token)
 
     pi.send("prompt", text="Run the first command.", answers=_turn(1))
     _wait_identical(client, session_id, file, "first turn")
@@ -352,7 +360,7 @@ def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
     pi.kill()
     assert _stored_bytes(client, session_id) != file.read_bytes()
     proxy.start()
-    pi = Pi(version, root, model_server.port, {})
+    pi = Pi(version, pi.root, model_server.port, {})
     second = pi.send("start")
     assert second["sessionId"] != session_id
     _wait_identical(client, session_id, file, "resumed by the next Pi run")
@@ -374,12 +382,7 @@ def test_a_line_longer_than_a_chunk_is_delivered_whole_without_a_request_loop(
     """A pasted base64 dump (or image) makes one line of several MiB, beyond the extension's 1 MiB
     chunk: it goes in one request that ends at its newline, and the lines after it follow."""
     client.force_login(django_user_model.objects.get(username="alice"))
-    root = _agent_root(
-        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
-    )
-    pi = Pi(version, root, model_server.port, {})
-    first = pi.send("start")
-    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, proxy.url, token)
     dump = base64.b64encode(random.Random(13).randbytes(2_500_000)).decode()
     pi.send("prompt", text=f"What is in this dump?\n{dump}", answers=[{"text": "Noise."}])
     assert max(len(line) for line in file.read_bytes().splitlines()) > 3 * 1024 * 1024
@@ -400,12 +403,7 @@ def test_lines_stored_whose_answer_was_lost_are_not_sent_twice(
     500 comes back instead): the next push starts where the extension thinks the server is, the
     server answers 409 with what it holds, and the push resumes from there."""
     client.force_login(django_user_model.objects.get(username="alice"))
-    root = _agent_root(
-        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
-    )
-    pi = Pi(version, root, model_server.port, {})
-    first = pi.send("start")
-    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, proxy.url, token)
     pi.send("prompt", text="Run the first command.", answers=_turn(1))
     _wait_identical(client, session_id, file, "first turn")
 
@@ -504,15 +502,7 @@ def test_the_extension_resumes_after_contextlab_itself_crashed_and_restarted(
     version, tmp_path, model_server, server_process, token, client, django_user_model
 ):
     client.force_login(django_user_model.objects.get(username="alice"))
-    root = _agent_root(
-        tmp_path,
-        model_server.port,
-        version,
-        {"contextlab": {"url": server_process.url, "token": token}},
-    )
-    pi = Pi(version, root, model_server.port, {})
-    first = pi.send("start")
-    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, server_process.url, token)
     pi.send("prompt", text="Run the first command.", answers=_turn(1))
     _wait_identical(client, session_id, file, "first turn")
 
@@ -543,13 +533,15 @@ def test_a_server_that_never_answers_does_not_slow_the_agent(
     working server, the extension holds one request at a time (timed out after 2 s here, then
     retried with backoff), Pi quits within the shutdown budget, and the next Pi run delivers."""
     client.force_login(django_user_model.objects.get(username="alice"))
-    root = _agent_root(
-        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
-    )
     timeout_ms = 2000
-    pi = Pi(version, root, model_server.port, {"CONTEXTLAB_PUSH_TIMEOUT_MS": str(timeout_ms)})
-    first = pi.send("start")
-    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    pi, file, session_id = _pushing_pi(
+        version,
+        tmp_path,
+        model_server,
+        proxy.url,
+        token,
+        CONTEXTLAB_PUSH_TIMEOUT_MS=str(timeout_ms),
+    )
     pi.send("prompt", text="Warm up.", answers=_turn(0))
     _wait_identical(client, session_id, file, "warm-up")
     baseline = [_timed(pi, "prompt", text=f"Run {n}.", answers=_turn(n)) for n in (1, 2, 3)]
@@ -574,7 +566,7 @@ def test_a_server_that_never_answers_does_not_slow_the_agent(
     assert _stored_bytes(client, session_id) != file.read_bytes()
 
     proxy.mode = "up"
-    pi = Pi(version, root, model_server.port, {})
+    pi = Pi(version, pi.root, model_server.port, {})
     pi.send("start")
     _wait_identical(client, session_id, file, "resumed by the next Pi run")
     pi.quit()
