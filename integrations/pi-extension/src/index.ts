@@ -46,6 +46,8 @@ export function settingsFrom(config: ExtensionConfig, env: NodeJS.ProcessEnv = p
 		minBackoffMs: number("CONTEXTLAB_PUSH_MIN_BACKOFF_MS", DEFAULT_PUSH_SETTINGS.minBackoffMs),
 		maxBackoffMs: number("CONTEXTLAB_PUSH_MAX_BACKOFF_MS", DEFAULT_PUSH_SETTINGS.maxBackoffMs),
 		maxChunkBytes: number("CONTEXTLAB_PUSH_MAX_CHUNK_BYTES", DEFAULT_PUSH_SETTINGS.maxChunkBytes),
+		maxLineBytes: number("CONTEXTLAB_PUSH_MAX_LINE_BYTES", DEFAULT_PUSH_SETTINGS.maxLineBytes),
+		requestTimeoutMs: number("CONTEXTLAB_PUSH_TIMEOUT_MS", DEFAULT_PUSH_SETTINGS.requestTimeoutMs),
 	};
 }
 
@@ -54,7 +56,7 @@ export default function contextlab(pi: PiLike): void {
 	if (!config) return; // unconfigured: inert
 
 	const settings = settingsFrom(config);
-	const state = new PushState(join(config.agentDir, "contextlab", "push-state.json"));
+	const state = new PushState(join(config.agentDir, "contextlab"));
 	const pushers = new Map<string, SessionPusher>();
 	const warn = (level: "debug" | "warn", message: string) => {
 		if (level === "warn" || process.env.CONTEXTLAB_DEBUG) console.error(message);
@@ -76,7 +78,13 @@ export default function contextlab(pi: PiLike): void {
 				settings,
 				checkpoint:
 					stored && stored.sessionId === sessionId && stored.offset !== null
-						? { sessionId, offset: stored.offset, prefixHash: stored.prefixHash }
+						? {
+								sessionId,
+								offset: stored.offset,
+								prefixHash: stored.prefixHash,
+								tailHash: stored.tailHash,
+								fullHash: stored.fullHash,
+							}
 						: null,
 				log: warn,
 				onCheckpoint: (checkpoint) => state.set(file, config!.url, checkpoint),

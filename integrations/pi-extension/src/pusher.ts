@@ -9,14 +9,21 @@
 // off the agent's path (handlers only schedule work), with a timeout, and failures back off
 // exponentially with jitter up to a cap.
 
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { open, stat } from "node:fs/promises";
 
 export interface PushSettings {
 	url: string;
 	token: string;
-	/** Largest body sent in one request; a chunk is cut after its last newline. */
+	/** Usual largest body of one request; a chunk is cut after its last newline. */
 	maxChunkBytes: number;
+	/**
+	 * Largest single line sent. A line longer than `maxChunkBytes` (a base64 image in a tool
+	 * result) is sent alone, in one request that ends at its newline; a longer one than this can
+	 * never be sent whole, so the session stops at it (reported once). contextlab refuses bodies
+	 * larger than its CONTEXTLAB_API_MAX_PUSH_BYTES, 64 MiB by default.
+	 */
+	maxLineBytes: number;
 	minBackoffMs: number;
 	maxBackoffMs: number;
 	requestTimeoutMs: number;
@@ -26,26 +33,46 @@ export interface PushSettings {
 
 export const DEFAULT_PUSH_SETTINGS: Omit<PushSettings, "url" | "token"> = {
 	maxChunkBytes: 1024 * 1024,
+	maxLineBytes: 64 * 1024 * 1024,
 	minBackoffMs: 500,
 	maxBackoffMs: 60_000,
 	requestTimeoutMs: 15_000,
 	debounceMs: 150,
 };
 
-/** What is remembered per session file between flushes and across Pi restarts. */
+/**
+ * What is remembered per session file between flushes and across Pi restarts: how much of the
+ * file the server holds, and fingerprints of those bytes, to tell a file that only grew (send
+ * from `offset`) from one rewritten under the same name (send it again from 0, a new revision).
+ */
 export interface PushCheckpoint {
 	sessionId: string;
 	/** Bytes of the file the server acknowledged holding. */
 	offset: number;
-	/** sha256 of the file's first min(offset, PREFIX_BYTES) bytes when `offset` was acknowledged. */
+	/** sha256 of the file's first min(offset, WINDOW_BYTES) bytes (its header line, at least). */
 	prefixHash: string;
+	/** sha256 of the WINDOW_BYTES before `offset` (the last lines the server holds). */
+	tailHash?: string;
+	/** sha256 of the whole first `offset` bytes. */
+	fullHash?: string;
 }
 
-export const PREFIX_BYTES = 4096;
+/**
+ * The rewrite check. Before each request the head and the tail window of the acknowledged bytes
+ * are compared (8 KiB read, whatever the file's size): Pi's own rewrites (a session migrated to
+ * a newer format when opened, an unreadable file started over) always change the header line,
+ * and any rewrite that changes the length of a line anywhere before the checkpoint moves the tail
+ * window. The whole acknowledged prefix is compared once per pusher (each Pi start), before its
+ * first request, and again when the path names another file (a new inode: written elsewhere
+ * and renamed over). What only that full check sees, a same-length edit in the middle of a
+ * file, is caught at the next Pi start; reading a whole session file before every request would
+ * cost the agent's machine that much I/O per message.
+ */
+export const WINDOW_BYTES = 4096;
 
 export type PushOutcome =
-	| { kind: "idle" } // the server holds the whole file
-	| { kind: "sent"; offset: number }
+	| { kind: "idle" } // the server holds every complete line of the file (or cannot take the next)
+	| { kind: "sent"; offset: number } // progress: the next request starts elsewhere
 	| { kind: "retry"; reason: string; delayMs: number }
 	| { kind: "stopped"; reason: string }; // permanent for this session (refused, bad token)
 
@@ -75,6 +102,13 @@ export class SessionPusher {
 	private again = false;
 	private stoppedReason: string | null = null;
 	private closed = false;
+	/** Where the file holds a line too long to send: nothing is sent from there (until a rewrite). */
+	private blockedAt: number | null = null;
+	/** sha256 state of the file's first `hashedTo` bytes (the acknowledged ones), kept up to date. */
+	private prefixHasher: Hash | null = null;
+	private hashedTo = 0;
+	/** This pusher compared the whole acknowledged prefix with `fullHash`, for this inode. */
+	private verifiedInode: number | null = null;
 
 	constructor(options: {
 		file: string;
@@ -103,7 +137,11 @@ export class SessionPusher {
 		return this.checkpoint;
 	}
 
-	/** Pi wrote something (or might have): flush soon. Never waits, never throws. */
+	/**
+	 * Pi wrote something (or might have): flush soon. Never waits, never throws. A kick does not
+	 * cut a pending backoff short: while the server fails, requests go out at the backoff's pace
+	 * however often Pi writes.
+	 */
 	kick(delayMs = this.settings.debounceMs): void {
 		if (this.closed || this.stoppedReason !== null) return;
 		if (this.running) {
@@ -111,14 +149,19 @@ export class SessionPusher {
 			return;
 		}
 		if (this.timer) return;
+		this.schedule(delayMs);
+	}
+
+	private schedule(delayMs: number): void {
 		this.timer = setTimeout(() => {
 			this.timer = null;
-			this.running = this.drain().finally(() => {
+			this.running = this.drain().then((retryInMs) => {
 				this.running = null;
-				if (this.again) {
-					this.again = false;
-					this.kick(0);
-				}
+				const again = this.again;
+				this.again = false;
+				if (this.closed || this.stoppedReason !== null) return;
+				if (retryInMs !== null) this.schedule(retryInMs);
+				else if (again) this.kick(0);
 			});
 		}, delayMs);
 		this.timer.unref?.();
@@ -142,18 +185,25 @@ export class SessionPusher {
 		return outcome;
 	}
 
-	private async drain(): Promise<void> {
+	/** Pushes until there is nothing to send; the backoff delay when a request failed. */
+	private async drain(): Promise<number | null> {
 		for (;;) {
-			if (this.closed) return;
-			const outcome = await this.pushOnce(this.settings.requestTimeoutMs);
+			if (this.closed) return null;
+			let outcome: PushOutcome;
+			try {
+				outcome = await this.pushOnce(this.settings.requestTimeoutMs);
+			} catch (error) {
+				outcome = this.backoff(`reading the session file failed (${error instanceof Error ? error.message : String(error)})`);
+			}
 			if (outcome.kind === "sent") continue;
 			if (outcome.kind === "retry") {
 				this.log("debug", `contextlab: ${this.sessionId}: ${outcome.reason}; retry in ${outcome.delayMs} ms`);
-				this.kick(outcome.delayMs);
-			} else if (outcome.kind === "stopped") {
+				return outcome.delayMs;
+			}
+			if (outcome.kind === "stopped") {
 				this.log("warn", `contextlab: not pushing session ${this.sessionId}: ${outcome.reason}`);
 			}
-			return;
+			return null;
 		}
 	}
 
@@ -161,14 +211,28 @@ export class SessionPusher {
 	async pushOnce(timeoutMs: number): Promise<PushOutcome> {
 		if (this.stoppedReason !== null) return { kind: "stopped", reason: this.stoppedReason };
 		let size: number;
+		let inode: number;
 		try {
-			size = (await stat(this.file)).size;
+			({ size, ino: inode } = await stat(this.file));
 		} catch {
 			return { kind: "idle" }; // not written yet (Pi creates the file with its first reply)
 		}
-		let offset = await this.startingOffset(size);
-		if (offset === size && this.checkpoint !== null) return { kind: "idle" };
-		const body = offset < size ? await this.readChunk(offset, size) : new Uint8Array(0);
+		let offset = await this.startingOffset(size, inode);
+		if (offset === 0) {
+			this.blockedAt = null; // a rewritten file starts over
+			this.prefixHasher = null;
+		}
+		if (this.checkpoint !== null && offset === size) return { kind: "idle" };
+		let body = new Uint8Array(0);
+		if (this.checkpoint !== null) {
+			if (offset === this.blockedAt) return { kind: "idle" }; // reported once already
+			const chunk = await this.readChunk(offset, size);
+			if (chunk === "too-long") return this.block(offset, `a line longer than ${this.settings.maxLineBytes} bytes`);
+			// Only complete lines are sent: the server keeps nothing of a torn last line (Pi is
+			// still writing it, or was killed mid-line), so sending it would only repeat itself.
+			if (chunk.length === 0) return { kind: "idle" };
+			body = chunk;
+		}
 		let response: Response;
 		try {
 			response = await this.fetchImpl(this.endpoint(offset), {
@@ -186,9 +250,12 @@ export class SessionPusher {
 		const answer = await readAnswer(response);
 		if (response.status === 200 || response.status === 201) {
 			const held = typeof answer.offset === "number" ? answer.offset : offset + body.length;
-			await this.acknowledge(held);
-			this.failures = 0;
+			await this.acknowledge(held, { from: offset, bytes: body });
+			if (held !== offset || body.length === 0) this.failures = 0;
 			if (body.length === 0 && held === offset) return { kind: "idle" };
+			// Complete lines that the server kept none of: sending them again at once would get
+			// the same answer, so wait (with backoff) for more bytes or a better-tempered server.
+			if (held === offset) return this.backoff(`the server kept none of ${body.length} bytes at ${offset}`);
 			return { kind: "sent", offset: held };
 		}
 		if (response.status === 409 && typeof answer.offset === "number") {
@@ -204,15 +271,27 @@ export class SessionPusher {
 			this.checkpoint = { sessionId: this.sessionId, offset: 0, prefixHash: "" };
 			return { kind: "sent", offset: 0 };
 		}
-		if (response.status === 413 && this.chunkLimit > 4096) {
-			this.chunkLimit = Math.floor(this.chunkLimit / 2);
-			return { kind: "sent", offset };
+		if (response.status === 413) {
+			// Larger than the server takes. Several lines: send fewer at a time. One line: this
+			// server can never take it.
+			if (body.lastIndexOf(0x0a, body.length - 2) >= 0 && this.chunkLimit > 4096) {
+				this.chunkLimit = Math.max(4096, Math.floor(Math.min(this.chunkLimit, body.length) / 2));
+				return { kind: "sent", offset };
+			}
+			return this.block(offset, `a line of ${body.length} bytes, more than the server takes (HTTP 413)`);
 		}
 		if (response.status === 401 || response.status === 403 || response.status === 404 || response.status === 400) {
 			this.stoppedReason = `the server refused it (HTTP ${response.status}${typeof answer.status === "string" ? `, ${answer.status}` : ""})`;
 			return { kind: "stopped", reason: this.stoppedReason };
 		}
 		return this.backoff(`HTTP ${response.status}`);
+	}
+
+	/** Reported once; the pusher stays idle at `offset` until the file is rewritten. */
+	private block(offset: number, what: string): PushOutcome {
+		this.blockedAt = offset;
+		this.log("warn", `contextlab: session ${this.sessionId} stays at byte ${offset} on the server: ${what} cannot be pushed`);
+		return { kind: "idle" };
 	}
 
 	private endpoint(offset: number): string {
@@ -224,40 +303,86 @@ export class SessionPusher {
 	 * Where the next request starts. With no checkpoint the first request is a probe at the file's
 	 * end (an empty body): the server answers 200 when it already holds the whole file, or 409/404
 	 * with what it holds, and offset 0 is only ever sent when the server holds nothing or the file
-	 * was rewritten (shorter than acknowledged, or its first bytes changed), which starts a new
-	 * revision on the server.
+	 * was rewritten (shorter than acknowledged, or its acknowledged bytes changed: see
+	 * WINDOW_BYTES), which starts a new revision on the server.
 	 */
-	private async startingOffset(size: number): Promise<number> {
+	private async startingOffset(size: number, inode: number): Promise<number> {
 		if (this.checkpoint === null) return size;
-		const { offset, prefixHash } = this.checkpoint;
+		const { offset, prefixHash, tailHash, fullHash } = this.checkpoint;
 		if (offset === 0) return 0;
 		if (size < offset) return 0;
-		if (prefixHash && (await prefixDigest(this.file, offset)) !== prefixHash) return 0;
+		if (prefixHash && (await rangeDigest(this.file, 0, Math.min(offset, WINDOW_BYTES))) !== prefixHash) return 0;
+		if (tailHash && (await rangeDigest(this.file, Math.max(0, offset - WINDOW_BYTES), offset)) !== tailHash) return 0;
+		// The whole prefix once there is something to send (a file that did not grow since the
+		// last Pi run costs no full read at start).
+		if (offset < size && this.verifiedInode !== inode) {
+			const hasher = createHash("sha256");
+			await feed(hasher, this.file, 0, offset);
+			if (fullHash && hasher.copy().digest("hex") !== fullHash) return 0;
+			this.prefixHasher = hasher;
+			this.hashedTo = offset;
+			this.verifiedInode = inode;
+		}
 		return offset;
 	}
 
-	private async readChunk(offset: number, size: number): Promise<Uint8Array> {
-		const length = Math.min(size - offset, this.chunkLimit);
+	/**
+	 * The complete lines from `offset` on, at most `chunkLimit` bytes of them; a first line longer
+	 * than that alone (up to `maxLineBytes`). Empty when no line is complete yet; "too-long" when
+	 * the first line has no newline within `maxLineBytes`.
+	 */
+	private async readChunk(offset: number, size: number): Promise<Uint8Array | "too-long"> {
 		const handle = await open(this.file, "r");
 		try {
-			const buffer = new Uint8Array(length);
-			const { bytesRead } = await handle.read(buffer, 0, length, offset);
-			let chunk = buffer.subarray(0, bytesRead);
-			if (offset + bytesRead < size) {
-				// Cut after the last complete line so a line is never split across requests
-				// (unless one line alone is larger than the chunk).
-				const lastNewline = chunk.lastIndexOf(0x0a);
-				if (lastNewline >= 0) chunk = chunk.subarray(0, lastNewline + 1);
+			const read = async (from: number, length: number): Promise<Uint8Array> => {
+				const buffer = new Uint8Array(length);
+				const { bytesRead } = await handle.read(buffer, 0, length, from);
+				return buffer.subarray(0, bytesRead);
+			};
+			const first = await read(offset, Math.min(size - offset, this.chunkLimit));
+			const lastNewline = first.lastIndexOf(0x0a);
+			if (lastNewline >= 0) return first.subarray(0, lastNewline + 1);
+			// One line longer than the chunk: find its end, a piece at a time.
+			const cap = Math.min(size, offset + this.settings.maxLineBytes);
+			for (let from = offset + first.length; from < cap; ) {
+				const piece = await read(from, Math.min(cap - from, 1024 * 1024));
+				if (piece.length === 0) break;
+				const newline = piece.indexOf(0x0a);
+				if (newline >= 0) return read(offset, from + newline + 1 - offset);
+				from += piece.length;
 			}
-			return chunk;
+			return size - offset >= this.settings.maxLineBytes ? "too-long" : new Uint8Array(0);
 		} finally {
 			await handle.close();
 		}
 	}
 
-	private async acknowledge(offset: number): Promise<void> {
-		const prefixHash = offset > 0 ? await prefixDigest(this.file, offset) : "";
-		this.checkpoint = { sessionId: this.sessionId, offset, prefixHash };
+	/** The server holds the first `offset` bytes; `sent`: the body that went from `sent.from`. */
+	private async acknowledge(offset: number, sent?: { from: number; bytes: Uint8Array }): Promise<void> {
+		if (offset === 0) {
+			this.checkpoint = { sessionId: this.sessionId, offset, prefixHash: "" };
+			this.prefixHasher = createHash("sha256");
+			this.hashedTo = 0;
+			this.onCheckpoint(this.checkpoint);
+			return;
+		}
+		if (this.prefixHasher === null || this.hashedTo > offset) {
+			this.prefixHasher = createHash("sha256");
+			this.hashedTo = 0;
+		}
+		if (sent && sent.from === this.hashedTo && offset - sent.from <= sent.bytes.length) {
+			this.prefixHasher.update(sent.bytes.subarray(0, offset - sent.from));
+		} else {
+			await feed(this.prefixHasher, this.file, this.hashedTo, offset);
+		}
+		this.hashedTo = offset;
+		this.checkpoint = {
+			sessionId: this.sessionId,
+			offset,
+			prefixHash: await rangeDigest(this.file, 0, Math.min(offset, WINDOW_BYTES)),
+			tailHash: await rangeDigest(this.file, Math.max(0, offset - WINDOW_BYTES), offset),
+			fullHash: this.prefixHasher.copy().digest("hex"),
+		};
 		this.onCheckpoint(this.checkpoint);
 	}
 
@@ -279,13 +404,25 @@ async function readAnswer(response: Response): Promise<ServerAnswer> {
 	}
 }
 
-export async function prefixDigest(file: string, offset: number): Promise<string> {
-	const length = Math.min(offset, PREFIX_BYTES);
+/** sha256 of the file's bytes [from, to). */
+export async function rangeDigest(file: string, from: number, to: number): Promise<string> {
+	const hasher = createHash("sha256");
+	await feed(hasher, file, from, to);
+	return hasher.digest("hex");
+}
+
+/** Adds the file's bytes [from, to) to `hasher`, a MiB at a time (the event loop runs between). */
+async function feed(hasher: Hash, file: string, from: number, to: number): Promise<void> {
+	if (to <= from) return;
 	const handle = await open(file, "r");
 	try {
-		const buffer = new Uint8Array(length);
-		const { bytesRead } = await handle.read(buffer, 0, length, 0);
-		return createHash("sha256").update(buffer.subarray(0, bytesRead)).digest("hex");
+		const buffer = new Uint8Array(Math.min(to - from, 1024 * 1024));
+		for (let position = from; position < to; ) {
+			const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, to - position), position);
+			if (bytesRead === 0) throw new Error(`${file} is shorter than ${to} bytes`);
+			hasher.update(buffer.subarray(0, bytesRead));
+			position += bytesRead;
+		}
 	} finally {
 		await handle.close();
 	}

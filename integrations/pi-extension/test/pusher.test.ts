@@ -1,10 +1,13 @@
 // Unit tests of the pusher, the state file, the configuration and the prompt capture, against an
-// in-process HTTP server that keeps the append endpoint's offset rule (node --test, Node >= 22.19).
+// in-process HTTP server that keeps the append endpoint's offset rule and, like contextlab, only
+// complete lines (a torn last line is not held: the answer's offset stops before it)
+// (node --test, Node >= 22.19).
 // The end-to-end proof — the real Pi writing, the real contextlab storing — is
 // tests/integrations/test_pi_extension.py.
 
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,7 +16,7 @@ import { test } from "node:test";
 
 import { buildCapture, CAPTURE_TYPE, lastCaptureDigest, persistsItsPrompt, systemOfPayload } from "../src/capture.ts";
 import { loadConfig } from "../src/config.ts";
-import { DEFAULT_PUSH_SETTINGS, type PushSettings, SessionPusher } from "../src/pusher.ts";
+import { DEFAULT_PUSH_SETTINGS, type PushCheckpoint, type PushSettings, SessionPusher } from "../src/pusher.ts";
 import { PushState } from "../src/state.ts";
 
 interface Fake {
@@ -21,11 +24,13 @@ interface Fake {
 	held: Map<string, Buffer>;
 	requests: { offset: number; bytes: number; status: number }[];
 	failNext: number; // answer this many requests with 500
+	keepNothing: boolean; // answer 200 but keep none of the bytes
+	maxBody: number; // larger bodies are answered 413
 	close(): Promise<void>;
 }
 
 async function fakeServer(port = 0): Promise<Fake> {
-	const fake = { held: new Map<string, Buffer>(), requests: [], failNext: 0 } as unknown as Fake;
+	const fake = { held: new Map<string, Buffer>(), requests: [], failNext: 0, keepNothing: false, maxBody: Infinity } as unknown as Fake;
 	const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
 		const chunks: Buffer[] = [];
 		req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -44,18 +49,23 @@ async function fakeServer(port = 0): Promise<Fake> {
 				fake.failNext -= 1;
 				return reply(500, { detail: "boom" });
 			}
+			if (body.length > fake.maxBody) return reply(413, { detail: "too large" });
 			const id = decodeURIComponent(match[1]);
 			const held = fake.held.get(id) ?? Buffer.alloc(0);
 			const answer = (status: number, bytes: Buffer, statusWord: string) =>
 				reply(status, { sessionId: id, offset: bytes.length, status: statusWord, entries: 0, newEntries: 0, problems: [] });
+			const complete = (bytes: Buffer) => bytes.subarray(0, bytes.lastIndexOf(0x0a) + 1);
+			if (fake.keepNothing) return answer(200, held, "unchanged");
 			if (offset === 0 && body.length > 0) {
-				fake.held.set(id, body);
-				return answer(200, body, held.length ? "revised" : "new");
+				const kept = complete(body);
+				if (kept.length === 0) return answer(200, held, "failed");
+				fake.held.set(id, kept);
+				return answer(200, kept, held.length ? "revised" : "new");
 			}
 			if (offset !== held.length) return answer(409, held, "conflict");
-			const next = Buffer.concat([held, body]);
+			const next = complete(Buffer.concat([held, body]));
 			fake.held.set(id, next);
-			return answer(200, next, body.length ? "appended" : "unchanged");
+			return answer(200, next, next.length > held.length ? "appended" : "unchanged");
 		});
 	});
 	await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
@@ -172,6 +182,218 @@ test("a rewritten file (shorter, or its first bytes changed) is sent again from 
 	await server.close();
 });
 
+function sleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function bigLine(id: string, bytes: number): string {
+	return `${JSON.stringify({ type: "message", id, image: "A".repeat(bytes) })}\n`;
+}
+
+test("a line longer than the chunk limit is sent whole, alone, in one request ending at its newline", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(5);
+	appendFileSync(file, bigLine("img", 3 * 1024 * 1024)); // a base64 image, 3 MiB
+	appendLines(file, 5, 5);
+	const pusher = new SessionPusher({ file, sessionId: "big", settings: settings(server.url) });
+	assert.equal((await pusher.flushNow(5000)).kind, "idle");
+	assert.deepEqual(server.held.get("big"), readFileSync(file));
+	const bodies = server.requests.filter((r) => r.bytes > 0);
+	assert.ok(bodies.length <= 3, `few requests, not a loop: ${JSON.stringify(bodies)}`);
+	assert.ok(bodies.some((r) => r.bytes > 3 * 1024 * 1024), "the long line went in one request");
+	const bytes = readFileSync(file);
+	for (const r of bodies) assert.equal(bytes[r.offset + r.bytes - 1], 0x0a, "every body ends on a newline");
+	await server.close();
+});
+
+test("a torn last line is not sent until Pi completes it, however often Pi kicks", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(5);
+	const pusher = new SessionPusher({ file, sessionId: "torn", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	appendFileSync(file, '{"type":"message","id":"half'); // Pi mid-write, or killed mid-line
+	for (let i = 0; i < 20; i++) {
+		pusher.kick(0);
+		await sleep(10);
+	}
+	const sentAfterTear = server.requests.length;
+	await sleep(100);
+	assert.equal(server.requests.length, sentAfterTear, "no request loop on a torn line");
+	assert.ok(sentAfterTear <= 3, `the torn bytes are not sent again and again: ${sentAfterTear} requests`);
+	appendFileSync(file, '"}\n');
+	pusher.kick(0);
+	await until(() => server.held.get("torn")?.equals(readFileSync(file)) ?? false, "the completed line");
+	pusher.close();
+	await server.close();
+});
+
+test("a line longer than the hard cap is reported once and stops that session without a request loop", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(5);
+	const before = readFileSync(file).length;
+	appendFileSync(file, bigLine("huge", 50_000));
+	appendLines(file, 5, 5);
+	const warnings: string[] = [];
+	const pusher = new SessionPusher({
+		file,
+		sessionId: "huge",
+		settings: settings(server.url, { maxChunkBytes: 4096, maxLineBytes: 20_000 }),
+		log: (level, message) => level === "warn" && warnings.push(message),
+	});
+	await pusher.flushNow(5000);
+	for (let i = 0; i < 10; i++) {
+		pusher.kick(0);
+		await sleep(10);
+	}
+	await sleep(50);
+	assert.equal(server.held.get("huge")?.length, before, "the lines before it are delivered");
+	assert.ok(server.requests.length <= 3, `no loop: ${server.requests.length} requests`);
+	assert.equal(warnings.length, 1, warnings.join("\n"));
+	assert.match(warnings[0], /stays at byte \d+ .*longer than 20000 bytes/);
+	pusher.close();
+	await server.close();
+});
+
+test("a line the server refuses as too large (413) is reported once, not retried", async () => {
+	const server = await fakeServer();
+	server.maxBody = 10_000;
+	const file = sessionFile(50);
+	appendFileSync(file, bigLine("img", 20_000));
+	const warnings: string[] = [];
+	const pusher = new SessionPusher({
+		file,
+		sessionId: "s413",
+		settings: settings(server.url, { maxChunkBytes: 1_000_000 }),
+		log: (level, message) => level === "warn" && warnings.push(message),
+	});
+	pusher.kick(0);
+	await until(() => warnings.length > 0, "the warning");
+	for (let i = 0; i < 10; i++) {
+		pusher.kick(0);
+		await sleep(10);
+	}
+	const bytes = readFileSync(file);
+	assert.equal(server.held.get("s413")?.length, bytes.lastIndexOf(0x0a, bytes.length - 2) + 1);
+	assert.ok(server.requests.filter((r) => r.status === 413).length <= 3);
+	assert.equal(warnings.length, 1);
+	assert.match(warnings[0], /HTTP 413/);
+	pusher.close();
+	await server.close();
+});
+
+test("complete lines the server keeps none of are sent again only after a backoff", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(5);
+	const pusher = new SessionPusher({ file, sessionId: "stuck", settings: settings(server.url, { minBackoffMs: 50, maxBackoffMs: 200 }) });
+	await pusher.flushNow(5000);
+	server.keepNothing = true;
+	appendLines(file, 3, 5);
+	const start = server.requests.length;
+	pusher.kick(0);
+	await sleep(500);
+	const repeats = server.requests.length - start;
+	assert.ok(repeats >= 1 && repeats <= 6, `backed off, not a loop: ${repeats} requests in 500 ms`);
+	server.keepNothing = false;
+	await until(() => server.held.get("stuck")?.equals(readFileSync(file)) ?? false, "delivery once the server keeps them");
+	pusher.close();
+	await server.close();
+});
+
+test("while the server is unreachable, requests go out at the backoff's pace however often Pi writes", async () => {
+	const gone = await fakeServer();
+	const url = gone.url;
+	await gone.close(); // nothing listens there: every connection is refused at once
+	const file = sessionFile(5);
+	let attempts = 0;
+	const pusher = new SessionPusher({
+		file,
+		sessionId: "down",
+		settings: settings(url, { minBackoffMs: 100, maxBackoffMs: 100 }),
+		fetchImpl: (input, init) => {
+			attempts += 1;
+			return fetch(input, init);
+		},
+	});
+	pusher.kick(0);
+	for (let i = 0; i < 50; i++) {
+		appendLines(file, 1, 100 + i);
+		pusher.kick(); // Pi writes a line and kicks, as on every message
+		await sleep(10);
+	}
+	pusher.close();
+	assert.ok(attempts >= 2 && attempts <= 8, `about one request per backoff in 500 ms, not a loop: ${attempts}`);
+});
+
+/** Replaces line `n` (0-based) of the file; `grow` characters longer, or the same length. */
+function editLine(file: string, n: number, grow: number): string {
+	const lines = readFileSync(file, "utf8").split("\n");
+	const entry = JSON.parse(lines[n]);
+	assert.ok(grow || entry.text.includes("x"), "a line that changes");
+	entry.text = grow ? `${entry.text}${"y".repeat(grow)}` : entry.text.replace(/x/g, "z");
+	lines[n] = JSON.stringify(entry);
+	return lines.join("\n");
+}
+
+test("a file rewritten after its first 4 KiB (a line of another length) is sent again from offset 0", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400); // about 20 KiB
+	const pusher = new SessionPusher({ file, sessionId: "rw", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	const rewritten = editLine(file, 200, 7); // at about 10 KiB: not in the first 4 KiB, nor the last
+	assert.ok(rewritten.indexOf('"e200"') > 4096 && rewritten.indexOf('"e200"') < rewritten.length - 8192);
+	writeFileSync(file, rewritten);
+	appendLines(file, 3, 400);
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("rw"), readFileSync(file));
+	assert.ok(server.requests.some((r) => r.offset === 0 && r.bytes > 0), "sent again from 0");
+	await server.close();
+});
+
+test("a same-length edit in the middle is caught by the whole-prefix check of the next Pi run", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400);
+	let saved: PushCheckpoint | null = null;
+	const first = new SessionPusher({ file, sessionId: "mid", settings: settings(server.url), onCheckpoint: (c) => (saved = c) });
+	await first.flushNow(5000);
+	assert.ok(saved);
+	writeFileSync(file, editLine(file, 230, 0)); // same length, same head and tail
+	appendLines(file, 3, 400);
+	const next = new SessionPusher({ file, sessionId: "mid", settings: settings(server.url), checkpoint: saved });
+	await next.flushNow(5000);
+	assert.deepEqual(server.held.get("mid"), readFileSync(file));
+	await server.close();
+});
+
+test("a file renamed over the session file is checked whole by the same pusher", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400);
+	const pusher = new SessionPusher({ file, sessionId: "mv", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	const replacement = `${file}.new`;
+	writeFileSync(replacement, editLine(file, 230, 0));
+	renameSync(replacement, file); // as an editor that writes a new file and renames it saves
+	appendLines(file, 3, 400);
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("mv"), readFileSync(file));
+	await server.close();
+});
+
+test("a file that only grows is sent on from its checkpoint, never again from 0", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(400);
+	let saved: PushCheckpoint | null = null;
+	const pusher = new SessionPusher({ file, sessionId: "grow", settings: settings(server.url), onCheckpoint: (c) => (saved = c) });
+	for (let round = 0; round < 5; round++) {
+		appendLines(file, 20, 400 + round * 20);
+		await pusher.flushNow(5000);
+	}
+	appendLines(file, 5, 600);
+	await new SessionPusher({ file, sessionId: "grow", settings: settings(server.url), checkpoint: saved }).flushNow(5000);
+	assert.deepEqual(server.held.get("grow"), readFileSync(file));
+	assert.equal(server.requests.filter((r) => r.offset === 0 && r.bytes > 0).length, 1, "only the first send");
+	await server.close();
+});
+
 test("a refused token stops pushing that session instead of retrying forever", async () => {
 	const server = await fakeServer();
 	const file = sessionFile(3);
@@ -181,16 +403,79 @@ test("a refused token stops pushing that session instead of retrying forever", a
 	await server.close();
 });
 
-test("the state file keeps checkpoints across restarts, per server URL", async () => {
-	const dir = mkdtempSync(join(tmpdir(), "cl-state-"));
-	const state = new PushState(join(dir, "contextlab", "push-state.json"), 1);
+test("the state keeps checkpoints across restarts, per server URL", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const state = new PushState(dir, 1);
 	await state.load();
 	state.set("/f.jsonl", "http://a", { sessionId: "s", offset: 42, prefixHash: "h" });
 	await state.save();
-	const again = new PushState(join(dir, "contextlab", "push-state.json"));
+	const again = new PushState(dir);
 	await again.load();
 	assert.equal(again.get("/f.jsonl", "http://a")?.offset, 42);
 	assert.equal(again.get("/f.jsonl", "http://b"), null);
+});
+
+test("two Pi processes updating the state at once keep each other's checkpoints", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const writer = join(import.meta.dirname, "state-writer.ts");
+	const run = (name: string) =>
+		new Promise<void>((resolve, reject) => {
+			const child = spawn(process.execPath, [writer, dir, name, "60"], { stdio: ["ignore", "ignore", "pipe"] });
+			let stderr = "";
+			child.stderr.on("data", (chunk) => (stderr += chunk));
+			child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`writer ${name} failed: ${stderr}`))));
+		});
+	await Promise.all([run("left"), run("right")]);
+	const state = new PushState(dir);
+	await state.load();
+	const missing: string[] = [];
+	for (const name of ["left", "right"]) {
+		for (let i = 0; i < 60; i++) {
+			const found = state.get(`/sessions/${name}-${i}.jsonl`, "http://contextlab");
+			if (found?.offset !== i + 1) missing.push(`${name}-${i}`);
+		}
+	}
+	assert.deepEqual(missing, [], "every checkpoint of both processes is kept");
+});
+
+test("loading the state keeps a checkpoint set before the load finished, and merges the rest", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const earlier = new PushState(dir, 1);
+	await earlier.load();
+	earlier.set("/old.jsonl", "http://a", { sessionId: "old", offset: 10, prefixHash: "h" });
+	earlier.set("/current.jsonl", "http://a", { sessionId: "cur", offset: 5, prefixHash: "h" });
+	await earlier.save();
+	await sleep(5);
+	const state = new PushState(dir, 1);
+	const loading = state.load(); // Pi's handlers may run before this resolves
+	state.set("/current.jsonl", "http://a", { sessionId: "cur", offset: 99, prefixHash: "h2" });
+	state.set("/new.jsonl", "http://a", { sessionId: "new", offset: 7, prefixHash: "h" });
+	await loading;
+	assert.equal(state.get("/current.jsonl", "http://a")?.offset, 99, "the newer checkpoint wins");
+	assert.equal(state.get("/new.jsonl", "http://a")?.offset, 7, "not wiped by the load");
+	assert.equal(state.get("/old.jsonl", "http://a")?.offset, 10, "the stored one is merged in");
+	await state.save();
+	const after = new PushState(dir);
+	await after.load();
+	assert.deepEqual(
+		["/current.jsonl", "/new.jsonl", "/old.jsonl"].map((f) => after.get(f, "http://a")?.offset),
+		[99, 7, 10],
+	);
+});
+
+test("the single state file of earlier versions is taken over and removed", async () => {
+	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	mkdirSync(dir, { recursive: true });
+	const legacy = join(dir, "push-state.json");
+	const entry = { sessionId: "s", offset: 42, prefixHash: "h", url: "http://a", updatedAt: "2026-01-01T00:00:00.000Z" };
+	writeFileSync(legacy, JSON.stringify({ "/f.jsonl": entry }));
+	const state = new PushState(dir);
+	await state.load();
+	assert.equal(state.get("/f.jsonl", "http://a")?.offset, 42);
+	assert.equal(existsSync(legacy), false);
+	const again = new PushState(dir);
+	await again.load();
+	assert.equal(again.get("/f.jsonl", "http://a")?.offset, 42);
 });
 
 test("without a URL and a token the extension is not configured", () => {
