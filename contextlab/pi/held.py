@@ -30,6 +30,7 @@ from contextlab.pi.entries import EMITTING_TYPES, Json
 
 __all__ = [
     "HeldSpan",
+    "SettingsRead",
     "condensed_path",
     "held_span",
     "is_reply",
@@ -97,10 +98,24 @@ def _sets_model(entry_type: Any, role: Any) -> bool:
     return bool(entry_type == "model_change" or (entry_type == "message" and role == "assistant"))
 
 
-def settings_read_before(ids: Sequence[Any], end: int, type_of: Fact, role_of: Fact) -> list[int]:
-    """Positions before ``end`` whose entries the projection still reads (in path order): the
-    last thinking level change, the last entry that set the model, and the first Pi 1.x system
-    message (it tells the turn's dialect)."""
+@dataclass(frozen=True)
+class SettingsRead:
+    """The positions before a kept range whose entries the projection still reads."""
+
+    thinking: int | None  # the last thinking level change
+    model: int | None  # the last entry that set the model
+    first_system: int | None  # the first Pi 1.x system message (it tells the turn's dialect)
+
+    def positions(self) -> list[int]:
+        """In path order."""
+        return sorted(p for p in (self.thinking, self.model, self.first_system) if p is not None)
+
+
+def settings_read_before(
+    ids: Sequence[Any], end: int, type_of: Fact, role_of: Fact
+) -> SettingsRead:
+    """What the projection reads of the entries before position ``end`` (the start of the
+    kept range; the path's length for a whole path's settings)."""
     thinking = model = system = None
     for position in range(end - 1, -1, -1):
         entry_type, role = type_of(ids[position]), role_of(ids[position])
@@ -110,7 +125,7 @@ def settings_read_before(ids: Sequence[Any], end: int, type_of: Fact, role_of: F
             model = position if model is None else model
         elif entry_type == "message" and role == "system":
             system = position
-    return sorted(p for p in (thinking, model, system) if p is not None)
+    return SettingsRead(thinking, model, system)
 
 
 def settings_stub(entry: Json) -> Json:
@@ -138,7 +153,7 @@ def condensed_path(
     ids: Sequence[Any], start: int, reads: Sequence[int], whole: Callable[[Any], Json]
 ) -> list[Json]:
     """The path the projection needs for a request at the end of ``ids``: a ``settings_stub``
-    for each position in ``reads`` (``settings_read_before``), chained in path order, then the
+    for each position in ``reads`` (``SettingsRead.positions``), chained in path order, then the
     whole entries from ``start`` on (``whole``: id -> entry), the first re-parented to the last
     stand-in. The projection of it equals that of the whole path."""
     if start == 0:

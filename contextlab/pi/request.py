@@ -190,6 +190,13 @@ class PiRequest:
         return ModelLimits.of(self.model)
 
     @property
+    def sendable(self) -> bool:
+        """Whether Pi sends a request that ends like this one: its last message is a user
+        message or a tool result (after an assistant message the next user message comes
+        first)."""
+        return bool(self.sent) and self.sent[-1].get("role") in ("user", "toolResult")
+
+    @property
     def max_tokens_unknown(self) -> bool:
         """Whether the dialect sends an output cap that follows the model's limits, and those
         are unknown (``max_tokens`` None then says nothing about what was sent)."""

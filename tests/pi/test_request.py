@@ -8,8 +8,8 @@ import json
 from contextlab.pi.context import dropped_by, sent_role
 from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.entries import message_of_entry
-from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.growth import PathEntry, request_estimates
+from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.request import (
     PromptSource,
     RequestSteps,
