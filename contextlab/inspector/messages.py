@@ -4,6 +4,7 @@ replacement shown, the original beside it) and the messages an edit omitted, whe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from contextlab.inspector.blocks import MessageView, sent_blocks
@@ -38,16 +39,15 @@ Row = tuple[
 ]
 
 
-def context_rows(request: PiRequest) -> list[Row]:
+def context_rows(request: PiRequest) -> Iterator[Row]:
     """The request's messages in context order with their entries; for a Pi 1.x projection also
     the edit that changed each and, where an edit omitted an entry's messages, those."""
     projection = request.context.projection
     if not isinstance(projection, pi_1_x.Projection):
         owners = request.owners
-        return [
-            (m, owners[n] if n < len(owners) else None, None, None)
-            for n, m in enumerate(request.agent_messages)
-        ]
+        for n, message in enumerate(request.agent_messages):
+            yield message, owners[n] if n < len(owners) else None, None, None
+        return
     rows: list[Row] = []
     for entry, messages in projection.entries:
         edit = projection.edits.get(entry.get("id"))
@@ -62,7 +62,7 @@ def context_rows(request: PiRequest) -> list[Row]:
             original = originals[n] if n < len(originals) else None
             changed = original is not None and original is not message
             rows.append((message, entry, edit if changed else None, original if changed else None))
-    return rows
+    yield from rows
 
 
 def message_views(request: PiRequest, leaf_id: str) -> tuple[list[MessageView], int, int, int]:

@@ -416,6 +416,7 @@ def _projection(
     request = build_turn(
         entries,
         entry_id,
+        by_id={e.get("id"): e for e in entries},
         header=session.header,
         chosen=chosen,
         model_lookup=_model_lookup(agent_dir),
@@ -722,13 +723,16 @@ def _growth_steps(
     steps = [
         pi_growth.path_entry(
             entry_id,
-            items[entry_id].type,
-            items[entry_id].role,
-            items[entry_id].tokens,
-            whole=wholes.get(entry_id),
+            item.type,
+            item.role,
+            item.tokens,
+            whole=wholes[entry_id],
             target=wholes.get(targets[entry_id]) if entry_id in targets else None,
         )
+        if entry_id in wholes
+        else pi_growth.PathEntry(entry_id, item.type, item.role, item.tokens)
         for entry_id in path
+        for item in (items[entry_id],)
     ]
     return steps, wholes
 
@@ -772,7 +776,7 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
         )
     # The model of the path's last request: the engine's rule, on the one entry that sets it.
     model = None
-    setter = pi_held.settings_read_before(path, len(path), index.type_of, index.role_of).model
+    setter = pi_held.last_model_setter(path, len(path), index.type_of, index.role_of)
     if setter is not None:
         state: list[Any] = ["off", None, None]
         pi_context.settings_step(entries_by_id(session, index, [path[setter]])[path[setter]], state)

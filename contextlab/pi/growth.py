@@ -26,8 +26,7 @@ caller reads whole only the entries ``needs_whole`` names and gives them to ``pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.dialects.detect import DialectChoice, choice_for, is_1x_entry
@@ -37,6 +36,7 @@ from contextlab.pi.held import is_reply, kept_start
 from contextlab.pi.request import steps_of
 
 __all__ = [
+    "WHOLE_TYPES",
     "PathEntry",
     "RequestEstimate",
     "edit_target",
@@ -46,9 +46,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PathEntry:
-    """What ``request_estimates`` needs of one path entry."""
+class PathEntry(NamedTuple):
+    """What ``request_estimates`` needs of one path entry (a tuple: a chart makes one per entry
+    of a 20k-entry path)."""
 
     id: str
     type: str
@@ -64,8 +64,7 @@ class PathEntry:
     edited_tokens: int = 0
 
 
-@dataclass(frozen=True)
-class RequestEstimate:
+class RequestEstimate(NamedTuple):
     leaf: str  # the request's leaf: the entry before the reply
     reply: str | None  # the assistant message that answered it (None: not sent yet)
     tokens: int  # the sum of estimateTokens over the messages the request held
@@ -76,11 +75,14 @@ class RequestEstimate:
     choice: DialectChoice | None = None
 
 
+# The entries Pi 1.x counts otherwise: ``needs_whole``.
+WHOLE_TYPES = frozenset({"compaction", "context_edit"})
+
+
 def needs_whole(entry_type: str, role: str) -> bool:
-    """Whether ``path_entry`` needs the whole entry: those Pi 1.x counts otherwise."""
-    return entry_type in ("compaction", "context_edit") or (
-        entry_type == "message" and role == "system"
-    )
+    """Whether ``path_entry`` needs the whole entry: those Pi 1.x counts otherwise (a type of
+    ``WHOLE_TYPES``, or a system message)."""
+    return entry_type in WHOLE_TYPES or (entry_type == "message" and role == "system")
 
 
 def edit_target(entry: Json) -> Any:
@@ -153,6 +155,9 @@ class _Totals:
     def add(self, entry: PathEntry) -> None:
         if entry.type in EMITTING_TYPES:
             self.zero += entry.tokens
+            if entry.tokens_1x is None and not self.targets:
+                self.one += entry.tokens  # nothing edits it, and 1.x counts it alike
+                return
             counted = self._one_of(entry)
             if entry.id in self.targets:
                 self.counted[entry.id] = counted

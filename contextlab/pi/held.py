@@ -35,6 +35,7 @@ __all__ = [
     "held_span",
     "is_reply",
     "kept_start",
+    "last_model_setter",
     "previous_request",
     "replaced",
     "request_points",
@@ -73,10 +74,10 @@ def kept_start(ids: Sequence[Any], compaction_at: int, first_kept: Any) -> int:
     (nothing before it is kept)."""
     if first_kept is None:
         return compaction_at
-    for position in range(compaction_at):
-        if ids[position] == first_kept:
-            return position
-    return compaction_at
+    try:
+        return ids.index(first_kept, 0, compaction_at)
+    except ValueError:
+        return compaction_at
 
 
 def held_span(ids: Sequence[Any], type_of: Fact, first_kept_of: Fact) -> HeldSpan:
@@ -112,20 +113,37 @@ class SettingsRead:
 
 
 def settings_read_before(
-    ids: Sequence[Any], end: int, type_of: Fact, role_of: Fact
+    ids: Sequence[Any], end: int, type_of: Fact, role_of: Fact, *, first_system: bool = True
 ) -> SettingsRead:
     """What the projection reads of the entries before position ``end`` (the start of the
-    kept range; the path's length for a whole path's settings)."""
+    kept range; the path's length for a whole path's settings). ``first_system=False``: the
+    caller knows the path holds no system message (or needs only the settings), and the walk
+    stops once both settings are found."""
     thinking = model = system = None
     for position in range(end - 1, -1, -1):
-        entry_type, role = type_of(ids[position]), role_of(ids[position])
+        entry_type = type_of(ids[position])
         if entry_type == "thinking_level_change":
             thinking = position if thinking is None else thinking
-        elif _sets_model(entry_type, role):
+        elif entry_type == "model_change":
             model = position if model is None else model
-        elif entry_type == "message" and role == "system":
-            system = position
-    return SettingsRead(thinking, model, system)
+        elif entry_type == "message":
+            role = role_of(ids[position])
+            if role == "assistant":
+                model = position if model is None else model
+            elif role == "system":
+                system = position
+        if not first_system and thinking is not None and model is not None:
+            break
+    return SettingsRead(thinking, model, system if first_system else None)
+
+
+def last_model_setter(ids: Sequence[Any], end: int, type_of: Fact, role_of: Fact) -> int | None:
+    """The position of the last entry before ``end`` that set the model (a model change or an
+    assistant message): the model of a request at ``end``."""
+    for position in range(end - 1, -1, -1):
+        if _sets_model(type_of(ids[position]), role_of(ids[position])):
+            return position
+    return None
 
 
 def settings_stub(entry: Json) -> Json:
