@@ -8,7 +8,6 @@ import html as htmllib
 import io
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,15 +17,14 @@ from django.urls import reverse
 from contextlab.inspector import services
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache, session_index
-from contextlab.library.importer import import_session_file
 from contextlab.pi.request import steps_of
 from contextlab.pi.session import parse_session_file
 from contextlab.pi.turn import build_turn
 from contextlab.review.models import AuditEvent, ProjectMembership
+from tests.conftest import CORPUS_1X
 
 pytestmark = pytest.mark.django_db
 
-CORPUS_1X = Path(__file__).resolve().parents[1] / "conformance" / "corpus-1.6.0"
 INSPECTOR = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "inspector"}
 
 
@@ -42,18 +40,9 @@ def _manifest(name: str) -> dict:
 
 
 @pytest.fixture
-def import_1x(tmp_path):
+def import_1x(import_corpus):
     """Import corpus-1.6.0/<name>/session.jsonl (a private copy); returns (Session, its path)."""
-
-    def _import(name: str):
-        copy = tmp_path / f"{name}.jsonl"
-        shutil.copyfile(CORPUS_1X / name / "session.jsonl", copy)
-        result = import_session_file(path=copy, index_search=False)
-        assert result.session is not None, result
-        result.session.refresh_from_db()
-        return result.session, copy
-
-    return _import
+    return lambda name: import_corpus(name, CORPUS_1X)
 
 
 @pytest.fixture
@@ -294,20 +283,12 @@ def test_a_system_message_counts_the_same_in_the_messages_and_diff_tabs(owner_cl
     assert in_messages.group(1) == in_diff.group(1)
 
 
-@pytest.mark.parametrize("name", ["patches", "edits", "length", "resumed"])
-def test_the_chart_counts_what_the_inspector_counts_in_each_dialect(import_1x, name):
+@pytest.mark.parametrize("name", ["patches", "edits", "length"])
+def test_the_chart_counts_the_system_message_of_the_first_request(import_1x, name):
     session, _ = import_1x(name)
-    index = session_index(session)
-    growth = services.context_growth(session, index)
-    assert growth["points"]
-    for point in growth["points"]:
-        inspection = services.inspect_entry(session, index, point["leaf"])
-        assert point["estimate"] == inspection.estimate_total, point["leaf"]
-        assert point["dialect"] == inspection.request.choice.dialect, point["leaf"]
-    first = growth["points"][0]
-    if name != "resumed":
-        # The first request holds the full system message: Pi 1.x counts it.
-        assert first["estimate"] > 1000
+    first = services.context_growth(session, session_index(session))["points"][0]
+    # The first request holds the full system message: Pi 1.x counts it (Pi 0.x: nothing).
+    assert first["dialect"] == "1.x" and first["estimate"] > 1000
 
 
 def test_the_chart_counts_a_request_after_an_edit_as_edited(import_1x):
