@@ -361,3 +361,15 @@ def test_a_0x_session_read_as_0_73_when_the_profile_says_so(owner_client, import
     page = _page(owner_client, session, leaf)
     assert re.search(r'<span data-testid="dialect"[^>]*>Pi 0.73 ·', page)
     assert "It is read as Pi 0.73: the project&#x27;s resource profile chooses Pi 0.73" in page
+
+
+def test_a_collapsed_message_opens_as_the_request_holds_it(owner_client, import_1x):
+    session, _ = import_1x("edits")
+    url = reverse("inspector:message", args=[session.pk])
+    held = owner_client.get(url, {"entry": "2c120ca7", "leaf": "52400750"}).content.decode()
+    assert "[redacted by policy]" in held and "token=abc123" not in held
+    # Before the edit (or without a request to read it in), the entry's own message.
+    stored = owner_client.get(url, {"entry": "2c120ca7"}).content.decode()
+    assert "token=abc123" in stored
+    early = owner_client.get(url, {"entry": "2c120ca7", "leaf": "2c120ca7"}).content.decode()
+    assert "token=abc123" in early
