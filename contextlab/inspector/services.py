@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
-from contextlab.inspector.messages import FULL_TAIL, fill_blocks, message_views
+from contextlab.inspector.messages import FULL_TAIL, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
 from contextlab.inspector.roots import RootedFileSystem, inside_server_roots
 from contextlab.inspector.selectors import (
@@ -619,8 +619,8 @@ def message_blocks(
         views, _, _, _ = _views(index, leaf, request, chosen)
         for view in views:
             if view.entry_id == entry_id:
-                fill_blocks(view)
-                return view.blocks or (view.edit or {}).get("blocks") or []
+                held = view.edit["original"] if view.edit and view.omitted else view.message
+                return sent_blocks(held, full=full)
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = message_of_entry(entry, "estimate") if entry else None
     return sent_blocks(message, full=full) if message else []
