@@ -24,7 +24,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
@@ -42,8 +41,6 @@ from contextlab.inspector.selectors import (
     store_index,
 )
 from contextlab.library.models import Project, Session
-from contextlab.pi import context as pi_context
-from contextlab.pi import growth as pi_growth
 from contextlab.pi import held as pi_held
 from contextlab.pi import models as pi_models
 from contextlab.pi import request as pi_request
@@ -58,7 +55,7 @@ from contextlab.pi.tree_selector import TreeItem
 from contextlab.pi.turn import build_turn
 from contextlab.review.services import audit_record
 
-__all__ = ["FULL_TAIL", "Inspection", "context_growth", "inspect_entry", "message_blocks"]
+__all__ = ["FULL_TAIL", "Inspection", "inspect_entry", "message_blocks"]
 
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
 # are not in the session file.
@@ -174,7 +171,7 @@ def resource_profile(project: Project) -> ResourceProfile | None:
     return ResourceProfile.objects.filter(project=project).prefetch_related("files").first()
 
 
-def _turn_inputs(profile: ResourceProfile | None) -> tuple[str | None, str | None]:
+def turn_inputs(profile: ResourceProfile | None) -> tuple[str | None, str | None]:
     """What a leaf's request depends on besides the session: the agent dir (models.json) and
     the dialect the project's profile chooses (None: detected per turn)."""
     if profile is None:
@@ -372,7 +369,7 @@ def store_tree_indexes(results: list[Any]) -> None:
 # --- the request at a leaf ------------------------------------------------------------------
 
 
-def _model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
+def model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
     """pi-ai's model for {provider, modelId}: the project's models.json when the resource
     profile gives an agent dir (read only under the server roots), else pi-ai's catalog (else
     the engine assumes one, flagged)."""
@@ -380,7 +377,7 @@ def _model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
     return lambda provider, model_id: pi_models.find_model(provider, model_id, readable)
 
 
-def _model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
+def model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
     """The context's model ({provider, modelId}) and the pi-ai model it resolved to."""
     limits = pi_request.ModelLimits.of(found)
     return {
@@ -419,9 +416,9 @@ def _projection(
         by_id={e.get("id"): e for e in entries},
         header=session.header,
         chosen=chosen,
-        model_lookup=_model_lookup(agent_dir),
+        model_lookup=model_lookup(agent_dir),
     )
-    value = (entries, request, _model_info(request.context.model, request.model))
+    value = (entries, request, model_info(request.context.model, request.model))
     index.remember(key, value)
     return value
 
@@ -453,7 +450,7 @@ def inspect_entry(
 def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> list[MessageView]:
     """The collapsed middle of a leaf's projection ("show more" pages): the projection and its
     views only (both kept on the index), not a whole inspection with its prompt."""
-    agent_dir, chosen = _turn_inputs(resource_profile(session.project))
+    agent_dir, chosen = turn_inputs(resource_profile(session.project))
     _, request, _ = _projection(session, index, entry_id, agent_dir, chosen)
     views, _, head_count, tail_start = _views(index, entry_id, request, chosen)
     return views[head_count:tail_start]
@@ -497,7 +494,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     # Over 80 lines on purpose: one straight pass that fills the Inspection's fields in the
     # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
-    agent_dir, chosen = _turn_inputs(profile)
+    agent_dir, chosen = turn_inputs(profile)
     entries, kept_request, info = _projection(session, index, entry_id, agent_dir, chosen)
     views, running, head_count, tail_start = _views(index, entry_id, kept_request, chosen)
     prompted = _with_prompt(session, profile, kept_request)
@@ -614,7 +611,7 @@ def message_blocks(
     """The blocks of the message one entry contributes (for a collapsed row opened later);
     with ``leaf``, as that leaf's request holds it (a Pi 1.x context edit may have changed it)."""
     if leaf is not None and leaf in index.items:
-        agent_dir, chosen = _turn_inputs(resource_profile(session.project))
+        agent_dir, chosen = turn_inputs(resource_profile(session.project))
         _, request, _ = _projection(session, index, leaf, agent_dir, chosen)
         views, _, _, _ = _views(index, leaf, request, chosen)
         for view in views:
@@ -666,7 +663,7 @@ def request_with_prompt(
     session: Session, index: SessionIndex, entry_id: str, profile: ResourceProfile | None
 ) -> pi_request.PiRequest:
     """The engine's request at ``entry_id`` with its system prompt (for a diff or a comparison)."""
-    agent_dir, chosen = _turn_inputs(profile)
+    agent_dir, chosen = turn_inputs(profile)
     _, request, _ = _projection(session, index, entry_id, agent_dir, chosen)
     return _with_prompt(session, profile, request).request
 
@@ -699,97 +696,3 @@ def replaced_items(index: SessionIndex, entry_id: str) -> list[TreeItem]:
     ids = index.path(entry_id)
     span = pi_held.held_span(ids, index.type_of, index.first_kept.get)
     return [index.items[i] for i in pi_held.replaced(ids, span, index.type_of)]
-
-
-# --- the context growth chart ----------------------------------------------------------------
-
-
-def _growth_steps(
-    session: Session, index: SessionIndex
-) -> tuple[list[pi_growth.PathEntry], dict[str, dict[str, Any]]]:
-    """The active path's entries as the engine's estimate needs them: the stored per-entry
-    estimates, and in whole only the few entries Pi 1.x counts otherwise (system messages,
-    compactions, context edits and their targets)."""
-    path = index.path_ids
-    items = index.items
-    whole_ids = [i for i in path if pi_growth.needs_whole(items[i].type, items[i].role)]
-    wholes = entries_by_id(session, index, whole_ids)
-    targets = {
-        i: target
-        for i in whole_ids
-        if (target := pi_growth.edit_target(wholes.get(i) or {})) in items
-    }
-    wholes.update(entries_by_id(session, index, [t for t in targets.values() if t not in wholes]))
-    steps = [
-        pi_growth.path_entry(
-            entry_id,
-            item.type,
-            item.role,
-            item.tokens,
-            whole=wholes[entry_id],
-            target=wholes.get(targets[entry_id]) if entry_id in targets else None,
-        )
-        if entry_id in wholes
-        else pi_growth.PathEntry(entry_id, item.type, item.role, item.tokens)
-        for entry_id in path
-        for item in (items[entry_id],)
-    ]
-    return steps, wholes
-
-
-def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
-    """Context size of every request along the active path: Pi's estimate of what was sent in
-    the request's dialect and what the provider reported for it (input + cache tokens of the
-    reply), compactions marked with their tokens before -> after.
-
-    One pass over the path with per-entry estimates (the stored estimateTokens of each entry, the
-    few entries Pi 1.x counts otherwise read whole) and the replies' usage from the index, so a
-    20k-entry path costs no projection per request and a few queries.
-    """
-    path = index.path_ids
-    points: list[dict[str, Any]] = []
-    if not path:
-        return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
-    agent_dir, chosen = _turn_inputs(resource_profile(session.project))
-    steps, wholes = _growth_steps(session, index)
-    dialects: list[dict[str, Any]] = []
-    for estimate in pi_growth.request_estimates(steps, chosen=chosen):
-        compaction = None
-        if estimate.compaction is not None:
-            compaction_id, after = estimate.compaction
-            before = wholes.get(compaction_id, {}).get("tokensBefore") or 0
-            compaction = {"id": compaction_id, "before": before, "after": after}
-        choice = estimate.choice
-        if choice is not None and (not dialects or dialects[-1]["reason"] != choice.reason):
-            dialects.append(
-                {"dialect": choice.dialect, "reason": choice.reason, "from": estimate.leaf}
-            )
-        points.append(
-            {
-                "leaf": estimate.leaf,
-                "reply": estimate.reply,
-                "estimate": estimate.tokens,
-                "reported": index.reported.get(estimate.reply),
-                "compaction": compaction,
-                "dialect": choice.dialect if choice else None,
-            }
-        )
-    # The model of the path's last request: the engine's rule, on the one entry that sets it.
-    model = None
-    setter = pi_held.last_model_setter(path, len(path), index.type_of, index.role_of)
-    if setter is not None:
-        state: list[Any] = ["off", None, None]
-        pi_context.settings_step(entries_by_id(session, index, [path[setter]])[path[setter]], state)
-        model = state[1]
-    found = pi_context.model_for_transform(model, catalog_lookup=_model_lookup(agent_dir))
-    info = _model_info(model, found)
-    return {
-        "points": points,
-        "contextWindow": info.get("context_window"),
-        "reserveTokens": DEFAULT_RESERVE_TOKENS,
-        "model": f"{info.get('provider')}/{info.get('id')}" if info else None,
-        # Which dialect each run of points is read in, and why.
-        "dialects": dialects,
-        # A point opens `{pageUrl}?entry=<leaf>&tab=context`.
-        "pageUrl": reverse("inspector:session", args=[session.pk]),
-    }

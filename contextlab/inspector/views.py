@@ -34,6 +34,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from contextlab.inspector import services
 from contextlab.inspector.blocks import MessageView
+from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import message_rows_html, tree_rows_html
@@ -454,7 +455,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
-    growth = services.context_growth(session, index)
+    growth = context_growth(session, index)
     return render(
         request,
         "inspector/chart.html",

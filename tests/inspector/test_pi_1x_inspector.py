@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from contextlab.inspector import services
+from contextlab.inspector.chart import context_growth
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.pi.request import steps_of
@@ -251,7 +251,7 @@ def test_a_resumed_session_switches_dialect_at_its_first_system_message(owner_cl
     after = _page(owner_client, session, "9ea8bc21")
     assert re.search(r'<span data-testid="dialect"[^>]*>Pi 1.x \(pi-ai 1.6\) ·', after)
     assert "cannot be told from the file" not in after
-    growth = services.context_growth(session, session_index(session))
+    growth = context_growth(session, session_index(session))
     dialects = [p["dialect"] for p in growth["points"]]
     first_1x = dialects.index("1.x")
     assert set(dialects[:first_1x]) == {"0.80"} and set(dialects[first_1x:]) == {"1.x"}
@@ -286,7 +286,7 @@ def test_a_system_message_counts_the_same_in_the_messages_and_diff_tabs(owner_cl
 @pytest.mark.parametrize("name", ["patches", "edits", "length"])
 def test_the_chart_counts_the_system_message_of_the_first_request(import_1x, name):
     session, _ = import_1x(name)
-    first = services.context_growth(session, session_index(session))["points"][0]
+    first = context_growth(session, session_index(session))["points"][0]
     # The first request holds the full system message: Pi 1.x counts it (Pi 0.x: nothing).
     assert first["dialect"] == "1.x" and first["estimate"] > 1000
 
@@ -294,7 +294,7 @@ def test_the_chart_counts_the_system_message_of_the_first_request(import_1x, nam
 def test_the_chart_counts_a_request_after_an_edit_as_edited(import_1x):
     session, path = import_1x("edits")
     index = session_index(session)
-    points = {p["leaf"]: p["estimate"] for p in services.context_growth(session, index)["points"]}
+    points = {p["leaf"]: p["estimate"] for p in context_growth(session, index)["points"]}
     parsed = parse_session_file(path)
     for leaf in ("d775334a", "ae7cf9dc"):  # after the redaction; after the reply's omission
         request = build_turn(parsed.entries, leaf, header=parsed.header)
@@ -340,7 +340,7 @@ def test_the_profile_can_choose_the_dialect(owner_client, owner, import_1x):
     assert "chosen in the project&#x27;s resource profile (Pi 0.80)" in page
     assert "the project&#x27;s resource profile chooses Pi 0.80" in page
     assert "You are an expert coding assistant" in page
-    growth = services.context_growth(session, session_index(session))
+    growth = context_growth(session, session_index(session))
     assert {p["dialect"] for p in growth["points"]} == {"0.80"}
     export = owner_client.get(
         reverse("inspector:request", args=[session.pk]), {"entry": "933a876a"}

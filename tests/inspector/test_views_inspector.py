@@ -350,12 +350,13 @@ def test_it_says_when_the_model_gets_a_placeholder_instead_of_an_image(owner_cli
 )
 def test_it_charts_the_same_estimate_the_inspector_shows(corpus, name, import_corpus):
     from contextlab.inspector import services
+    from contextlab.inspector.chart import context_growth
     from contextlab.inspector.selectors import session_index
     from tests.conftest import REPO
 
     session, _ = import_corpus(name, REPO / "tests" / "conformance" / corpus)
     index = session_index(session)
-    growth = services.context_growth(session, index)
+    growth = context_growth(session, index)
     assert growth["points"]
     for point in growth["points"]:
         inspection = services.inspect_entry(session, index, point["leaf"])
