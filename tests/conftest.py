@@ -108,6 +108,8 @@ def login(page: Page, live_server_url: str, username: str, password: str = PASSW
 # --- Stored sessions: real Pi 0.80.2 recordings (tests/conformance/corpus) imported through the
 # --- library, with blobs in a private directory.
 CORPUS = REPO / "tests" / "conformance" / "corpus"
+# Sessions the real Pi 1.6.0 wrote (tests/conformance/recorder).
+CORPUS_1X = REPO / "tests" / "conformance" / "corpus-1.6.0"
 
 
 @pytest.fixture
@@ -118,14 +120,15 @@ def blob_dir(tmp_path, settings):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def import_corpus(tmp_path, blob_dir):  # type: ignore[no-untyped-def]
-    """Import corpus/<name>/session.jsonl (a private copy); returns (Session, path of the copy)."""
+    """Import corpus/<name>/session.jsonl (a private copy; `corpus`: another recorded corpus,
+    such as CORPUS_1X); returns (Session, path of the copy)."""
     import shutil
 
     from contextlab.library.importer import import_session_file
 
-    def _import(name: str):  # type: ignore[no-untyped-def]
+    def _import(name: str, corpus: Path = CORPUS):  # type: ignore[no-untyped-def]
         copy = tmp_path / f"{name}.jsonl"
-        shutil.copyfile(CORPUS / name / "session.jsonl", copy)
+        shutil.copyfile(corpus / name / "session.jsonl", copy)
         result = import_session_file(path=copy, index_search=False)
         assert result.session is not None, result
         result.session.refresh_from_db()

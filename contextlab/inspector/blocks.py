@@ -26,13 +26,14 @@ def dumps(value: Any) -> str:
 
 @dataclass
 class Block:
-    kind: str  # text, thinking, toolCall, image, other
+    kind: str  # text, thinking, toolCall, image, section (a Pi 1.x prompt part), tools, other
     text: str = ""
     notice: tuple[int, int] | None = None  # truncation notice span inside `text`
     image_src: str = ""
     name: str = ""
     redacted: bool = False
     hidden: int = 0  # characters not rendered (CONTEXTLAB_MESSAGE_RENDER_CHARS)
+    deleted: bool = False  # a section a Pi 1.x system message removes
 
     @property
     def before_notice(self) -> str:
@@ -64,6 +65,14 @@ class MessageView:
     css: str = ""
     title: str = ""
     message: dict[str, Any] = field(default_factory=dict, repr=False)
+    # A Pi 1.x context edit of this message: {"id": the context_edit entry, "kind": "replaced"
+    # or "omitted", "tokens": the original's estimate, "blocks": the original's blocks}. An
+    # omitted message is shown where it stood, not counted and not sent.
+    edit: dict[str, Any] | None = None
+
+    @property
+    def omitted(self) -> bool:
+        return self.edit is not None and self.edit.get("kind") == "omitted"
 
     @property
     def preview(self) -> str:
@@ -121,11 +130,34 @@ def blocks(message: dict[str, Any]) -> list[Block]:
     return out
 
 
+def system_blocks(message: dict[str, Any]) -> list[Block]:
+    """A Pi 1.x system message as it is persisted: the content it appends, each section it sets
+    (or removes), the tools it declares and withdraws."""
+    out: list[Block] = []
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        out.append(Block("section", content, name="appended content"))
+    elif isinstance(content, list) and content:
+        out.extend(blocks({"content": content}))
+    sections = message.get("sections")
+    for name, value in sections.items() if isinstance(sections, dict) else ():
+        out.append(Block("section", str(value or ""), name=str(name), deleted=value is None))
+    for key, verb in (("toolsAdded", "declares"), ("toolsRemoved", "withdraws")):
+        tools = message.get(key)
+        names = [str(t.get("name")) for t in tools or [] if isinstance(t, dict)]
+        if names:
+            out.append(Block("tools", ", ".join(names), name=verb))
+    return out
+
+
 def sent_blocks(message: dict[str, Any], *, full: bool = False) -> list[Block]:
     """The blocks as the provider receives them: summaries with Pi's wrapper text, custom and
     `!` bash messages as the user text convertToLlm makes of them. Unless `full`, at most
     CONTEXTLAB_MESSAGE_RENDER_CHARS characters of the message are kept for the page (a 200 MB
     tool result must not become a 200 MB page): the rest is behind "show all"."""
+    if message.get("role") == "system":
+        out = system_blocks(message)
+        return out if full else _capped(out)
     if message.get("role") in ("compactionSummary", "branchSummary", "custom", "bashExecution"):
         converted = pi_context.convert_message(message)
         if converted is not None:
@@ -155,6 +187,8 @@ def preview(message: dict[str, Any]) -> str:
     """One line of a message for the collapsed list (its first text, tool call or summary)."""
     if message.get("role") in ("compactionSummary", "branchSummary"):
         text = str(message.get("summary") or "")
+    elif message.get("role") == "system":
+        text = "; ".join(f"{b.name}: {b.text}" for b in system_blocks(message))
     elif message.get("role") == "bashExecution":
         text = f"$ {message.get('command', '')}"
     else:

@@ -54,11 +54,12 @@ class ResourceProfileForm(forms.ModelForm):
 
     class Meta:
         model = ResourceProfile
-        fields = ("agent_dir", "pi_root", "home")
+        fields = ("agent_dir", "pi_root", "home", "dialect")
         labels: ClassVar[dict[str, str]] = {
             "agent_dir": "Agent dir on this server",
             "pi_root": "Pi package root on this server",
             "home": "Home directory where Pi ran",
+            "dialect": "Pi version that wrote the sessions",
         }
         widgets: ClassVar[dict[str, forms.Widget]] = {
             "agent_dir": forms.TextInput(),

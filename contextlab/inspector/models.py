@@ -1,9 +1,11 @@
 """What Pi read on the machine a session ran on, as far as the user can tell us.
 
-0.80.2 does not store the system prompt in the session file, so the inspector rebuilds it from
+Pi 0.x does not store the system prompt in the session file, so the inspector rebuilds it from
 the project's resources. When the session came from another machine, those files are not on
 this server: a project's `ResourceProfile` says where they are here (agent dir, Pi root) or
-holds uploaded copies under their original absolute paths, and which tools were active.
+holds uploaded copies under their original absolute paths, and which tools were active. It also
+says which Pi wrote the project's sessions where the file cannot tell (0.73 and 0.80 write the
+same entries), or overrides what the file says.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ from django.conf import settings
 from django.db import models
 
 from contextlab.library.models import Project, SessionRevision
+from contextlab.pi.dialects.detect import CHOICES
+
+# "" = tell each turn's dialect from the session file (0.80 where it cannot tell 0.73 from 0.80).
+DIALECT_CHOICES = (("", "detect from the session file"), *((c, f"Pi {c}") for c in CHOICES))
 
 
 class ResourceProfile(models.Model):
@@ -28,6 +34,9 @@ class ResourceProfile(models.Model):
     tools = models.JSONField(default=list, blank=True)
     # None = decide as Pi does without a UI; True/False = what the user says Pi decided.
     project_trusted = models.BooleanField(null=True, blank=True)
+    # The Pi dialect every turn of the project's sessions is read in (a value of
+    # contextlab.pi.dialects.detect.CHOICES); blank = detected per turn.
+    dialect = models.CharField(max_length=8, blank=True, default="", choices=DIALECT_CHOICES)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

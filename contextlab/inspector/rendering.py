@@ -92,25 +92,36 @@ def tree_rows_html(
     return mark_safe("".join(out))  # every value above went through escape()
 
 
-def message_rows_html(messages: Iterable[Any], *, page_url: str, body_url: str) -> SafeString:
-    """Collapsed one-line rows for the middle of a long projection; each body loads on open."""
+def message_rows_html(
+    messages: Iterable[Any], *, page_url: str, body_url: str, leaf: str | None = None
+) -> SafeString:
+    """Collapsed one-line rows for the middle of a long projection; each body loads on open (a
+    message a Pi 1.x context edit changed, as the request at ``leaf`` holds it)."""
     out: list[str] = []
     for m in messages:
         entry = escape(m.entry_id or "")
         link = escape(f"{page_url}?entry={quote(m.entry_id or '', safe='')}&tab=entry")
-        body = escape(f"{body_url}?entry={quote(m.entry_id or '', safe='')}")
+        query = f"entry={quote(m.entry_id or '', safe='')}"
+        if m.edit is not None and leaf is not None:
+            query += f"&leaf={quote(leaf, safe='')}"
+        body = escape(f"{body_url}?{query}")
         sent_as = (
             f' <span class="muted">→ {escape(m.sent_as)}</span>' if m.sent_as != m.role else ""
         )
         dropped = (
             ' <span class="badge badge-warn">dropped before sending</span>' if m.dropped else ""
         )
-        css = escape(m.css) + (" not-sent" if m.dropped else "")
+        number = f"{m.position}." if not m.omitted else "✕"
+        if m.edit is not None:
+            verb = "omitted by" if m.omitted else "edited by"
+            edit = escape(str(m.edit.get("id") or ""))
+            dropped += f' <span class="badge badge-warn">{verb} context_edit {edit}</span>'
+        css = escape(m.css) + (" not-sent" if m.dropped or m.omitted else "")
         out.append(
             f'<li><details class="msg {css}" data-role="{escape(m.role)}" hx-get="{body}" '
             f'hx-trigger="toggle once" hx-target="find .body" hx-swap="innerHTML" '
             f'hx-push-url="false">'
-            f'<summary><span class="msg-role">{m.position}. {escape(m.title)}{sent_as}</span>'
+            f'<summary><span class="msg-role">{number} {escape(m.title)}{sent_as}</span>'
             f'<a class="mono muted" href="{escape(page_url)}?entry={entry}">{entry}</a>{dropped}'
             f'<span class="muted">{escape(m.preview)}</span>'
             f'<span class="tok">{m.tokens} tok · Σ {m.running}</span></summary>'

@@ -1,10 +1,11 @@
 """One request as the provider received it (JSON body, curl), and two requests compared.
 
-The body is built by the engine's ports of pi-ai's providers (openai-completions,
-anthropic-messages) from what the inspector already computed for the entry: the system prompt,
-the messages as sent, the thinking level, the model, and the tool set (the project's resource
-profile, else Pi's default set). APIs without a port get the provider-neutral context instead,
-said so plainly.
+The body is the engine's (``PiRequest.provider_body``: the ports of pi-ai's openai-completions
+and anthropic-messages providers, in the turn's dialect) for the request the inspector already
+built for the entry: the system prompt (Pi 1.x: the session's own; Pi 0.x: rebuilt from the
+project's resources), the messages as sent, the tools (Pi 1.x: as the session declared them;
+Pi 0.x: the project's resource profile, else Pi's default set), the thinking level, the output
+cap. APIs without a port get the provider-neutral context instead, said so plainly.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextlab.inspector.diffs import message_key, prompt_changes, summary_line
 from contextlab.inspector.selectors import SessionIndex
-from contextlab.inspector.services import Inspection, _key, _summary_line, inspect_entry
+from contextlab.inspector.services import Inspection, inspect_entry
 from contextlab.library.models import Session
-from contextlab.pi.dialects import PI_0_80
-from contextlab.pi.prompt import active_tool_names
-from contextlab.pi.providers import anthropic_messages, openai_completions
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.request import steps_of
 
 # Where each API's request goes under the model's baseUrl, and the key's header.
 ENDPOINTS = {
@@ -64,23 +65,11 @@ class ProviderRequest:
 
 def provider_request(session: Session, index: SessionIndex, entry_id: str) -> ProviderRequest:
     inspection = inspect_entry(session, index, entry_id, tab="json")
+    request = inspection.request
+    assert request is not None
     model = dict(inspection.model_info.get("found") or {})
     api = str(model.get("api") or "")
-    profile_tools = list(inspection.profile.tools) if inspection.profile else []
-    # The tools Pi enables for that set (unknown names dropped, repeats collapsed).
-    names = active_tool_names(profile_tools or None, dialect=PI_0_80)
-    tools = [
-        {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
-        for name in names
-        if (t := PI_0_80.tool(name)) is not None
-    ]
-    context = {
-        "systemPrompt": inspection.prompt.text if inspection.prompt else "",
-        "messages": inspection.sent,
-        "tools": tools,
-    }
-    thinking = inspection.thinking_level
-    reasoning = None if thinking in ("off", "None", "") else thinking
+    names = [str(t.get("name")) for t in request.tools]
     notes = []
     if inspection.model_info.get("assumed"):
         notes.append(
@@ -90,26 +79,24 @@ def provider_request(session: Session, index: SessionIndex, entry_id: str) -> Pr
     if inspection.prompt_unknown:
         notes.append("Parts of the system prompt are unknown on this server.")
     note = " ".join(notes)
-    if api == "openai-completions":
-        options = openai_completions.simple_options(model, reasoning=reasoning)
-        text = openai_completions.build_request_body(model, context, options)
-        return ProviderRequest(inspection, api, _compact(text), True, names, note)
-    if api == "anthropic-messages":
-        body = anthropic_messages.build_simple_params(model, context, {"reasoning": reasoning})
-        return ProviderRequest(inspection, api, _compact(body), True, names, note)
-    body = {"model": model.get("id"), "thinkingLevel": thinking, **context}
+    body = request.provider_body(model)
+    if body is not None:
+        return ProviderRequest(inspection, api, body, True, names, note)
+    context = {
+        "model": model.get("id"),
+        "thinkingLevel": inspection.thinking_level,
+        "systemPrompt": request.prompt.text if request.prompt else "",
+        "messages": request.sent,
+        "tools": [
+            {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+            for t in request.tools
+        ],
+    }
     note = (
         f"Pi's {api or 'unknown'} provider has no port here: this is the context Pi hands to "
         "it (system prompt, messages as sent, tools), not the provider's own body. " + note
     )
-    return ProviderRequest(inspection, api, _compact(body), False, names, note.strip())
-
-
-def _compact(body: Any) -> str:
-    """JSON.stringify's bytes: the port's own string as it is, a dict serialised like it."""
-    if isinstance(body, str):
-        return body
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return ProviderRequest(inspection, api, json_stringify(context), False, names, note.strip())
 
 
 # --- two requests side by side ---------------------------------------------------------------
@@ -134,6 +121,8 @@ class Comparison:
     prompt_lines: list[tuple[str, str]]  # unified diff of the system prompts; empty if equal
     same_prompt: bool
     summary: dict[str, Any]
+    # How the prompt changed from A to B (Pi 1.x: by section and tool; see diffs.prompt_changes).
+    prompt: dict[str, Any] = field(default_factory=dict)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -159,8 +148,8 @@ def _text(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _view(message: dict[str, Any]) -> dict[str, Any]:
-    return {**_summary_line(message), "full": _text(message)}
+def _view(message: dict[str, Any], estimate: Any) -> dict[str, Any]:
+    return {**summary_line(message, estimate), "full": _text(message)}
 
 
 def _line_diff(before: str, after: str) -> list[tuple[str, str]]:
@@ -176,30 +165,35 @@ def _line_diff(before: str, after: str) -> list[tuple[str, str]]:
 def compare_requests(session: Session, index: SessionIndex, a: str, b: str) -> Comparison:
     left = inspect_entry(session, index, a, tab="json")
     right = inspect_entry(session, index, b, tab="json")
-    before = [_key(m) for m in left.sent]
-    after = [_key(m) for m in right.sent]
+    assert left.request is not None and right.request is not None
+    estimate_left = steps_of(left.request.dialect).estimate_tokens
+    estimate_right = steps_of(right.request.dialect).estimate_tokens
+    before = [message_key(m) for m in left.sent]
+    after = [message_key(m) for m in right.sent]
     rows: list[Row] = []
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            rows.append(Row("same-run", count=i2 - i1, left=_view(left.sent[i1])))
+            rows.append(Row("same-run", count=i2 - i1, left=_view(left.sent[i1], estimate_left)))
             continue
         pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
         for k in range(pairs):
             lm, rm = left.sent[i1 + k], right.sent[j1 + k]
             rows.append(
-                Row("changed", _view(lm), _view(rm), lines=_line_diff(_text(lm), _text(rm)))
+                Row(
+                    "changed",
+                    _view(lm, estimate_left),
+                    _view(rm, estimate_right),
+                    lines=_line_diff(_text(lm), _text(rm)),
+                )
             )
-        rows.extend(Row("removed", left=_view(m)) for m in left.sent[i1 + pairs : i2])
-        rows.extend(Row("added", right=_view(m)) for m in right.sent[j1 + pairs : j2])
-    left_prompt = left.prompt.text if left.prompt else ""
-    right_prompt = right.prompt.text if right.prompt else ""
-    prompt_lines = [
-        ({"-": "del", "+": "ins", "@": "hunk"}.get(line[:1], "eq"), line.rstrip("\n"))
-        for line in difflib.unified_diff(
-            left_prompt.splitlines(), right_prompt.splitlines(), "A", "B", lineterm="", n=2
+        rows.extend(
+            Row("removed", left=_view(m, estimate_left)) for m in left.sent[i1 + pairs : i2]
         )
-    ][2:]
+        rows.extend(
+            Row("added", right=_view(m, estimate_right)) for m in right.sent[j1 + pairs : j2]
+        )
+    prompt = prompt_changes(left.request, right.request)
     summary = {
         "a_messages": len(left.sent),
         "b_messages": len(right.sent),
@@ -208,4 +202,4 @@ def compare_requests(session: Session, index: SessionIndex, a: str, b: str) -> C
         "removed": sum(1 for r in rows if r.kind == "removed"),
         "added": sum(1 for r in rows if r.kind == "added"),
     }
-    return Comparison(left, right, rows, prompt_lines, left_prompt == right_prompt, summary)
+    return Comparison(left, right, rows, prompt["lines"], not prompt["changed"], summary, prompt)

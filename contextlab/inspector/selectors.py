@@ -17,7 +17,7 @@ import logging
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +30,7 @@ from django.db.models.functions import Cast
 
 from contextlab.inspector.models import TreeIndex
 from contextlab.library.models import Entry, Session
+from contextlab.pi.held import condensed_path, held_span, settings_read_before
 from contextlab.pi.session import SessionTree
 from contextlab.pi.tree_selector import (
     TreeItem,
@@ -41,9 +42,6 @@ from contextlab.pi.tree_selector import (
 )
 
 logger = logging.getLogger(__name__)
-
-# Settings-like fields the projection reads from entries it does not send (see `path_entries`).
-_LIGHT_KEYS = ("type", "id", "parentId", "timestamp")
 
 
 @dataclass(slots=True)
@@ -99,6 +97,11 @@ class SessionIndex:
         return self.base_bytes + self.entry_bytes + self.memo_bytes + self.view_bytes
 
     path_set: frozenset[str] = frozenset()
+    # Whether any entry is a Pi 1.x system message (the dialect of a path depends on it).
+    holds_system: bool = False
+    # Every entry's type and message role, for the engine's rules over light facts.
+    entry_types: dict[str, str] = field(default_factory=dict)
+    entry_roles: dict[str, str] = field(default_factory=dict)
     # getTree()'s roots and children (display order) and the last entry in file order: with
     # them a stored index serves any leaf (the order is flattened again for another one).
     roots: list[str] = field(default_factory=list)
@@ -227,6 +230,17 @@ class SessionIndex:
                     item.search_text = text
                 self.search_loaded = True
                 self.base_bytes = _estimated_bytes(self)
+
+    @property
+    def type_of(self) -> Callable[[str], str]:
+        """id -> the entry's type (a C-level lookup: the engine's path rules call it per entry
+        of a 20k-entry path)."""
+        return self.entry_types.__getitem__
+
+    @property
+    def role_of(self) -> Callable[[str], str]:
+        """id -> a message entry's role ("" for other entries)."""
+        return self.entry_roles.__getitem__
 
     def path(self, entry_id: str) -> list[str]:
         """Root-first ids from a root to `entry_id` (stops at a repeat: damaged files).
@@ -368,25 +382,6 @@ def cache_bytes() -> int:
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
-
-
-def _light(entry: dict[str, Any]) -> dict[str, Any]:
-    """The fields of an entry that build_session_context reads when it does not emit it."""
-    light = {key: entry.get(key) for key in _LIGHT_KEYS}
-    kind = entry.get("type")
-    if kind == "thinking_level_change":
-        light["thinkingLevel"] = entry.get("thinkingLevel")
-    elif kind == "model_change":
-        light["provider"] = entry.get("provider")
-        light["modelId"] = entry.get("modelId")
-    elif kind == "message":
-        message = entry.get("message")
-        role = message.get("role") if isinstance(message, dict) else None
-        light["message"] = {"role": role}
-        if role == "assistant" and isinstance(message, dict):
-            light["message"]["provider"] = message.get("provider")
-            light["message"]["model"] = message.get("model")
-    return light
 
 
 def _reported(entry: dict[str, Any]) -> int | None:
@@ -582,6 +577,9 @@ def _finish_index(index: SessionIndex) -> None:
     """What follows from the stored facts alone (cheap): the active path and the children."""
     index.path_ids = index.path(index.leaf_id) if index.leaf_id else []
     index.path_set = frozenset(index.path_ids)
+    index.entry_types = {entry_id: item.type for entry_id, item in index.items.items()}
+    index.entry_roles = {entry_id: item.role for entry_id, item in index.items.items()}
+    index.holds_system = "system" in index.entry_roles.values()
     for entry_id, parent in index.parent_of.items():
         if parent is not None:
             index.children.setdefault(parent, []).append(entry_id)
@@ -643,55 +641,26 @@ def store_index(session: Session, index: SessionIndex) -> None:
 
 
 def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[dict[str, Any]]:
-    """The path root -> `entry_id`, condensed to what build_session_context reads.
+    """The path root -> `entry_id`, condensed to what the projection reads.
 
-    The engine emits messages from the last compaction's firstKeptEntryId on; before that it
-    only reads settings from the path, and for each setting the last value wins (thinking level;
-    model from model_change or any assistant message). So the entries before the kept range are
-    replaced by at most two light stand-ins (the last of each), chained to the first kept entry,
-    and only the kept range is fetched: a deep entry of a 20k-entry session costs one query and
-    a short walk instead of the whole path. The projection is unchanged (tested against the
-    engine on whole files).
+    The engine's rule (``contextlab.pi.held``): the request holds the entries from the last
+    compaction's kept range on; before it the projection reads settings only (the last value of
+    each wins) and whether Pi 1.x wrote the path. So only the kept range is fetched, and the
+    entries before it become at most three light stand-ins: a deep entry of a 20k-entry session
+    costs one query and a short walk instead of the whole path. The projection is unchanged
+    (tested against the engine on whole files).
     """
     ids = index.path(entry_id)
-    start = 0
-    for position in range(len(ids) - 1, -1, -1):
-        kept = index.first_kept.get(ids[position])
-        if kept is not None:
-            start = ids.index(kept) if kept in ids[:position] else position
-            break
-    wanted = ids[start:]
-    if start == 0:
-        full = index.fetch(session, wanted)
-        return [full[i] for i in ids]
-    # Before the kept range only settings are read: the last thinking level change and the last
-    # model (model_change or assistant message); found from the index, fetched with the rest.
-    last_thinking = last_model = None
-    for i in reversed(ids[:start]):
-        item = index.items[i]
-        if item.type == "thinking_level_change":
-            last_thinking = last_thinking or i
-        elif item.type == "model_change" or (item.type == "message" and item.role == "assistant"):
-            last_model = last_model or i
-        if last_thinking and last_model:
-            break
-    stand_ins = [i for i in ids[:start] if i in (last_thinking, last_model)]
+    span = held_span(ids, index.type_of, index.first_kept.get)
+    reads = settings_read_before(
+        ids, span.start, index.type_of, index.role_of, first_system=index.holds_system
+    ).positions()
     # Two queries: the stand-ins lie far before the kept range, and one range scan over both
     # would read every entry in between.
-    full = index.fetch(session, wanted)
-    full.update(index.fetch(session, stand_ins))
-    out: list[dict[str, Any]] = []
-    parent: str | None = None
-    for i in stand_ins:
-        stub = _light(full[i])
-        stub["parentId"] = parent
-        parent = stub["id"]
-        out.append(stub)
-    first = dict(full[wanted[0]])
-    first["parentId"] = parent
-    out.append(first)
-    out.extend(full[i] for i in wanted[1:])
-    return out
+    full = index.fetch(session, ids[span.start :])
+    if reads:
+        full.update(index.fetch(session, [ids[p] for p in reads]))
+    return condensed_path(ids, span.start, reads, full.__getitem__)
 
 
 def entries_by_id(
@@ -701,16 +670,11 @@ def entries_by_id(
 
 
 def context_entry_ids(session: Session, entry_id: str) -> list[str] | None:
-    """The entries whose text the model received with `entry_id` as the leaf: the path from the
-    last compaction's first kept entry (that compaction's summary included) on, or the whole path
-    when there was none; None for an entry the session does not have."""
+    """The entries whose text the model received with `entry_id` as the leaf (the engine's
+    held span: the compaction in force, its kept range and what follows, or the whole path);
+    None for an entry the session does not have."""
     index = session_index(session)
     if entry_id not in index.items:
         return None
     ids = index.path(entry_id)
-    for position in range(len(ids) - 1, -1, -1):
-        kept = index.first_kept.get(ids[position])
-        if kept is not None:
-            start = ids.index(kept) if kept in ids[:position] else position
-            return [ids[position], *ids[start:]]
-    return ids
+    return [str(i) for i in held_span(ids, index.type_of, index.first_kept.get).held(ids)]

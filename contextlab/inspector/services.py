@@ -1,15 +1,17 @@
 """View-models of the turn inspector and the context growth chart, built from the engine.
 
-Every figure shown comes from `contextlab.pi` (projection, conversions, token estimates, the
-system prompt, truncation notices); this module only gathers the inputs from the database and
-arranges the results for templates. Steps of `inspect_entry`:
+Every figure shown comes from `contextlab.pi` (the request in its dialect, conversions, token
+estimates, the system prompt, truncation notices); this module only gathers the inputs from the
+database and arranges the results for templates. Steps of `inspect_entry`:
 
-1. the path root -> entry (only the part the projection sends is fetched in full);
-2-3. the engine's request at that leaf (`contextlab.pi.request.build_request`): each projected
-   message paired with its entry, and what the provider receives for the leaf's model;
-4. per-message estimates, a running total, Pi's usage-based estimate, the window and reserve,
-   the usage the provider reported for the reply to this request;
-5. the system prompt rebuilt by layer from the project's resources (or plainly "unknown");
+1. the path root -> entry, condensed to what the projection reads (`selectors.path_entries`);
+2-3. the engine's request at that leaf in the turn's dialect (`contextlab.pi.turn.build_turn`;
+   the project's resource profile may choose the dialect): each message of its context with its
+   entry (Pi 1.x: with the context edit that changed it), and what the provider receives;
+4. per-message estimates in the dialect, a running total, Pi's own context estimate, the window
+   and reserve, the output cap sent, the usage the provider reported for the reply;
+5. the system prompt: Pi 1.x's as the session persisted it (sections, tools, where each was
+   last set); Pi 0.x's rebuilt by the engine from the project's resources (or plainly "unknown");
 6. the diff against the previous request on the same path.
 """
 
@@ -22,12 +24,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
-from contextlab import jsonsafe
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
-from contextlab.inspector.models import ResourceFile, ResourceProfile
+from contextlab.inspector.diffs import request_diff
+from contextlab.inspector.messages import FULL_TAIL, message_views
+from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
 from contextlab.inspector.roots import RootedFileSystem, inside_server_roots
 from contextlab.inspector.selectors import (
     SessionIndex,
@@ -39,24 +41,25 @@ from contextlab.inspector.selectors import (
     store_index,
 )
 from contextlab.library.models import Project, Session
-from contextlab.pi import context as pi_context
+from contextlab.pi import held as pi_held
 from contextlab.pi import models as pi_models
 from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
 from contextlab.pi.captured import CapturedPrompt, captured_prompt_at, prompt_differences
-from contextlab.pi.entries import EMITTING_TYPES, message_of_entry
+from contextlab.pi.dialects import Dialect
+from contextlab.pi.dialects.detect import DialectChoice
+from contextlab.pi.entries import message_of_entry
 from contextlab.pi.prompt import SystemPrompt
 from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
 from contextlab.pi.tree_selector import TreeItem
+from contextlab.pi.turn import build_turn
 from contextlab.review.services import audit_record
+
+__all__ = ["FULL_TAIL", "Inspection", "inspect_entry", "message_blocks"]
 
 # Pi's default compaction.reserveTokens is assumed: settings live on the machine Pi ran on and
 # are not in the session file.
 DEFAULT_RESERVE_TOKENS = pi_tokens.DEFAULT_RESERVE_TOKENS
-FULL_TAIL = 25
-
-
-# --- small helpers ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -94,15 +97,20 @@ class Inspection:
     # Characters of copy_json / entry_json not rendered (CONTEXTLAB_MESSAGE_RENDER_CHARS).
     copy_json_hidden: int = 0
     entry_json_hidden: int = 0
-    # The messages shown in full: a leading summary and the last FULL_TAIL; the middle ones
-    # are one line each with their body loaded on demand (a deep entry can have thousands).
     # The prompt the contextlab Pi extension captured for this request (prompt tab only), and
     # its differences from the reconstruction above.
     captured: CapturedPrompt | None = None
     captured_diff: list[str] = field(default_factory=list)
+    # The messages shown in full: the leading ones and the last FULL_TAIL; the middle ones are
+    # one line each with their body loaded on demand (a deep entry can have thousands).
     head: list[MessageView] = field(default_factory=list)
     middle: list[MessageView] = field(default_factory=list)
     tail: list[MessageView] = field(default_factory=list)
+    # The engine's request (its dialect, tools, output cap), and how the page names its dialect.
+    request: pi_request.PiRequest | None = None
+    dialect: dict[str, Any] = field(default_factory=dict)
+    # Pi 1.x: the tool declarations sent, each with its JSON schema and the entry that declared it.
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def images_dropped(self) -> bool:
@@ -112,7 +120,19 @@ class Inspection:
     @property
     def open_from(self) -> int:
         """Messages after this position start unfolded (the end of the request matters most)."""
-        return len(self.messages) - 6
+        return self.message_count - 6
+
+    @property
+    def message_count(self) -> int:
+        """The messages of the context (a message a context edit omitted is not one)."""
+        return sum(1 for view in self.messages if not view.omitted)
+
+    @property
+    def prompt_in_session(self) -> bool:
+        """Pi 1.x: the prompt is the session's system messages, counted among the messages."""
+        return (
+            self.request is not None and pi_request.steps_of(self.request.dialect).prompt_in_session
+        )
 
     @property
     def prompt_tokens(self) -> int:
@@ -124,60 +144,61 @@ class Inspection:
 
     @property
     def total_with_prompt(self) -> int:
+        if self.prompt_in_session:
+            return self.estimate_total
         return self.estimate_total + self.prompt_tokens
 
     @property
     def threshold(self) -> int | None:
         return self.context_window - self.reserve_tokens if self.context_window else None
 
+    @property
+    def max_tokens_text(self) -> str:
+        """The output cap the request carried (``max_completion_tokens``)."""
+        request = self.request
+        if request is not None and request.max_tokens is not None:
+            return str(request.max_tokens)
+        if request is None or request.max_tokens_unknown:
+            return "unknown: the model's limits are unknown"
+        return "not sent"
 
-_ROLE_CSS = {
-    "compactionSummary": "compaction-summary",
-    "branchSummary": "branch-summary",
-    "custom": "custom",
-}
-_ROLE_TITLE = {
-    "compactionSummary": "compaction summary",
-    "branchSummary": "branch summary",
-    "toolResult": "tool result",
-    "bashExecution": "bash (!cmd)",
-}
+    @property
+    def dialect_choices(self) -> tuple[tuple[str, str], ...]:
+        return DIALECT_CHOICES
 
 
-# --- resources and the system prompt ---------------------------------------------------------
+# --- resources, the dialect and the system prompt ---------------------------------------------
 
 
 def resource_profile(project: Project) -> ResourceProfile | None:
     return ResourceProfile.objects.filter(project=project).prefetch_related("files").first()
 
 
-def _prompt_date(entries: list[dict[str, Any]]) -> str:
-    """The date Pi put in the prompt: it is built when the session is (re)opened, not per turn,
-    and never stored; the latest user message's day (in TIME_ZONE) is the closest we know."""
-    for entry in reversed(entries):
-        message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "user":
-            stamp = entry.get("timestamp")
-            break
-    else:
-        stamp = entries[0].get("timestamp") if entries else None
+def turn_inputs(profile: ResourceProfile | None) -> tuple[str | None, str | None]:
+    """What a leaf's request depends on besides the session: the agent dir (models.json) and
+    the dialect the project's profile chooses (None: detected per turn)."""
+    if profile is None:
+        return None, None
+    return profile.agent_dir or None, profile.dialect or None
+
+
+def local_date(ms: Any) -> str | None:
+    """The day of ``ms`` (the request time) in TIME_ZONE: the date the engine puts in a Pi 0.x
+    prompt (the context command uses the process's time zone the same way)."""
+    if not isinstance(ms, int | float) or isinstance(ms, bool):
+        return None
     try:
-        when = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        when = timezone.now()
-    if timezone.is_naive(when):
-        when = timezone.make_aware(when, dt.UTC)
+        when = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
     return timezone.localtime(when).date().isoformat()
 
 
-def system_prompt_for(
-    session: Session,
-    profile: ResourceProfile | None,
-    date: str,
-    path: list[dict[str, Any]] | None = None,
-) -> tuple[SystemPrompt | None, PromptResources | None, list[str], list[str]]:
-    """Rebuild the prompt (the dialect's prompt step for a request at the end of ``path``), or
-    say plainly why parts of it cannot be known on this server."""
+def prompt_source_for(
+    session: Session, profile: ResourceProfile | None, dialect: Dialect
+) -> tuple[pi_request.PromptSource | None, PromptResources | None, list[str], list[str]]:
+    """Where a Pi 0.x prompt's parts come from on this server (resources discovered in the
+    turn's dialect), with what is unknown here and notes; no source when discovery failed."""
     cwd = str(session.header.get("cwd") or session.project.cwd)
     unknown: list[str] = []
     fs: Any = None
@@ -210,13 +231,15 @@ def system_prompt_for(
             agent_dir=agent_dir,
             home=home,
             project_trusted=trusted,
+            dialect=dialect,
             fs=fs if fs is not None else (RootedFileSystem() if ran_here or profile else {}),
         )
     except ResourceError as exc:
         return None, None, [*unknown, str(exc)], []
-    source = pi_request.PromptSource(cwd=cwd, resources=resources, tools=tools, pi_root=pi_root)
-    prompt = pi_request.build_prompt(source, date=date, path=path or [])
-    notes = list(prompt.notes)
+    source = pi_request.PromptSource(
+        cwd=cwd, resources=resources, tools=tools, pi_root=pi_root, local_date=local_date
+    )
+    notes = []
     if resources.trust_reason:
         notes.append(f"Project trust: {resources.trust_reason}.")
     unknown.extend(resources.unknown)
@@ -230,7 +253,65 @@ def system_prompt_for(
             "The Pi package root on this server is not set: the documentation paths in the"
             " prompt are placeholders."
         )
-    return prompt, resources, unknown, notes
+    return source, resources, unknown, notes
+
+
+@dataclass
+class _Prompted:
+    """A leaf's request with its prompt, and what the page says about the prompt."""
+
+    request: pi_request.PiRequest
+    resources: PromptResources | None = None
+    unknown: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _with_prompt(
+    session: Session, profile: ResourceProfile | None, request: pi_request.PiRequest
+) -> _Prompted:
+    """The request with its system prompt: Pi 1.x's is the session's own (already built, no
+    server file read); Pi 0.x's is rebuilt by the engine from this server's resources, read
+    afresh (the request itself is kept per leaf)."""
+    if pi_request.steps_of(request.dialect).prompt_in_session:
+        return _Prompted(request)
+    source, resources, unknown, notes = prompt_source_for(session, profile, request.dialect)
+    prompted = pi_request.with_prompt(request, source)
+    if prompted.prompt is not None:
+        notes = [*prompted.prompt.notes, *notes]
+    return _Prompted(prompted, resources, unknown, notes)
+
+
+def _dialect_view(choice: DialectChoice | None, profile: ResourceProfile | None) -> dict[str, Any]:
+    """How the page names a turn's dialect and why (detected from the file, chosen, assumed)."""
+    chosen = profile.dialect if profile is not None else ""
+    name = choice.dialect if choice else "0.80"
+    variant = choice.variant if choice else None
+    if chosen:
+        source = f"chosen in the project's resource profile (Pi {chosen})"
+    elif choice is not None and choice.detected:
+        source = "detected from the session file"
+    else:
+        source = "assumed"
+    out: dict[str, Any] = {
+        "name": name,
+        "label": f"Pi {name}" + (f" (pi-ai {variant})" if variant else ""),
+        "source": source,
+        "reason": choice.reason if choice else "",
+        "profile": chosen or "detect",
+        "undetectable": "",
+    }
+    if name in ("0.73", "0.80"):
+        rule = (
+            f"the project's resource profile chooses Pi {chosen}"
+            if chosen
+            else "the project's resource profile says detect: 0.80 assumed (choose 0.73 there"
+            " if Pi 0.73 wrote this session)"
+        )
+        out["undetectable"] = (
+            "Pi 0.73 and 0.80 write the same session files: which of them sent this turn cannot"
+            f" be told from the file. It is read as Pi {name}: {rule}."
+        )
+    return out
 
 
 @transaction.atomic
@@ -259,6 +340,7 @@ def save_resource_profile(*, project: Project, form: Any, user: Any) -> Resource
             "home": profile.home,
             "tools": profile.tools,
             "project_trusted": profile.project_trusted,
+            "dialect": profile.dialect,
             "uploaded": [path for path, _ in uploads],
         },
     )
@@ -287,10 +369,10 @@ def store_tree_indexes(results: list[Any]) -> None:
             tree_index_refresh(session_id=result.session.pk)
 
 
-# --- the projection --------------------------------------------------------------------------
+# --- the request at a leaf ------------------------------------------------------------------
 
 
-def _model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
+def model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
     """pi-ai's model for {provider, modelId}: the project's models.json when the resource
     profile gives an agent dir (read only under the server roots), else pi-ai's catalog (else
     the engine assumes one, flagged)."""
@@ -298,7 +380,7 @@ def _model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
     return lambda provider, model_id: pi_models.find_model(provider, model_id, readable)
 
 
-def _model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
+def model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
     """The context's model ({provider, modelId}) and the pi-ai model it resolved to."""
     limits = pi_request.ModelLimits.of(found)
     return {
@@ -313,89 +395,47 @@ def _model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str
 
 
 def _projection(
-    session: Session, index: SessionIndex, entry_id: str, agent_dir: str | None
+    session: Session,
+    index: SessionIndex,
+    entry_id: str,
+    agent_dir: str | None,
+    chosen: str | None,
 ) -> tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]:
-    """Path, the engine's request at this leaf and its model, kept on the index.
+    """Path, the engine's request at this leaf (without a Pi 0.x prompt: its resources are read
+    per view) and its model, kept on the index.
 
-    A session revision's entries never change, so neither does a leaf's projection (for a given
-    models.json): switching tabs or coming back to an entry reuses it. The index is replaced
-    when the session grows, which drops these with it.
+    A session revision's entries never change, so neither does a leaf's request (for a given
+    models.json and dialect): switching tabs or coming back to an entry reuses it. The index is
+    replaced when the session grows, which drops these with it.
     """
-    key = ("projection", entry_id, agent_dir)
+    key = ("projection", entry_id, agent_dir, chosen)
     cached = index.memo.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     entries = path_entries(session, index, entry_id)
-    request = _request(session, entries, entry_id, agent_dir)
-    value = (entries, request, _model_info(request.context.model, request.model))
+    request = build_turn(
+        entries,
+        entry_id,
+        by_id={e.get("id"): e for e in entries},
+        header=session.header,
+        chosen=chosen,
+        model_lookup=model_lookup(agent_dir),
+    )
+    value = (entries, request, model_info(request.context.model, request.model))
     index.remember(key, value)
     return value
 
 
-def _request(
-    session: Session, entries: list[dict[str, Any]], entry_id: str, agent_dir: str | None
-) -> pi_request.PiRequest:
-    return pi_request.build_request(
-        entries, entry_id, header=session.header, model_lookup=_model_lookup(agent_dir)
-    )
-
-
-def _message_views(
-    index: SessionIndex, entry_id: str, messages: list[dict[str, Any]], owners: list[Any]
+def _views(
+    index: SessionIndex, entry_id: str, request: pi_request.PiRequest, chosen: str | None
 ) -> tuple[list[MessageView], int, int, int]:
-    """Per-message views with running totals and reported usage (kept with the projection)."""
-    key = ("views", entry_id)
+    """The request's message views (kept with the projection: they depend on the leaf and the
+    dialect only)."""
+    key = ("views", entry_id, chosen)
     cached = index.memo.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    views: list[MessageView] = []
-    running = 0
-    for position, message in enumerate(messages):
-        tokens = pi_tokens.estimate_tokens(message)
-        running += tokens
-        owner = owners[position] if owners else None
-        role = str(message.get("role"))
-        usage = message.get("usage") if role == "assistant" else None
-        view = MessageView(
-            position=position + 1,
-            role=role,
-            entry_id=owner.get("id") if owner else None,
-            entry_type=str(owner.get("type")) if owner else "",
-            tokens=tokens,
-            running=running,
-            blocks=[],
-            sent_as=pi_context.sent_role(message) or role,
-            usage=usage if isinstance(usage, dict) else None,
-            css=_ROLE_CSS.get(role, ""),
-            title=_ROLE_TITLE.get(role, role),
-            message=message,
-        )
-        if view.usage:
-            view.usage_tokens = pi_tokens.calculate_context_tokens(view.usage)
-        dropped = pi_context.dropped_by(message)
-        if dropped == "transformMessages":
-            view.dropped = (
-                f"stopReason {message.get('stopReason')}: pi-ai's transformMessages skips it"
-            )
-        elif dropped == "convertToLlm" and role == "bashExecution":
-            view.dropped = "!!cmd (excludeFromContext): convertToLlm drops it"
-        if role == "custom":
-            view.extra["customType"] = message.get("customType")
-            view.extra["display"] = message.get("display")
-        if role == "toolResult":
-            view.extra["toolName"] = message.get("toolName")
-            view.extra["isError"] = message.get("isError")
-        if role == "compactionSummary":
-            view.extra["tokensBefore"] = message.get("tokensBefore")
-        if view.entry_id == entry_id:
-            view.css += " is-leaf"
-        views.append(view)
-    head_count = 1 if messages and messages[0].get("role") == "compactionSummary" else 0
-    tail_start = max(head_count, len(views) - FULL_TAIL)
-    for position in [*range(head_count), *range(tail_start, len(views))]:
-        views[position].blocks = sent_blocks(messages[position])
-
-    value = (views, running, head_count, tail_start)
+    value = message_views(request, entry_id)
     index.remember(key, value)
     return value
 
@@ -433,90 +473,84 @@ def _cut(text: str, limit: int) -> tuple[str, int]:
 def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> list[MessageView]:
     """The collapsed middle of a leaf's projection ("show more" pages): the projection and its
     views only (both kept on the index), not a whole inspection with its prompt."""
-    profile = resource_profile(session.project)
-    agent_dir = (profile.agent_dir or None) if profile else None
-    _, request, _ = _projection(session, index, entry_id, agent_dir)
-    views, _, head_count, tail_start = _message_views(
-        index, entry_id, request.agent_messages, request.owners
-    )
+    agent_dir, chosen = turn_inputs(resource_profile(session.project))
+    _, request, _ = _projection(session, index, entry_id, agent_dir, chosen)
+    views, _, head_count, tail_start = _views(index, entry_id, request, chosen)
     return views[head_count:tail_start]
+
+
+def _compaction(
+    index: SessionIndex, entries: list[dict[str, Any]], path_ids: list[str]
+) -> tuple[dict[str, Any] | None, int]:
+    """The compaction in force and how many path entries it replaced (from the index: the
+    entries handed to the engine are condensed before the kept range)."""
+    span = pi_held.held_span(path_ids, index.type_of, index.first_kept.get)
+    if span.compaction is None:
+        return None, 0
+    compaction_id = path_ids[span.compaction]
+    compaction_entry = next((e for e in entries if e.get("id") == compaction_id), {})
+    kept = index.first_kept.get(compaction_id)
+    return {
+        "id": compaction_id,
+        "tokens_before": compaction_entry.get("tokensBefore"),
+        "first_kept": kept,
+        "kept_on_path": kept in path_ids[: span.compaction],
+    }, len(pi_held.replaced(path_ids, span, index.type_of))
+
+
+def _tool_views(request: pi_request.PiRequest) -> list[dict[str, Any]]:
+    """Pi 1.x: the tool declarations the request carried, with their schemas and origins."""
+    if not pi_request.steps_of(request.dialect).prompt_in_session:
+        return []
+    return [
+        {
+            "name": tool.get("name"),
+            "description": tool.get("description"),
+            "schema": dumps(tool.get("parameters")),
+            "origin": request.tool_origins.get(tool.get("name")),
+        }
+        for tool in request.tools
+    ]
 
 
 def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab: str) -> Inspection:
     # Over 80 lines on purpose: one straight pass that fills the Inspection's fields in the
     # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
-    agent_dir = (profile.agent_dir or None) if profile else None
-    entries, request, info = _projection(session, index, entry_id, agent_dir)
-    messages = request.agent_messages
+    agent_dir, chosen = turn_inputs(profile)
+    entries, kept_request, info = _projection(session, index, entry_id, agent_dir, chosen)
+    views, running, head_count, tail_start = _views(index, entry_id, kept_request, chosen)
+    prompted = _with_prompt(session, profile, kept_request)
+    request = prompted.request
     model = request.context.model
     sent = request.sent
-
-    views, running, head_count, tail_start = _message_views(
-        index, entry_id, messages, request.owners
-    )
-
-    estimate = pi_tokens.estimate_context_tokens(messages)
-    pi_estimate = {
-        "tokens": _attr(estimate, "tokens"),
-        "usage_tokens": _attr(estimate, "usage_tokens", "usageTokens"),
-        "trailing_tokens": _attr(estimate, "trailing_tokens", "trailingTokens"),
-        "last_usage_index": _attr(estimate, "last_usage_index", "lastUsageIndex"),
-    }
-
-    # The compaction in force and how much of the path it replaced (from the index: the
-    # entries handed to the engine are condensed before the kept range).
-    compaction = None
-    replaced = 0
     path_ids = index.path(entry_id)
-    for position in range(len(path_ids) - 1, -1, -1):
-        if path_ids[position] in index.first_kept or index.items[path_ids[position]].type == (
-            "compaction"
-        ):
-            compaction_entry = next((e for e in entries if e.get("id") == path_ids[position]), {})
-            kept = index.first_kept.get(path_ids[position])
-            replaced = len(replaced_items(index, entry_id))
-            compaction = {
-                "id": path_ids[position],
-                "tokens_before": compaction_entry.get("tokensBefore"),
-                "first_kept": kept,
-                "kept_on_path": kept in path_ids[:position],
-            }
-            break
+    compaction, replaced = _compaction(index, entries, path_ids)
 
-    # Pi's invariant: the request ends with a user message or a tool result.
     last_role = sent[-1].get("role") if sent else None
-    invariant_ok = last_role in ("user", "toolResult")
     invariant_text = (
         f"the last message sent has role {last_role}"
         if sent
         else "nothing would be sent (the context is empty)"
     )
-    synthetic = request.synthetic_results
-
     reply = _reply(session, index, entry_id)
     # What the model saw for an assistant message is the request at its parent: Pi never sends
     # a request ending with an assistant message (the next user message comes first).
+    item = index.items[entry_id]
     answered = (
         path_ids[-2]
-        if last_role == "assistant"
-        and index.items[entry_id].role == "assistant"
-        and len(path_ids) > 1
+        if last_role == "assistant" and pi_held.is_reply(item.type, item.role) and len(path_ids) > 1
         else None
     )
-
-    date = _prompt_date(entries)
-    prompt, resources, unknown, notes = system_prompt_for(session, profile, date, entries)
-
+    prompt = request.prompt
     captured = captured_prompt_for(session, index, entry_id) if tab == "prompt" else None
     captured_diff = (
         prompt_differences(prompt.text if prompt else "", captured.system_prompt)
         if captured
         else []
     )
-
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = _diff(session, index, entries, messages, sent, agent_dir) if tab == "diff" else None
+    diff = _diff(session, index, profile, request) if tab == "diff" else None
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
@@ -524,42 +558,55 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         "thinkingLevel": request.thinking_level,
         "systemPrompt": prompt.text if prompt else None,
         "messages": sent,
+        "tools": [
+            {
+                "name": t.get("name"),
+                "description": t.get("description"),
+                "parameters": t.get("parameters"),
+            }
+            for t in request.tools
+        ],
+        "maxTokens": request.max_tokens,
+        "dialect": request.choice.dialect if request.choice else None,
     }
     return Inspection(
         session=session,
         entry_id=entry_id,
         entry=selected,
-        item=index.items[entry_id],
+        item=item,
         messages=views,
         sent=sent,
         thinking_level=str(request.thinking_level),
         model=model if isinstance(model, dict) else None,
         model_info=info,
         estimate_total=running,
-        pi_estimate=pi_estimate,
+        pi_estimate={"tokens": request.context_estimate()},
         context_window=info.get("context_window"),
         reserve_tokens=DEFAULT_RESERVE_TOKENS,
         compaction=compaction,
         replaced_count=replaced,
-        invariant_ok=invariant_ok,
+        invariant_ok=request.sendable,
         invariant_text=invariant_text,
         reply=reply,
         answered=answered,
         prompt=prompt,
-        prompt_unknown=unknown,
-        prompt_notes=notes,
-        resources=resources,
+        prompt_unknown=prompted.unknown,
+        prompt_notes=prompted.notes,
+        resources=prompted.resources,
         profile=profile,
-        prompt_date=date,
+        prompt_date=request.prompt_date or "",
         diff=diff,
         copy_json=dumps(copy) if tab == "json" else "",
         entry_json=dumps(selected) if selected is not None else "",
-        synthetic_results=synthetic,
+        synthetic_results=request.synthetic_results,
         captured=captured,
         captured_diff=captured_diff,
         head=views[:head_count],
         middle=views[head_count:tail_start],
         tail=views[tail_start:],
+        request=request,
+        dialect=_dialect_view(request.choice, profile),
+        tools=_tool_views(request),
     )
 
 
@@ -577,34 +624,36 @@ def captured_prompt_for(
 
 
 def message_blocks(
-    session: Session, index: SessionIndex, entry_id: str, *, full: bool = False
+    session: Session,
+    index: SessionIndex,
+    entry_id: str,
+    *,
+    full: bool = False,
+    leaf: str | None = None,
 ) -> list[Block]:
-    """The blocks of the message one entry contributes (for a collapsed row opened later)."""
+    """The blocks of the message one entry contributes (for a collapsed row opened later);
+    with ``leaf``, as that leaf's request holds it (a Pi 1.x context edit may have changed it)."""
+    if leaf is not None and leaf in index.items:
+        agent_dir, chosen = turn_inputs(resource_profile(session.project))
+        _, request, _ = _projection(session, index, leaf, agent_dir, chosen)
+        views, _, _, _ = _views(index, leaf, request, chosen)
+        for view in views:
+            if view.entry_id == entry_id:
+                held = view.edit["original"] if view.edit and view.omitted else view.message
+                return sent_blocks(held, full=full)
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)
     message = message_of_entry(entry, "estimate") if entry else None
     return sent_blocks(message, full=full) if message else []
 
 
-def _attr(obj: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(obj, dict) and name in obj:
-            return obj[name]
-        if hasattr(obj, name):
-            return getattr(obj, name)
-    return None
-
-
-def _first_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list) and content and isinstance(content[0], dict):
-        return str(content[0].get("text") or "")
-    return content if isinstance(content, str) else ""
-
-
 def _reply(session: Session, index: SessionIndex, entry_id: str) -> dict[str, Any] | None:
     """The assistant message that answered this exact request, if the session has one: its
     usage is what the provider counted for the context shown here."""
-    replies = [i for i in index.children.get(entry_id, ()) if index.items[i].role == "assistant"]
+    replies = [
+        i
+        for i in index.children.get(entry_id, ())
+        if pi_held.is_reply(index.items[i].type, index.items[i].role)
+    ]
     if not replies:
         return None
     on_path = [i for i in replies if i in index.path_set]
@@ -627,148 +676,46 @@ def _reply(session: Session, index: SessionIndex, entry_id: str) -> dict[str, An
     }
 
 
-def _previous_request(index: SessionIndex, path: list[str]) -> str | None:
-    """The previous point on this path where Pi called the model: an entry whose next entry on
-    the path is an assistant message (the request Pi sent with that entry as leaf)."""
-    for position in range(len(path) - 2, 0, -1):
-        if index.items[path[position]].role == "assistant":
-            return path[position - 1]
-    return None
+def previous_request(index: SessionIndex, entry_id: str) -> str | None:
+    """The previous point on this entry's path where Pi called the model."""
+    found = pi_held.previous_request(index.path(entry_id), index.type_of, index.role_of)
+    return str(found) if found is not None else None
 
 
-def _key(message: dict[str, Any]) -> bytes:
-    return jsonsafe.sorted_bytes(message)
+def request_with_prompt(
+    session: Session, index: SessionIndex, entry_id: str, profile: ResourceProfile | None
+) -> pi_request.PiRequest:
+    """The engine's request at ``entry_id`` with its system prompt (for a diff or a comparison)."""
+    agent_dir, chosen = turn_inputs(profile)
+    _, request, _ = _projection(session, index, entry_id, agent_dir, chosen)
+    return _with_prompt(session, profile, request).request
 
 
 def _diff(
     session: Session,
     index: SessionIndex,
-    entries: list[dict[str, Any]],
-    messages: list[dict[str, Any]],
-    sent: list[dict[str, Any]],
-    agent_dir: str | None,
+    profile: ResourceProfile | None,
+    request: pi_request.PiRequest,
 ) -> dict[str, Any] | None:
     """What changed since the previous request on this path. Messages are compared as Pi
     holds them (before convertToLlm), so each one's tokens are the Messages tab's estimate (a
     summary counts the same in both tabs, not with the wrapper text it is sent in)."""
-    path = [str(e.get("id")) for e in entries]
-    previous = _previous_request(index, path)
+    leaf = str(request.leaf_id)
+    previous = previous_request(index, leaf)
     if previous is None:
         return {"previous": None}
-    # Fetched again: the current path's early entries are light stand-ins (a compaction hid
+    # Its own projection: the current path's early entries are light stand-ins (a compaction hid
     # them), while the previous request may still have sent them.
-    prev_entries = path_entries(session, index, previous)
-    prev_request = _request(session, prev_entries, previous, agent_dir)
-    prev_messages = prev_request.agent_messages
-    prev_sent = prev_request.sent
-    sent_before = [_key(m) for m in prev_sent]
-    sent_after = [_key(m) for m in sent]
-    common = 0
-    while (
-        common < min(len(sent_before), len(sent_after))
-        and sent_before[common] == sent_after[common]
-    ):
-        common += 1
-    before = [_key(m) for m in prev_messages]
-    after = [_key(m) for m in messages]
-    after_set, before_set = set(after), set(before)
-    removed = [prev_messages[i] for i in range(len(before)) if before[i] not in after_set]
-    added = [messages[i] for i in range(len(after)) if after[i] not in before_set]
+    before = request_with_prompt(session, index, previous, profile)
     return {
         "previous": previous,
         "previous_item": index.items[previous],
-        "common_prefix": common,
-        "added": [_summary_line(m) for m in added],
-        "removed": [_summary_line(m) for m in removed],
-        "before_count": len(prev_sent),
-        "after_count": len(sent),
-        "prompt_changed": _prompt_date(prev_entries) != _prompt_date(entries),
-        "prompt_dates": (_prompt_date(prev_entries), _prompt_date(entries)),
-    }
-
-
-def _summary_line(message: dict[str, Any]) -> dict[str, Any]:
-    role = str(message.get("role"))
-    text = _first_text(message) or str(message.get("summary") or "")
-    if not text and isinstance(message.get("content"), list):
-        kinds = [str(b.get("type")) for b in message["content"] if isinstance(b, dict)]
-        text = ", ".join(kinds)
-    return {
-        "role": role,
-        "text": text[:240],
-        "tokens": pi_tokens.estimate_tokens(message),
+        **request_diff(before, request),
     }
 
 
 def replaced_items(index: SessionIndex, entry_id: str) -> list[TreeItem]:
     """Path entries before the kept range of the compaction in force (greyed: not sent)."""
     ids = index.path(entry_id)
-    for position in range(len(ids) - 1, -1, -1):
-        kept = index.first_kept.get(ids[position])
-        if kept is not None:
-            kept_at = ids.index(kept) if kept in ids[:position] else position
-            return [index.items[i] for i in ids[:kept_at] if index.items[i].type in EMITTING_TYPES]
-    return []
-
-
-# --- the context growth chart ----------------------------------------------------------------
-
-
-def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
-    """Context size of every request along the active path: Pi's estimate of what was sent
-    and what the provider reported for it (input + cache tokens of the reply), compactions
-    marked with their tokens before -> after.
-
-    One pass over the path with per-entry estimates (the stored estimateTokens of each entry)
-    and the replies' usage from the index, so a 20k-entry path costs no projection per request
-    and one query (the compaction summaries).
-    """
-    path = index.path_ids
-    points: list[dict[str, Any]] = []
-    if not path:
-        return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
-    summaries = entries_by_id(session, index, [i for i in path if i in index.first_kept])
-    page = reverse("inspector:session", args=[session.pk])
-    steps = [
-        pi_request.PathEntry(
-            entry_id,
-            index.items[entry_id].type,
-            index.items[entry_id].role,
-            index.items[entry_id].tokens,
-            index.first_kept.get(entry_id),
-        )
-        for entry_id in path
-    ]
-    for estimate in pi_request.request_estimates(steps):
-        compaction = None
-        if estimate.compaction is not None:
-            compaction_id, after = estimate.compaction
-            before = summaries.get(compaction_id, {}).get("tokensBefore") or 0
-            compaction = {"id": compaction_id, "before": before, "after": after}
-        points.append(
-            {
-                "leaf": estimate.leaf,
-                "reply": estimate.reply,
-                "estimate": estimate.tokens,
-                "reported": index.reported.get(estimate.reply),
-                "compaction": compaction,
-            }
-        )
-    # The model of the path's last request: the engine's rule, on the one entry that sets it.
-    model = None
-    for entry_id in reversed(path):
-        item = index.items[entry_id]
-        if item.type == "model_change" or (item.type == "message" and item.role == "assistant"):
-            state: list[Any] = ["off", None, None]
-            pi_context.settings_step(entries_by_id(session, index, [entry_id])[entry_id], state)
-            model = state[1]
-            break
-    info = _model_info(model, pi_context.model_for_transform(model))
-    return {
-        "points": points,
-        "contextWindow": info.get("context_window"),
-        "reserveTokens": DEFAULT_RESERVE_TOKENS,
-        "model": f"{info.get('provider')}/{info.get('id')}" if info else None,
-        # A point opens `{pageUrl}?entry=<leaf>&tab=context`.
-        "pageUrl": page,
-    }
+    span = pi_held.held_span(ids, index.type_of, index.first_kept.get)
+    return [index.items[i] for i in pi_held.replaced(ids, span, index.type_of)]

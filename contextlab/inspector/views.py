@@ -34,6 +34,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from contextlab.inspector import services
 from contextlab.inspector.blocks import MessageView
+from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import message_rows_html, tree_rows_html
@@ -46,6 +47,7 @@ from contextlab.library.selectors import (
     session_for_user_or_404,
     session_problems,
 )
+from contextlab.pi.held import request_points
 from contextlab.pi.tree_selector import (
     FILTER_MODES,
     TreeView,
@@ -407,7 +409,10 @@ def _middle_html(session: Session, entry_id: str, middle: list[MessageView], sta
     page_url = reverse("inspector:session", args=[session.pk])
     rows = middle[start : start + MIDDLE_PAGE]
     html = message_rows_html(
-        rows, page_url=page_url, body_url=reverse("inspector:message", args=[session.pk])
+        rows,
+        page_url=page_url,
+        body_url=reverse("inspector:message", args=[session.pk]),
+        leaf=entry_id,
     )
     rest = len(middle) - start - len(rows)
     if rest > 0:
@@ -444,7 +449,8 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
     """The body of one message of a projection (collapsed rows load it when opened)."""
     session, index, entry_id = _session_entry(request, pk)
     full = request.GET.get("all") == "1"
-    blocks = services.message_blocks(session, index, entry_id, full=full)
+    leaf = request.GET.get("leaf") or None
+    blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
     context = {"blocks": blocks, "session": session, "entry_id": entry_id}
     return render(request, "inspector/_blocks.html", context)
 
@@ -453,7 +459,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
-    growth = services.context_growth(session, index)
+    growth = context_growth(session, index)
     return render(
         request,
         "inspector/chart.html",
@@ -501,13 +507,16 @@ COMPARE_CHOICES = 500
 def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
     """(entry id, label) of every entry with an assistant reply below it, on every branch."""
     out: list[tuple[str, str]] = []
-    for entry_id in index.order:
-        item = index.items[entry_id]
-        if item.role == "assistant" and item.parent_id in index.items:
-            parent = index.items[item.parent_id]
-            out.append((parent.id, f"{parent.tag}{parent.text}"[:90]))
-            if len(out) >= COMPARE_CHOICES:
-                break
+
+    def parent_of(entry_id: str) -> str | None:
+        parent = index.items[entry_id].parent_id
+        return parent if parent in index.items else None
+
+    for leaf, _ in request_points(index.order, index.type_of, index.role_of, parent_of):
+        parent = index.items[leaf]
+        out.append((parent.id, f"{parent.tag}{parent.text}"[:90]))
+        if len(out) >= COMPARE_CHOICES:
+            break
     return out
 
 
@@ -523,7 +532,7 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
     if a not in index.items:
         raise Http404("No such entry in this session")
     if not b:
-        b = services._previous_request(index, index.path(a)) or a
+        b = services.previous_request(index, a) or a
     if b not in index.items:
         raise Http404("No such entry in this session")
     comparison = requests_compare(session, index, a, b)

@@ -5,9 +5,9 @@ dialect, the AgentMessages ``buildSessionContext`` projects (with the entry each
 their ``convertToLlm`` form, what pi-ai's ``transformMessages`` hands the provider for the
 leaf's model, that model and its limits, the thinking level, the time of the request, the
 built-in tools and (given where to find its resources) the system prompt with its layers. The
-``context`` command, the inspector and the differential suite call it; the chart and the
-benchmark walk every leaf with ``iter_leaf_projections`` and ``request_estimates`` (below); see
-docs/pi-engine.md, "The request at a leaf".
+``context`` command, the inspector and the differential suite call it; the benchmark walks every
+leaf with ``iter_leaf_projections`` (below), the chart adds up per-entry estimates with
+``contextlab.pi.growth.request_estimates``; see docs/pi-engine.md, "The request at a leaf".
 
 The steps that differ between Pi versions (how the context is projected, converted and
 transformed, how the system prompt is assembled, what the provider's HTTP body holds) are
@@ -26,7 +26,7 @@ the leaf), else the header's (``request_time_ms``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextlab.pi.context import (
@@ -45,31 +45,29 @@ from contextlab.pi.context import (
 )
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.detect import DialectChoice
-from contextlab.pi.entries import EMITTING_TYPES, Json, message_of_entry
-from contextlab.pi.jsutil import entry_date_ms, entry_time_ms
-from contextlab.pi.prompt import SystemPrompt, build_system_prompt
-from contextlab.pi.providers import openai_completions
+from contextlab.pi.entries import Json, message_of_entry
+from contextlab.pi.jsutil import entry_date_ms, entry_time_ms, json_stringify
+from contextlab.pi.prompt import SystemPrompt, active_tool_names, build_system_prompt
+from contextlab.pi.providers import anthropic_messages, openai_completions
 from contextlab.pi.resources import PromptResources
 from contextlab.pi.session import SessionTree
-from contextlab.pi.tokens import estimate_tokens
+from contextlab.pi.tokens import estimate_context_tokens, estimate_tokens
 
 __all__ = [
     "LeafProjection",
     "LimitOverrides",
     "ModelLimits",
     "ModelLookup",
-    "PathEntry",
     "PiRequest",
     "PromptSource",
-    "RequestEstimate",
     "RequestSteps",
     "build_prompt",
     "build_request",
     "iter_leaf_projections",
     "limits_model",
-    "request_estimates",
     "request_time_ms",
     "steps_of",
+    "with_prompt",
 ]
 
 # `(provider, modelId) -> pi-ai model or None`: models.json then pi-ai's catalog, as the caller
@@ -191,13 +189,51 @@ class PiRequest:
     def limits(self) -> ModelLimits:
         return ModelLimits.of(self.model)
 
+    @property
+    def sendable(self) -> bool:
+        """Whether Pi sends a request that ends like this one: its last message is a user
+        message or a tool result (after an assistant message the next user message comes
+        first)."""
+        return bool(self.sent) and self.sent[-1].get("role") in ("user", "toolResult")
+
+    @property
+    def max_tokens_unknown(self) -> bool:
+        """Whether the dialect sends an output cap that follows the model's limits, and those
+        are unknown (``max_tokens`` None then says nothing about what was sent)."""
+        return (
+            self.max_tokens is None
+            and self.limits_model is None
+            and steps_of(self.dialect).sends_max_tokens
+        )
+
+    def context_estimate(self) -> int | float:
+        """Pi's own estimate of this context's size (what its auto-compaction compares with the
+        window), in the dialect."""
+        return steps_of(self.dialect).context_estimate(self)
+
+    def _provider_model(self, model: Json | None) -> Json:
+        if model is not None:
+            return model
+        return self.limits_model if self.limits_model is not None else self.model
+
     def chat_completions_body(self, model: Json | None = None) -> str:
         """What an openai-completions provider receives for this request (``model``: the
         provider's model, default the one with the request's limits, else the one the
         transform ran for)."""
-        if model is None:
-            model = self.limits_model if self.limits_model is not None else self.model
-        return steps_of(self.dialect).request_body(self, model)
+        return steps_of(self.dialect).request_body(self, self._provider_model(model))
+
+    def provider_body(self, model: Json | None = None) -> str | None:
+        """The HTTP body the provider of ``model``'s api receives for this request (as
+        ``chat_completions_body``), as pi-ai's ``JSON.stringify`` writes it; None for an api
+        (or a dialect's api) the engine has no port of."""
+        model = self._provider_model(model)
+        steps = steps_of(self.dialect)
+        api = model.get("api")
+        if api == "openai-completions":
+            return steps.request_body(self, model)
+        if api == "anthropic-messages":
+            return steps.anthropic_body(self, model)
+        return None
 
     def cli_json(self, *, with_dialect: bool = False) -> Json:
         """The ``context`` command's object (docs/pi-engine.md, "The context command"), in the
@@ -242,9 +278,18 @@ class RequestSteps:
             dialect=dialect,
         )
 
+    # Whether an agent turn's max_completion_tokens follows the model's limits (Pi 0.80 sends
+    # none).
+    sends_max_tokens = False
+
     def estimate_tokens(self, message: Json) -> int | float:
         """The coding agent's per-message ``estimateTokens`` (what compaction counts)."""
         return estimate_tokens(message)
+
+    def context_estimate(self, request: PiRequest) -> int | float:
+        """``estimateContextTokens``: the last valid assistant usage plus the estimates of the
+        messages after it (without one, every message's estimate)."""
+        return estimate_context_tokens(request.agent_messages).tokens
 
     def session_prompt(self, request: PiRequest) -> None:
         """Set the request's prompt, tools and their origins from what the session itself holds
@@ -266,6 +311,17 @@ class RequestSteps:
             max_tokens=request.max_tokens,
         )
 
+    def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
+        """The body pi-ai's anthropic-messages provider sends for an agent turn (``streamSimple``
+        with the thinking level as ``reasoning`` and the dialect's ``max_tokens``)."""
+        context = {
+            "systemPrompt": request.prompt.text if request.prompt else "",
+            "messages": request.sent,
+            "tools": _declared(request.tools),
+        }
+        options = {"reasoning": _reasoning(request.thinking_level), "maxTokens": request.max_tokens}
+        return json_stringify(anthropic_messages.build_simple_params(model, context, options))
+
     def chat_completions_body(
         self,
         model: Json,
@@ -280,17 +336,9 @@ class RequestSteps:
         """The HTTP body pi-ai's openai-completions provider sends for an agent turn, as the
         coding agent calls ``streamSimple``: the thinking level as the reasoning effort, the
         dialect's ``max_tokens`` (Pi 0.80: none), the tools' name, description and parameters."""
-        reasoning = None if thinking_level in (None, "off") else str(thinking_level)
-        context = {
-            "systemPrompt": system_prompt,
-            "messages": messages,
-            "tools": [
-                {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
-                for t in tools
-            ],
-        }
+        context = {"systemPrompt": system_prompt, "messages": messages, "tools": _declared(tools)}
         options = openai_completions.simple_options(
-            model, reasoning=reasoning, max_tokens=max_tokens
+            model, reasoning=_reasoning(thinking_level), max_tokens=max_tokens
         )
         return openai_completions.build_request_body(model, context, options)
 
@@ -312,6 +360,19 @@ class RequestSteps:
             out["dialect"] = request.choice.dialect if request.choice else None
             out["dialectSource"] = request.choice.as_dict() if request.choice else None
         return out
+
+
+def _reasoning(thinking_level: Any) -> str | None:
+    """The coding agent's ``reasoning`` option for a thinking level (none when off)."""
+    return None if thinking_level in (None, "off") else str(thinking_level)
+
+
+def _declared(tools: Sequence[Json]) -> list[Json]:
+    """The tool definitions as the agent hands them to pi-ai: name, description, parameters."""
+    return [
+        {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+        for t in tools
+    ]
 
 
 DEFAULT_STEPS = RequestSteps()
@@ -346,7 +407,7 @@ def build_prompt(
 
 
 def _tool_definitions(dialect: Dialect, names: Sequence[str] | None) -> list[Json]:
-    active = dialect.default_active_tools if names is None else names
+    active = active_tool_names(names, dialect=dialect)
     return [tool for name in active for tool in (dialect.tool(name),) if tool is not None]
 
 
@@ -400,77 +461,39 @@ def build_request(
     if steps.prompt_in_session:
         steps.session_prompt(request)
     elif prompt is not None:
-        date = prompt.date
-        if date is None and prompt.local_date is not None:
-            date = prompt.local_date(when)
-        request.prompt_date = date or ""
-        request.prompt = build_prompt(prompt, date=request.prompt_date, path=path, dialect=dialect)
-        request.tools = _tool_definitions(dialect, prompt.tools)
+        _prompt_step(request, prompt)
     request.max_tokens = steps.max_tokens(request)
     return request
+
+
+def _prompt_step(request: PiRequest, source: PromptSource) -> None:
+    date = source.date
+    if date is None and source.local_date is not None:
+        date = source.local_date(request.request_time_ms)
+    request.prompt_date = date or ""
+    request.prompt = build_prompt(
+        source, date=request.prompt_date, path=request.path, dialect=request.dialect
+    )
+    request.tools = _tool_definitions(request.dialect, source.tools)
+
+
+def with_prompt(request: PiRequest, source: PromptSource | None) -> PiRequest:
+    """A copy of ``request`` (built without a prompt source) with the prompt step of
+    ``build_request`` done for ``source``: for a caller that keeps a leaf's request and reads
+    the resources afresh. A dialect that keeps the prompt in the session has it already: the
+    copy is the same request."""
+    out = replace(request)
+    steps = steps_of(request.dialect)
+    if steps.prompt_in_session or source is None:
+        return out
+    _prompt_step(out, source)
+    out.max_tokens = steps.max_tokens(out)
+    return out
 
 
 def _session_id(header: Json | None) -> str | None:
     value = header.get("id") if header else None
     return value if isinstance(value, str) else None
-
-
-# --------------------------------------------------------------------------------------------
-# The size of every request along a path, from per-entry estimates
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PathEntry:
-    """What ``request_estimates`` needs of one path entry."""
-
-    id: str
-    type: str
-    role: str  # a message entry's message role, else ""
-    tokens: int  # estimateTokens of its message under the "estimate" rule (0: none)
-    first_kept: str | None = None  # a compaction's firstKeptEntryId
-
-
-@dataclass(frozen=True)
-class RequestEstimate:
-    leaf: str  # the request's leaf: the entry before the reply
-    reply: str | None  # the assistant message that answered it (None: not sent yet)
-    tokens: int  # the sum of estimateTokens over the messages the request held
-    # The compaction that came into force since the previous request: (its id, the estimate
-    # of the context it left).
-    compaction: tuple[str, int] | None = None
-
-
-def request_estimates(path: Sequence[PathEntry]) -> list[RequestEstimate]:
-    """The estimated size of every request along ``path`` (root first), in one pass.
-
-    A request is the context at the entry before each assistant message (Pi always asked the
-    model with that leaf); a compaction with no reply after it ends the list with the request
-    Pi would send next (``reply`` None). Its size is the sum of the per-entry estimates of the
-    messages ``buildSessionContext`` would hold there: every emitting entry; after a compaction, its
-    summary, the emitting entries from ``firstKeptEntryId`` up to it, and those after it.
-    """
-    position_of = {entry.id: n for n, entry in enumerate(path)}
-    out: list[RequestEstimate] = []
-    current = 0
-    pending: tuple[str, int] | None = None
-    for position, entry in enumerate(path):
-        if entry.type == "compaction":
-            kept_at = position_of.get(entry.first_kept, position) if entry.first_kept else position
-            kept_at = min(kept_at, position)
-            kept = path[kept_at:position]
-            current = entry.tokens + sum(e.tokens for e in kept if e.type in EMITTING_TYPES)
-            pending = (entry.id, current)
-            continue
-        if entry.role == "assistant" and entry.type == "message" and position > 0:
-            out.append(RequestEstimate(path[position - 1].id, entry.id, current, pending))
-            pending = None
-        if entry.type in EMITTING_TYPES:
-            current += entry.tokens
-    if pending is not None:
-        # A compaction with no request after it yet: the request Pi would send next.
-        out.append(RequestEstimate(path[-1].id, None, current, pending))
-    return out
 
 
 # --------------------------------------------------------------------------------------------

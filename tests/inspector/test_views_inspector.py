@@ -350,23 +350,34 @@ def test_it_says_when_the_model_gets_a_placeholder_instead_of_an_image(owner_cli
     assert re.search(r"window \d", body)
 
 
-@pytest.mark.parametrize("name", ["compaction", "branches", "tools"])
-def test_it_charts_the_same_estimate_the_inspector_shows(name, tmp_path):
+@pytest.mark.parametrize(
+    ("corpus", "name"),
+    [
+        ("corpus", "compaction"),
+        ("corpus", "branches"),
+        ("corpus", "tools"),
+        # Pi 1.6.0's: system messages, context edits, a compaction with systemMessage, a 0.80.2
+        # session resumed under 1.6.0 (each request in its own dialect).
+        ("corpus-1.6.0", "patches"),
+        ("corpus-1.6.0", "edits"),
+        ("corpus-1.6.0", "length"),
+        ("corpus-1.6.0", "resumed"),
+    ],
+)
+def test_it_charts_the_same_estimate_the_inspector_shows(corpus, name, import_corpus):
     from contextlab.inspector import services
+    from contextlab.inspector.chart import context_growth
     from contextlab.inspector.selectors import session_index
     from tests.conftest import REPO
 
-    copy = tmp_path / f"{name}.jsonl"
-    copy.write_bytes(
-        (REPO / "tests" / "conformance" / "corpus" / name / "session.jsonl").read_bytes()
-    )
-    session = import_session_file(path=copy).session
+    session, _ = import_corpus(name, REPO / "tests" / "conformance" / corpus)
     index = session_index(session)
-    growth = services.context_growth(session, index)
+    growth = context_growth(session, index)
     assert growth["points"]
     for point in growth["points"]:
         inspection = services.inspect_entry(session, index, point["leaf"])
         assert point["estimate"] == inspection.estimate_total, point["leaf"]
+        assert point["dialect"] == inspection.request.choice.dialect, point["leaf"]
 
 
 def test_it_pages_through_the_collapsed_middle_of_a_long_projection(

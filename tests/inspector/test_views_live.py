@@ -12,8 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from contextlab.inspector.chart import context_growth
 from contextlab.inspector.selectors import clear_cache, session_index
-from contextlab.inspector.services import context_growth
 from contextlab.jobs.models import Job
 from contextlab.library.importer import import_session_file
 from tests.inspector.sessions import _assistant, _user, linear_session_lines, write_session

@@ -7,8 +7,10 @@ import json
 
 import pytest
 
+from contextlab.inspector.models import ResourceProfile
 from contextlab.jobs import services
 from contextlab.jobs.models import Job
+from contextlab.jobs.parameters import JobParameters
 from contextlab.jobs.services import lifecycle, running
 from contextlab.library.models import Entry
 from contextlab.pi.dialects.detect import detect_turn_dialect
@@ -216,3 +218,22 @@ def test_a_job_and_its_audit_event_commit_together(import_corpus, offline_provid
     with pytest.raises(RuntimeError):
         services.job_create(session=session, kind="compaction", requested_by=user, enqueue=False)
     assert Job.objects.filter(session=session).count() == 1
+
+
+def test_a_compaction_job_runs_in_the_dialect_the_project_s_profile_chooses(
+    import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")  # a Pi 0.80.2 session: 0.x turns
+    assert services.profile_dialect(session) is None
+    ResourceProfile.objects.create(project=session.project, dialect="0.73")
+    assert services.profile_dialect(session) == "0.73"
+    job = services.job_create(
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        enqueue=False,
+    )
+    job = services.job_execute(job_id=job.pk)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    # Pi 0.73.1's summarisation system prompt (the request the job would send), not 0.80.2's.
+    assert "an AI coding assistant" in json.dumps(job.requests[0])

@@ -8,14 +8,13 @@ import json
 from contextlab.pi.context import dropped_by, sent_role
 from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.entries import message_of_entry
+from contextlab.pi.growth import PathEntry, request_estimates
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.request import (
-    PathEntry,
     PromptSource,
     RequestSteps,
     build_request,
     iter_leaf_projections,
-    request_estimates,
     request_time_ms,
 )
 from contextlab.pi.resources import PromptResources

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from contextlab.inspector.models import ResourceProfile
 from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
 from contextlab.jobs.providers import ProviderConfig
@@ -29,9 +30,14 @@ __all__ = [
 
 
 def profile_dialect(session: Session) -> str | None:
-    """The dialect a session's project chooses for its jobs (a value of the ``--dialect``
-    choices), or None: detected per leaf. Resource profiles record no choice yet."""
-    return None
+    """The dialect a session's project chooses in its resource profile (a value of the
+    ``--dialect`` choices), or None: detected per leaf, as the inspector does."""
+    chosen = (
+        ResourceProfile.objects.filter(project_id=session.project_id)
+        .values_list("dialect", flat=True)
+        .first()
+    )
+    return chosen or None
 
 
 def summary_model(config: ProviderConfig, params: JobParameters) -> Json:

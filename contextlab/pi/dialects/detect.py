@@ -25,9 +25,11 @@ from contextlab.pi.session import SessionTree
 __all__ = [
     "CHOICES",
     "DialectChoice",
+    "choice_for",
     "detect_turn_dialect",
     "dialects_per_entry",
     "first_system_message_id",
+    "is_1x_entry",
     "parse_choice",
 ]
 
@@ -62,7 +64,9 @@ def parse_choice(value: str | None) -> tuple[str | None, str | None]:
     return value, None
 
 
-def _is_1x_entry(entry: Mapping[str, Any]) -> bool:
+def is_1x_entry(entry: Mapping[str, Any]) -> bool:
+    """A system message entry, or a compaction carrying ``systemMessage``: only Pi 1.x writes
+    them."""
     message = entry.get("message")
     if entry.get("type") == "message" and isinstance(message, dict):
         return message.get("role") == "system"
@@ -76,26 +80,15 @@ def first_system_message_id(
     if by_id is None:
         by_id = {e.get("id"): e for e in entries}
     for entry in session_path(entries, leaf_id, by_id):
-        if _is_1x_entry(entry):
+        if is_1x_entry(entry):
             return entry.get("id")
     return None
 
 
-def detect_turn_dialect(
-    entries: Sequence[Json],
-    leaf_id: Any,
-    by_id: Mapping[Any, Json] | None = None,
-    *,
-    chosen: str | None = None,
-) -> DialectChoice:
-    """The dialect of the request sent with the context at ``leaf_id``.
-
-    ``chosen`` (a value of ``CHOICES``) overrides detection; otherwise a path with a system
-    message is 1.x (variant 1.6, which the file cannot confirm), and one without is 0.80 by default
-    (0.73 cannot be told from the file).
-    """
+def choice_for(first: Any, chosen: str | None = None) -> DialectChoice:
+    """The dialect of a turn whose path holds ``first`` as its first entry only Pi 1.x writes
+    (None: no such entry), or ``chosen`` (a value of ``CHOICES``) when the caller chose."""
     dialect, variant = parse_choice(chosen)
-    first = first_system_message_id(entries, leaf_id, by_id)
     if dialect is not None:
         if dialect == "1.x":
             variant = variant or DEFAULT_1X_VARIANT
@@ -117,40 +110,39 @@ def detect_turn_dialect(
     )
 
 
+def detect_turn_dialect(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    by_id: Mapping[Any, Json] | None = None,
+    *,
+    chosen: str | None = None,
+) -> DialectChoice:
+    """The dialect of the request sent with the context at ``leaf_id``.
+
+    ``chosen`` (a value of ``CHOICES``) overrides detection; otherwise a path with a system
+    message is 1.x (variant 1.6, which the file cannot confirm), and one without is 0.80 by default
+    (0.73 cannot be told from the file).
+    """
+    parse_choice(chosen)
+    return choice_for(first_system_message_id(entries, leaf_id, by_id), chosen)
+
+
 def dialects_per_entry(
     entries: Sequence[Json], tree: Any = None, *, chosen: str | None = None
 ) -> dict[Any, DialectChoice]:
     """``detect_turn_dialect`` for every entry as leaf, in one walk of the tree (for a chart or
     an inspector that labels every request): an entry is 1.x once a system message (or a
     compaction carrying one) is on its path."""
+    parse_choice(chosen)
     tree = tree or SessionTree(entries)
     out: dict[Any, DialectChoice] = {}
-    zero = detect_turn_dialect([], None, {}, chosen=chosen)
     stack: list[tuple[Any, Any]] = [(r, None) for r in reversed(tree.roots)]
     while stack:
         entry_id, first = stack.pop()
         entry = tree.by_id[entry_id]
-        if first is None and _is_1x_entry(entry):
+        if first is None and is_1x_entry(entry):
             first = entry_id
-        if chosen is not None:
-            dialect, variant = parse_choice(chosen)
-            found = f"a 1.x system message ({first})" if first is not None else "no system message"
-            out[entry_id] = DialectChoice(
-                zero.dialect,
-                False,
-                f"chosen; the path holds {found}",
-                (variant or DEFAULT_1X_VARIANT) if dialect == "1.x" else None,
-            )
-        elif first is not None:
-            out[entry_id] = DialectChoice(
-                "1.x",
-                True,
-                f"the path holds Pi 1.x system message {first}; pi-ai generation "
-                f"{DEFAULT_1X_VARIANT} assumed (the file does not record it)",
-                DEFAULT_1X_VARIANT,
-            )
-        else:
-            out[entry_id] = zero
+        out[entry_id] = choice_for(first, chosen)
         for child in reversed(tree.children(entry_id)):
             stack.append((child, first))
     return out

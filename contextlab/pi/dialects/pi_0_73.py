@@ -53,6 +53,8 @@ def agent_turn_max_tokens(model_max_tokens: int | float | None) -> int | None:
 class Pi073Steps(RequestSteps):
     """Pi 0.80's steps, and every agent turn capped at ``agent_turn_max_tokens``."""
 
+    sends_max_tokens = True
+
     def max_tokens(self, request: PiRequest) -> int | None:
         model = request.limits_model
         return agent_turn_max_tokens(model.get("maxTokens")) if model is not None else None

@@ -41,6 +41,7 @@ class Pi1xSteps(RequestSteps):
 
     incremental = False  # iter_leaf_projections walks leaf by leaf (pi_1_x has its own walk)
     prompt_in_session = True
+    sends_max_tokens = True
 
     def __init__(self, variant: str = "1.6") -> None:
         self.variant = variant
@@ -63,6 +64,17 @@ class Pi1xSteps(RequestSteps):
     def estimate_tokens(self, message: Json) -> int | float:
         """Pi 1.x's compaction estimate: system messages count their sections and tools."""
         return pi_1_x_compaction.estimate_tokens(message)
+
+    def context_estimate(self, request: PiRequest) -> int | float:
+        """``estimateProjectedContextTokens``: the last valid usage plus what follows, unless a
+        context edit or compaction came after it (then the replayed prompt and every message)."""
+        return pi_1_x_compaction.estimate_projected_context_tokens(
+            _projection(request), request.path
+        )
+
+    def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
+        """Pi 1.x's anthropic-messages provider is not ported."""
+        return None
 
     def session_prompt(self, request: PiRequest) -> None:
         projection = _projection(request)

@@ -1,0 +1,141 @@
+"""What changed between two requests: the messages (compared as Pi holds them), and the system
+prompt: Pi 1.x's by persisted section and tool declaration, Pi 0.x's rebuilt text line by line."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from contextlab import jsonsafe
+from contextlab.pi.dialects.pi_1_x_request import content_layer_title
+from contextlab.pi.request import PiRequest, steps_of
+
+Estimate = Any  # message -> tokens, the dialect's estimate
+
+
+def message_key(message: dict[str, Any]) -> bytes:
+    return jsonsafe.sorted_bytes(message)
+
+
+def first_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        return str(content[0].get("text") or "")
+    return content if isinstance(content, str) else ""
+
+
+def summary_line(message: dict[str, Any], estimate: Estimate) -> dict[str, Any]:
+    """One line of a message for a diff: role, first text, the dialect's estimate (the Messages
+    tab's figure, so a message counts the same in both)."""
+    role = str(message.get("role"))
+    text = first_text(message) or str(message.get("summary") or "")
+    if not text and role == "system":
+        sections = message.get("sections")
+        text = "sections " + ", ".join(sections) if isinstance(sections, dict) and sections else ""
+    if not text and isinstance(message.get("content"), list):
+        kinds = [str(b.get("type")) for b in message["content"] if isinstance(b, dict)]
+        text = ", ".join(kinds)
+    return {"role": role, "text": text[:240], "tokens": estimate(message)}
+
+
+def _parts(request: PiRequest) -> dict[str, tuple[str, Any, int]]:
+    """The persisted parts of a Pi 1.x prompt by title: (text, the entry that set it, tokens)."""
+    out: dict[str, tuple[str, Any, int]] = {}
+    counts: dict[str, int] = {}
+    for layer in request.prompt.layers if request.prompt else ():
+        title = content_layer_title(layer.name)
+        counts[title] = counts.get(title, 0) + 1
+        if counts[title] > 1:
+            title = f"{title} {counts[title]}"
+        out[title] = (layer.text, layer.entry_id, layer.tokens)
+    return out
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for name, value in after.items():
+        if name not in before:
+            out.append({"name": name, "change": "added", "value": value})
+        elif before[name] != value:
+            out.append({"name": name, "change": "changed", "value": value})
+    out.extend(
+        {"name": name, "change": "removed", "value": value}
+        for name, value in before.items()
+        if name not in after
+    )
+    return out
+
+
+def prompt_changes(before: PiRequest, after: PiRequest) -> dict[str, Any]:
+    """How the system prompt changed from ``before`` to ``after``: for two Pi 1.x requests the
+    sections added, changed and removed (by name, each with the entry that patched it) and the
+    tool declarations (``by_section``); for any two, the text line by line (``lines``: a
+    unified diff)."""
+    old = before.prompt.text if before.prompt else ""
+    new = after.prompt.text if after.prompt else ""
+    out: dict[str, Any] = {
+        "changed": old != new,
+        "dates": (before.prompt_date, after.prompt_date),
+        "by_section": False,
+        "sections": [],
+        "tools": [],
+        "lines": [],
+    }
+    out["lines"] = [
+        ({"-": "del", "+": "ins", "@": "hunk"}.get(line[:1], "eq"), line.rstrip("\n"))
+        for line in difflib.unified_diff(
+            old.splitlines(), new.splitlines(), "before", "after", lineterm="", n=2
+        )
+    ][2:]
+    in_session = steps_of(before.dialect).prompt_in_session
+    if in_session and steps_of(after.dialect).prompt_in_session:
+        out["by_section"] = True
+        for change in _changes(_parts(before), _parts(after)):
+            text, entry_id, tokens = change.pop("value")
+            out["sections"].append({**change, "entry_id": entry_id, "tokens": tokens, "text": text})
+        tools_before = {t.get("name"): t for t in before.tools}
+        tools_after = {t.get("name"): t for t in after.tools}
+        for change in _changes(tools_before, tools_after):
+            change.pop("value")
+            origins = after.tool_origins if change["change"] != "removed" else before.tool_origins
+            out["tools"].append({**change, "entry_id": origins.get(change["name"])})
+        out["changed"] = bool(out["sections"] or out["tools"]) or out["changed"]
+    return out
+
+
+def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
+    """Messages added and gone from ``before`` to ``after`` (compared as Pi holds them, before
+    convertToLlm), how many of the sent ones are unchanged from the start, and the prompt."""
+    sent_before = [message_key(m) for m in before.sent]
+    sent_after = [message_key(m) for m in after.sent]
+    common = 0
+    while (
+        common < min(len(sent_before), len(sent_after))
+        and sent_before[common] == sent_after[common]
+    ):
+        common += 1
+    old, new = before.agent_messages, after.agent_messages
+    keys_before = [message_key(m) for m in old]
+    keys_after = [message_key(m) for m in new]
+    after_set, before_set = set(keys_after), set(keys_before)
+    estimate_before = steps_of(before.dialect).estimate_tokens
+    estimate_after = steps_of(after.dialect).estimate_tokens
+    prompt = prompt_changes(before, after)
+    return {
+        "common_prefix": common,
+        "added": [
+            summary_line(m, estimate_after)
+            for m, k in zip(new, keys_after, strict=True)
+            if k not in before_set
+        ],
+        "removed": [
+            summary_line(m, estimate_before)
+            for m, k in zip(old, keys_before, strict=True)
+            if k not in after_set
+        ],
+        "before_count": len(before.sent),
+        "after_count": len(after.sent),
+        "prompt": prompt,
+        "prompt_changed": prompt["changed"],
+        "prompt_dates": prompt["dates"],
+    }
