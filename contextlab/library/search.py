@@ -392,6 +392,8 @@ RANK_LIMIT = 1000
 SNIPPET_WINDOW = 600
 
 
+# Long on purpose: the query is planned in one place (words, phrases, exclusions, the substring
+# fallback, scopes and the ordering past 1,000 hits), each branch reading what the others chose.
 def apply_search(
     qs: QuerySet, query: str, *, substring: bool = False, limit: int = 100
 ) -> QuerySet:

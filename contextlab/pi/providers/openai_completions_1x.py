@@ -196,6 +196,8 @@ def resolve_transcript_tools(messages: Sequence[Json], support: str) -> tuple[li
 # --- compatibility flags ----------------------------------------------------------------------
 
 
+# Long on purpose: it follows pi-ai 1.x's detectCompat statement by statement (with the older
+# generations' differences inline), so that the two read side by side.
 def detect_compat(model: Mapping[str, Any], variant: str = "1.6") -> Json:
     provider = model.get("provider") or ""
     base_url = model.get("baseUrl") or ""
@@ -323,6 +325,8 @@ def normalize_tool_call_id(tool_call_id: str, model: Mapping[str, Any]) -> str:
     return tool_call_id
 
 
+# Long on purpose: it follows pi-ai 1.x's transformMessages statement by statement (with the older
+# generations' differences inline), so that the two read side by side.
 def transform_messages(
     messages: Sequence[Json], model: Mapping[str, Any], variant: str = "1.6"
 ) -> list[Json]:
@@ -532,6 +536,8 @@ def _reasoning_details(signature: Any) -> bool:
     return isinstance(signature, str) and signature.startswith("[") and '"type"' in signature
 
 
+# Long on purpose: it follows pi-ai 1.x's convertMessages statement by statement (with the older
+# generations' differences inline), so that the two read side by side.
 def convert_messages(
     model: Mapping[str, Any],
     messages: Sequence[Json],

@@ -53,6 +53,8 @@ class _Scope:
     project_allowed: bool = False  # the project's .pi/ may be read (trusted, or not gated)
 
 
+# Long on purpose: one pass in the order of DefaultResourceLoader.reload() (settings, trust,
+# context files, skills, prompts), each step handing the next what it found.
 def discover_resources(
     *,
     cwd: str,
