@@ -270,6 +270,10 @@ CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_cou
 # file in parts), and how many days a new share link lasts unless its owner picks otherwise.
 CONTEXTLAB_API_MAX_PUSH_BYTES = env_int("CONTEXTLAB_API_MAX_PUSH_BYTES", 64 * 1024 * 1024)
 CONTEXTLAB_SHARE_DAYS = env_int("CONTEXTLAB_SHARE_DAYS", 7)
+# A push of at most this many bytes has its entries' search text indexed before it is answered
+# (Pi appends a line or two at a time: searchable at once); a larger one (a first push of a long
+# session) hands the indexing and the tree index to the worker's after_import, like an upload.
+CONTEXTLAB_API_INDEX_INLINE_BYTES = env_int("CONTEXTLAB_API_INDEX_INLINE_BYTES", 1024 * 1024)
 
 # Where Pi's resources live on this server (agent dir: AGENTS.md, skills, SYSTEM.md; Pi root: docs).
 # Tilde-expanded as Pi's getAgentDir does, so the dashboard and `manage.py context` agree.

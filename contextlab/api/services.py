@@ -24,6 +24,7 @@ from contextlab.api.models import ApiToken
 from contextlab.inspector.cli import resolve_leaf
 from contextlab.inspector.roots import RootedFileSystem
 from contextlab.inspector.turns import context_json
+from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.importer import import_session_file, probe_header
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_revision
@@ -233,7 +234,9 @@ def session_push_lines(
        creates a project makes the pusher its owner.
     3. Otherwise the file is the held bytes (the blob) followed by the body: the import appends
        the complete lines and leaves a torn last line for the next push.
-    4. The new entries' search text is indexed after the commit, as the import command does.
+    4. The new entries' search text is indexed after the commit, as the import command does; a
+       large push (over CONTEXTLAB_API_INDEX_INLINE_BYTES) is answered at once and indexed, with
+       its tree index stored, by the worker's after_import, as an upload is.
     """
     with transaction.atomic():
         session = _visible_session(user, session_id, lock=True)
@@ -285,7 +288,10 @@ def session_push_lines(
         result.problems = [{"line": p.line, "reason": p.reason} for p in outcome.problems]
         return result
     if outcome.new_entries:
-        index_revision(stored.current_revision_id)
+        if body_size > settings.CONTEXTLAB_API_INDEX_INLINE_BYTES:
+            enqueue_after_import(stored.pk)
+        else:
+            index_revision(stored.current_revision_id)
     revision = stored.current_revision
     assert revision is not None
     return PushResult(

@@ -23,7 +23,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from contextlab.api import services as api_services
 from contextlab.api.services import api_token_create
+from contextlab.inspector.models import TreeIndex
+from contextlab.jobs.tasks import after_import
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Project, Session
 from contextlab.review.models import AuditEvent, ProjectMembership
@@ -223,7 +226,10 @@ def test_two_clients_pushing_the_same_session_at_once_store_each_line_once(
     from django.db import connection
     from django.test import Client
 
-    from contextlab.api.services import api_token_create
+    from contextlab.api import services as api_services
+from contextlab.api.services import api_token_create
+from contextlab.inspector.models import TreeIndex
+from contextlab.jobs.tasks import after_import
     from tests.api.conftest import Api
 
     data = corpus_bytes("interactive")
@@ -320,3 +326,29 @@ def test_successful_push_answers_are_valid_against_the_served_schema(owner, blob
     case, response = push(wrong, len(data), b"")
     with pytest.raises(FailureGroup, match="Response violates schema"):
         case.validate_response(response, checks=SCHEMA_CHECKS)
+
+
+def test_a_small_push_is_searchable_when_answered_and_a_large_one_is_indexed_by_the_worker(
+    owner_api, blob_dir, settings, monkeypatch
+):
+    """Pi appends a line or two at a time: those are indexed before the answer. A first push of a
+    long session is answered at once and handed, like an upload, to after_import (search text
+    and the stored tree index), which a worker runs."""
+    data = corpus_bytes("tools")
+    sid = session_id_of(data)
+    cut = data.index(b"\n", len(data) // 2) + 1
+    handed: list[int] = []
+    monkeypatch.setattr(api_services, "enqueue_after_import", handed.append)
+    settings.CONTEXTLAB_API_INDEX_INLINE_BYTES = cut - 1
+
+    assert owner_api.push(sid, 0, data[:cut]).json()["status"] == "new"
+    session = Session.objects.get(session_id=sid)
+    assert handed == [session.pk]
+    assert Entry.objects.for_session(session).filter(search_indexed=False).exists()
+    after_import(session.pk)
+    assert not Entry.objects.for_session(session).filter(search_indexed=False).exists()
+    assert TreeIndex.objects.filter(revision=session.current_revision).exists()
+
+    assert owner_api.push(sid, cut, data[cut:]).json()["status"] == "appended"
+    assert handed == [session.pk]  # the small append was indexed in the request
+    assert not Entry.objects.for_session(session).filter(search_indexed=False).exists()

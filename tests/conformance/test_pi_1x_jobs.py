@@ -65,21 +65,14 @@ def recorded_model(settings, server):
     at the fake server."""
     manifest = _manifest("edits")
     model = next(m for m in manifest["models"] if m["id"] == "fake-reasoner")
-    settings.CONTEXTLAB_LLM = {
-        **settings.CONTEXTLAB_LLM,
-        "provider": "openai",
-        "max_retries": 0,
-        "openai": {
-            **settings.CONTEXTLAB_LLM["openai"],
-            "base_url": server.openai_base_url,
-            "api_key": "sk-test",
-            "model": model["id"],
-            "provider_name": model["provider"],
-            "reasoning": model["reasoning"],
-            "context_window": model["contextWindow"],
-            "max_tokens": model["maxTokens"],
-        },
-    }
+    server.point_at(
+        settings,
+        model=model["id"],
+        provider_name=model["provider"],
+        reasoning=model["reasoning"],
+        context_window=model["contextWindow"],
+        max_tokens=model["maxTokens"],
+    )
     return model
 
 

@@ -139,20 +139,9 @@ def test_it_reads_a_cut_off_summary_as_length_like_pi(server, kind):
 
 @pytest.fixture
 def openai_provider(settings, server):
-    settings.CONTEXTLAB_LLM = {
-        **settings.CONTEXTLAB_LLM,
-        "provider": "openai",
-        "max_retries": 0,
-        "openai": {
-            **settings.CONTEXTLAB_LLM["openai"],
-            "base_url": server.openai_base_url,
-            "api_key": "sk-test",
-            "model": "fake-gpt",
-            "provider_name": "openai",
-            "max_tokens": 32000,
-            "context_window": 200000,
-        },
-    }
+    server.point_at(
+        settings, model="fake-gpt", provider_name="openai", max_tokens=32000, context_window=200000
+    )
     return providers.active_provider()
 
 
@@ -284,18 +273,7 @@ def test_a_branch_summary_job_sends_what_pi_sends_and_writes_what_pi_writes(
 def test_anthropic_compaction_and_branch_jobs_send_what_pi_sends(server, settings, import_corpus):
     from contextlab.jobs import services
 
-    settings.CONTEXTLAB_LLM = {
-        **settings.CONTEXTLAB_LLM,
-        "provider": "anthropic",
-        "max_retries": 0,
-        "anthropic": {
-            **settings.CONTEXTLAB_LLM["anthropic"],
-            "base_url": server.anthropic_base_url,
-            "api_key": "sk-ant-test",
-            "model": "fake-claude",
-            "max_tokens": 32000,
-        },
-    }
+    server.point_at(settings, "anthropic", model="fake-claude", max_tokens=32000)
     config = providers.active_provider()
     session, path = import_corpus("interactive")
     leaf = session.leaf_entry_id

@@ -86,6 +86,32 @@ class FakeLLMServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def point_at(
+        self,
+        settings: Any,
+        provider: str = "openai",
+        *,
+        max_retries: int = 0,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> None:
+        """Point contextlab's configured provider (pytest-django's ``settings``) at this server,
+        with a test key and no SDK retries unless given; ``options`` override the provider's own
+        settings (model, limits)."""
+        conf = settings.CONTEXTLAB_LLM
+        settings.CONTEXTLAB_LLM = {
+            **conf,
+            **({"timeout": timeout} if timeout is not None else {}),
+            "provider": provider,
+            "max_retries": max_retries,
+            provider: {
+                **conf[provider],
+                "base_url": self.anthropic_base_url if provider == "anthropic" else self.openai_base_url,
+                "api_key": "sk-ant-test" if provider == "anthropic" else "sk-test",
+                **options,
+            },
+        }
+
     def next_reply(self) -> Reply:
         with self._lock:
             return self.script.popleft() if self.script else Reply()

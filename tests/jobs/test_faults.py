@@ -195,16 +195,7 @@ def test_a_running_job_shows_the_request_sent_and_the_tokens_streaming_in(import
     seen: list[str] = []
     with FakeLLMServer() as server:
         server.script.append(Reply(text="## Goal\n" + "word " * 4000))
-        settings.CONTEXTLAB_LLM = {
-            **settings.CONTEXTLAB_LLM,
-            "provider": "openai",
-            "max_retries": 0,
-            "openai": {
-                **settings.CONTEXTLAB_LLM["openai"],
-                "base_url": server.openai_base_url,
-                "api_key": "sk-test",
-            },
-        }
+        server.point_at(settings)
         Job.objects.filter(pk=job.pk).update(provider=providers.active_provider().public())
         real_progress = running._progress
 

@@ -121,18 +121,8 @@ def test_a_refused_retry_says_why_inside_the_status_box_htmx_swaps(
 def test_the_sdk_does_not_retry_inside_the_jobs_attempts(import_corpus, settings):
     with FakeLLMServer() as server:
         settings.CONTEXTLAB_JOB_RETRY_BASE_SECONDS = 0.05
-        settings.CONTEXTLAB_LLM = {
-            **settings.CONTEXTLAB_LLM,
-            "provider": "anthropic",
-            "max_retries": 2,  # what the SDK would do on its own for each attempt
-            "timeout": 5.0,
-            "anthropic": {
-                **settings.CONTEXTLAB_LLM["anthropic"],
-                "base_url": server.anthropic_base_url,
-                "api_key": "sk-ant-test",
-                "model": "fake-claude",
-            },
-        }
+        # max_retries: what the SDK would do on its own for each attempt
+        server.point_at(settings, "anthropic", max_retries=2, timeout=5.0, model="fake-claude")
         session, _ = import_corpus("tools")
         job = services.job_create(
             session=session,

@@ -25,18 +25,7 @@ def server():
 @pytest.fixture
 def anthropic_provider(settings, server):
     settings.CONTEXTLAB_JOB_RETRY_BASE_SECONDS = 0.05
-    settings.CONTEXTLAB_LLM = {
-        **settings.CONTEXTLAB_LLM,
-        "provider": "anthropic",
-        "max_retries": 0,
-        "timeout": 5.0,
-        "anthropic": {
-            **settings.CONTEXTLAB_LLM["anthropic"],
-            "base_url": server.anthropic_base_url,
-            "api_key": "sk-ant-test",
-            "model": "fake-claude",
-        },
-    }
+    server.point_at(settings, "anthropic", timeout=5.0, model="fake-claude")
 
 
 def _count(session):

@@ -73,18 +73,7 @@ def broker():
 @pytest.fixture
 def fake_model(settings):
     with FakeLLMServer() as server:
-        settings.CONTEXTLAB_LLM = {
-            **settings.CONTEXTLAB_LLM,
-            "provider": "openai",
-            "max_retries": 0,
-            "openai": {
-                **settings.CONTEXTLAB_LLM["openai"],
-                "base_url": server.openai_base_url,
-                "api_key": "sk-test",
-                "model": "fake-gpt",
-                "provider_name": "openai",
-            },
-        }
+        server.point_at(settings, model="fake-gpt", provider_name="openai")
         yield server
 
 

@@ -168,7 +168,8 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
                 if "toolCallId" in tr:  # a result without one: JSON.stringify drops undefined
                     result["tool_use_id"] = tr["toolCallId"]
                 result["content"] = _tool_result_content(tr.get("content") or [])
-                result["is_error"] = tr.get("isError")
+                if "isError" in tr:  # undefined is dropped, null is sent
+                    result["is_error"] = tr["isError"]
                 results.append(result)
                 i += 1
             params.append({"role": "user", "content": results})
