@@ -106,8 +106,11 @@ class FakeLLMServer:
             "max_retries": max_retries,
             provider: {
                 **conf[provider],
-                "base_url": self.anthropic_base_url if provider == "anthropic" else self.openai_base_url,
-                "api_key": "sk-ant-test" if provider == "anthropic" else "sk-test",
+                **(
+                    {"base_url": self.anthropic_base_url, "api_key": "sk-ant-test"}
+                    if provider == "anthropic"
+                    else {"base_url": self.openai_base_url, "api_key": "sk-test"}
+                ),
                 **options,
             },
         }
