@@ -18,7 +18,15 @@ HERE = Path(__file__).parent
 
 def main(argv: list[str]) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextlab.settings")
-    names = argv or sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
+    known = sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
+    unknown = [name for name in argv if name not in known]
+    if unknown or argv[:1] in (["-h"], ["--help"]):
+        print(f"usage: python -m bench [{'|'.join(known)} ...]  (default: all)", file=sys.stderr)
+        if unknown and unknown[0] not in ("-h", "--help"):
+            print(f"unknown benchmark: {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        return 0
+    names = argv or known
     results_dir = HERE / "results"
     results_dir.mkdir(exist_ok=True)
     for name in names:
