@@ -248,6 +248,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "SESSION_COOKIE_SECURE": "false",
         "CSRF_COOKIE_SECURE": "false",
         "LOG_LEVEL": "WARNING",
+        # Collected as the README's team deploy does, so WhiteNoise serves the CSS and scripts.
+        "STATIC_ROOT": str(work / "static_root"),
     }
     env.pop("REDIS_URL", None)
     _psql(admin, f"DROP DATABASE IF EXISTS {DB_NAME}")
@@ -256,6 +258,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     try:
         manage = [sys.executable, "manage.py"]
         subprocess.run([*manage, "migrate", "--noinput"], cwd=REPO, env=env, check=True)
+        subprocess.run(
+            [*manage, "collectstatic", "--noinput"],
+            cwd=REPO,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         started = time.perf_counter()
         # LOAD_FILES: a folder to keep the generated files in between runs (same arguments).
         folder = Path(os.environ.get("LOAD_FILES") or work / "files")

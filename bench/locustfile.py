@@ -1,5 +1,6 @@
 """Locust users for `python -m bench.load`: signed-in people browsing the library, session trees,
-the inspector's tabs (as htmx swaps them), search and the growth chart.
+the inspector's tabs (as htmx swaps them), search and the growth chart, and the pages' static
+files (served by the app, WhiteNoise, as in the README's team deploy).
 
 Reads the targets `bench.load` wrote (LOAD_TARGETS: session pks, entry ids along their paths,
 which one is the large session) and the signed-in session's cookie (LOAD_COOKIE). Requests are named
@@ -20,6 +21,7 @@ SMALL = [s for s in TARGETS["sessions"] if not s["big"]]
 BIG = [s for s in TARGETS["sessions"] if s["big"]]
 WORDS = TARGETS["words"]
 HTMX_INSPECTOR = {"HX-Request": "true", "HX-Target": "inspector"}
+STATIC = ["css/app.css", "css/csp.css", "js/app.js", "vendor/htmx/htmx.min.js"]
 
 
 class Browser(HttpUser):
@@ -67,6 +69,12 @@ class Browser(HttpUser):
     @task(2)
     def search(self) -> None:
         self._get(f"/search/?q={random.choice(WORDS)}", "search")
+
+    @task(1)
+    def static(self) -> None:
+        """A page's own CSS and scripts, as a browser with an empty cache fetches them."""
+        for path in STATIC:
+            self._get(f"/static/{path}", "static")
 
     @task(1)
     def chart(self) -> None:
