@@ -64,6 +64,9 @@ class SessionIndex:
     paths: OrderedDict[str, list[str]] = field(default_factory=OrderedDict)
     entries: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     entry_sizes: dict[int, int] = field(default_factory=dict)  # JSON bytes of each cached entry
+    # JSON bytes of every entry fetched so far, kept or not (an int per entry): what sizes a
+    # projection for the memo without walking or serialising the tens of MB it may hold.
+    json_bytes: dict[str, int] = field(default_factory=dict)
     entry_bytes: int = 0
     base_bytes: int = 0  # estimated size of the index itself (set when cached)
     # Results computed from this index's immutable entries (projections of a leaf), few, and
@@ -73,10 +76,12 @@ class SessionIndex:
     memo_sizes: dict[tuple[Any, ...], int] = field(default_factory=dict)
     memo_bytes: int = 0
 
-    def remember(self, key: tuple[Any, ...], value: Any) -> None:
+    def remember(self, key: tuple[Any, ...], value: Any, size: int | None = None) -> None:
         """Keep `value` for `key`; one larger than the memo's budget is not kept (used by the
-        request that computed it, computed again by the next)."""
-        size = estimated_size(value)
+        request that computed it, computed again by the next). `size`: its bytes when the
+        caller knows them (else estimated)."""
+        if size is None:
+            size = estimated_size(value)
         budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 2
         with _cache_lock:
             self.memo_bytes -= self.memo_sizes.pop(key, 0)
@@ -94,7 +99,8 @@ class SessionIndex:
     @property
     def cost(self) -> int:
         """Estimated bytes this index holds: itself, its entries, its memo and its views."""
-        return self.base_bytes + self.entry_bytes + self.memo_bytes + self.view_bytes
+        sized = _SIZED_ENTRY_BYTES * len(self.json_bytes)
+        return self.base_bytes + self.entry_bytes + self.memo_bytes + self.view_bytes + sized
 
     path_set: frozenset[str] = frozenset()
     # Whether any entry is a Pi 1.x system message (the dialect of a path depends on it).
@@ -182,6 +188,7 @@ class SessionIndex:
                 entry = orjson.loads(raw)
                 fetched.append((seq, entry, len(raw)))
                 found[entry["id"]] = entry
+                self.json_bytes[entry["id"]] = len(raw)
         # Entries are kept by count and by bytes (a quarter of CONTEXTLAB_INDEX_CACHE_BYTES per
         # index): one 200 MB tool result is used for this request and not kept.
         budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 4
@@ -199,6 +206,11 @@ class SessionIndex:
                 self.entry_bytes -= self.entry_sizes.pop(old, 0)
             _trim_cache()
         return found
+
+    def held_bytes(self, entries: list[dict[str, Any]]) -> int:
+        """JSON bytes of fetched entries (a condensed path's stand-ins count as small)."""
+        sizes = self.json_bytes
+        return sum(sizes.get(entry.get("id"), 200) for entry in entries)  # type: ignore[arg-type]
 
     def ensure_search(self) -> None:
         """Fill in the search texts of a loaded index: from its stored row, or (when the row was
@@ -323,6 +335,8 @@ def _trim_cache() -> None:
 # Per visible row of a tree view: the Row, its prefix and gutters, its slot in index_of (the
 # TreeItem it shows is the index's own, counted there). Rough, like _ROW_BYTES.
 _VIEW_ROW_BYTES = 400
+# A json_bytes slot: the dict's entry and the int (the id string is the index's own).
+_SIZED_ENTRY_BYTES = 100
 
 
 def view_size(view: TreeView) -> int:
@@ -335,6 +349,29 @@ _SHARED_STRING = 256
 
 
 def estimated_size(value: Any) -> int:
+    """Rough bytes held by `value`: the length of its JSON (orjson, in C: a projection of a
+    500 MB session's deep entry is sized in milliseconds, where walking its half-million objects
+    took longer than building it). JSON counts a text shared by the path's entries and the
+    request twice, and a small container's overhead not at all; the two roughly cancel for
+    entry-shaped data and the estimate never falls below the entries' own JSON bytes. Values
+    orjson cannot take (nesting over its 255 levels) are walked (`walked_size`)."""
+    if type(value) is TreeView:
+        return view_size(value)
+    try:
+        return len(orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS))
+    except orjson.JSONEncodeError:
+        return walked_size(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if type(value) is TreeView:
+        return "x" * view_size(value)
+    return None  # other objects count for nothing here, as in walked_size
+
+
+def walked_size(value: Any) -> int:
     """Rough bytes held by `value` (sys.getsizeof of every object reached), for values built of
     dicts, lists, tuples, sets, strings, numbers and dataclasses; a tree view by its rows. Each
     container and long string counts once; other objects count for themselves only."""

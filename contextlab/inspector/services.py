@@ -422,7 +422,9 @@ def _projection(
         model_lookup=model_lookup(agent_dir),
     )
     value = (entries, request, model_info(request.context.model, request.model))
-    index.remember(key, value)
+    # The entries' JSON bytes, twice: the request's messages are built from them (sharing their
+    # long texts, adding their own containers). Counting is free; walking tens of MB is not.
+    index.remember(key, value, size=2 * index.held_bytes(entries))
     return value
 
 

@@ -126,3 +126,13 @@ def test_the_json_and_entry_tabs_render_a_huge_message_in_part(owner_client, set
     # A small entry is shown whole, with no notice.
     small = owner_client.get(f"/sessions/{session.pk}/?entry=e0000001&tab={tab}")
     assert "more characters not shown" not in small.content.decode()
+
+
+def test_the_size_of_a_kept_value_is_its_json_and_a_value_too_deep_for_json_is_walked():
+    entry = {"type": "message", "message": {"role": "user", "content": [{"text": "x" * 5000}]}}
+    value = ([entry, entry], {"ids": frozenset({"a", "b"})}, ("tuple", 1, None))
+    assert selectors.estimated_size(value) >= len(orjson.dumps([entry, entry]))
+    deep: list = []
+    for _ in range(1000):  # orjson stops at 255 levels
+        deep = [deep]
+    assert selectors.estimated_size(deep) == selectors.walked_size(deep) > 1000 * 50
