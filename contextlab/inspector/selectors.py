@@ -99,10 +99,11 @@ class SessionIndex:
     @property
     def cost(self) -> int:
         """Estimated bytes this index holds: itself, its entries, its memo and its views."""
-        sized = _SIZED_ENTRY_BYTES * len(self.json_bytes)
+        sized = _SIZED_ENTRY_BYTES * (len(self.json_bytes) + len(self.path_positions or ()))
         return self.base_bytes + self.entry_bytes + self.memo_bytes + self.view_bytes + sized
 
     path_set: frozenset[str] = frozenset()
+    path_positions: dict[str, int] | None = None  # see _path_positions (made on first use)
     # Whether any entry is a Pi 1.x system message (the dialect of a path depends on it).
     holds_system: bool = False
     # Every entry's type and message role, for the engine's rules over light facts.
@@ -271,15 +272,42 @@ class SessionIndex:
         return out
 
     def _walk(self, entry_id: str) -> list[str]:
+        """Up the parents until a root, or until the session's own path (root -> leaf), whose
+        prefix then completes the walk: a deep entry of a 50k-entry path costs a slice, not
+        50k steps (most entries one inspects lie on that path or branch off it)."""
+        on_path = self._path_positions()
         out: list[str] = []
         seen: set[str] = set()
         current: str | None = entry_id
         while current is not None and current not in seen and current in self.items:
+            at = on_path.get(current)
+            if at is not None:
+                out.reverse()
+                return self.path_ids[: at + 1] + out
             seen.add(current)
             out.append(current)
             current = self.parent_of.get(current)
         out.reverse()
         return out
+
+    def _path_positions(self) -> dict[str, int]:
+        """Each id of `path_ids` -> its position, when `path_ids` is exactly the walk up from the
+        leaf (each entry's parent is the one before it, the first's walk ends there); else empty
+        (a damaged file: every walk goes the whole way)."""
+        if self.path_positions is None:
+            ids = self.path_ids
+            if not ids:
+                return {}  # not known yet (the index is being built): nothing kept
+            parent = self.parent_of.get
+            first = parent(ids[0]) if ids else None
+            sound = (
+                (first is None or first not in self.items)
+                and len(set(ids)) == len(ids)
+                and all(i in self.items for i in ids)
+                and all(parent(ids[n]) == ids[n - 1] for n in range(1, len(ids)))
+            )
+            self.path_positions = {entry_id: n for n, entry_id in enumerate(ids)} if sound else {}
+        return self.path_positions
 
 
 _cache: OrderedDict[tuple[Any, ...], SessionIndex] = OrderedDict()

@@ -64,6 +64,20 @@ def test_it_projects_like_the_engine_on_the_whole_file(session_file):
         assert condensed.model == whole.model, entry_id
 
 
+def test_every_entry_s_path_is_the_walk_up_its_parents_shortcut_or_not(session_file):
+    """A walk that meets the session's own path finishes with that path's prefix."""
+    session = import_session_file(path=session_file).session
+    index = session_index(session)
+    for entry_id in index.items:
+        walked, seen, current = [], set(), entry_id
+        while current is not None and current not in seen and current in index.items:
+            seen.add(current)
+            walked.append(current)
+            current = index.parent_of.get(current)
+        assert index.path(entry_id) == walked[::-1], entry_id
+    assert len(index.path_positions or ()) == len(index.path_ids) > 0
+
+
 def test_it_indexes_every_entry_as_the_tree_reads_it_from_the_file(session_file):
     """Every line of the index is the one the tree code makes of the whole entry."""
     from contextlab.pi.tree_selector import collect_tool_calls, tree_item
