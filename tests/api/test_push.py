@@ -226,10 +226,7 @@ def test_two_clients_pushing_the_same_session_at_once_store_each_line_once(
     from django.db import connection
     from django.test import Client
 
-    from contextlab.api import services as api_services
-from contextlab.api.services import api_token_create
-from contextlab.inspector.models import TreeIndex
-from contextlab.jobs.tasks import after_import
+    from contextlab.api.services import api_token_create
     from tests.api.conftest import Api
 
     data = corpus_bytes("interactive")
