@@ -9,11 +9,12 @@ A summary request is ``{systemPrompt, messages: [one user message], maxTokens}``
   level is passed only to a model that reasons, and not when it is ``off``
   (``compaction.js``; branch summaries pass none).
 - Pi 1.x (``completeSummarization``: no cache retention, a fresh routing id that puts no
-  ``prompt_cache_key`` in the body): the openai-completions body of ``openai_completions_1x``
-  with ``maxTokens`` as ``max_completion_tokens`` (pi-ai's clamp, computed by the caller) and the
-  thinking level clamped to the model's levels (``createSummarizationOptions``). Pi 1.x's
-  anthropic-messages body is not ported: such a call is sent with Pi 0.80.2's body and the 1.x
-  ``maxTokens``.
+  ``prompt_cache_key`` in the body; ``createSummarizationOptions``: no ``maxTokens``, so pi-ai's
+  clamp of ``model.maxTokens``, computed by the caller, and the thinking level clamped to the
+  model's levels): the openai-completions body of ``openai_completions_1x`` with ``maxTokens`` as
+  ``max_completion_tokens``, or pi-ai 1.6.0's anthropic-messages body of
+  ``anthropic_messages_1x`` (no ``cache_control``; with a thinking budget the cap is clamped to
+  the context window again). The anthropic body is 1.6.0's for every 1.x generation.
 
 Usage: pi-ai's ``parseChunkUsage`` (openai-completions) and ``calculateCost`` (models.js); 1.x
 also reports ``reasoning`` tokens and ``cost.totalFromProvider``, and ``combine_usage`` is the
@@ -27,8 +28,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.entries import Json
 from contextlab.pi.providers import anthropic_messages, openai_completions
+from contextlab.pi.providers import anthropic_messages_1x as anthropic_1x
 from contextlab.pi.providers import openai_completions_1x as openai_1x
 
 __all__ = [
@@ -64,11 +67,19 @@ def summary_request_body(
     ``request``, keys in pi-ai's order; ``variant`` is the pi-ai 1.x generation (None: 0.80.2)."""
     reasoning = summary_reasoning(model, thinking_level, variant)
     api = model.get("api")
+    # Pi 1.x's normalizeContext: the prompt as the transcript's leading system message.
+    messages: list[Json] = [
+        {"role": "system", "content": request["systemPrompt"], "timestamp": 0},
+        *({**m, "timestamp": 0} for m in request["messages"]),
+    ]
+    if variant is not None and api == "anthropic-messages":
+        return anthropic_1x.build_simple_params(
+            model,
+            messages,
+            {"maxTokens": request["maxTokens"], "reasoning": reasoning, "cacheRetention": "none"},
+            clamp_to_context=lambda cap: _clamp_to_context(model, messages, cap, variant),
+        )
     if variant is not None and api == "openai-completions":
-        messages: list[Json] = [
-            {"role": "system", "content": request["systemPrompt"], "timestamp": 0},
-            *({**m, "timestamp": 0} for m in request["messages"]),
-        ]
         body = openai_1x.build_request_body(
             model,
             messages,
@@ -91,6 +102,16 @@ def summary_request_body(
         )
         return openai_completions.build_params(model, context, stream_options)
     raise ValueError(f"model api {api!r} sends no HTTP request")
+
+
+def _clamp_to_context(model: Json, messages: list[Json], cap: int, variant: str) -> int:
+    """pi-ai 1.x's ``clampMaxTokensToContext`` of ``cap`` for this summary transcript."""
+    return pi_1_x.clamp_max_tokens(
+        int(model.get("contextWindow") or 0),
+        cap,
+        pi_1_x.estimate_context_tokens(messages, variant),
+        variant,
+    )
 
 
 def calculate_cost(model: Mapping[str, Any], usage: Json, variant: str | None) -> Json:
