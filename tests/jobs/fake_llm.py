@@ -106,7 +106,9 @@ class FakeLLMServer:
             "max_retries": max_retries,
             provider: {
                 **conf[provider],
-                "base_url": self.anthropic_base_url if provider == "anthropic" else self.openai_base_url,
+                "base_url": self.anthropic_base_url
+                if provider == "anthropic"
+                else self.openai_base_url,
                 "api_key": "sk-ant-test" if provider == "anthropic" else "sk-test",
                 **options,
             },
@@ -140,9 +142,12 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 # Wait for the test to release us (or give up): lets a test kill a worker while
                 # its request is in flight.
                 server.release.wait(reply.stall_seconds)
-            if self.path.endswith("/chat/completions"):
+            # The query is not part of the route: the SDK's beta.messages.create (pi-ai 1.x) posts
+            # to /v1/messages?beta=true.
+            route = self.path.split("?", 1)[0]
+            if route.endswith("/chat/completions"):
                 self._openai(reply, body)
-            elif self.path.endswith("/messages"):
+            elif route.endswith("/messages"):
                 self._anthropic(reply, body)
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
