@@ -261,8 +261,12 @@ ANTHROPIC_LIMITS = {"context_window": 36000, "max_tokens": 32000}
 
 
 def _point_at_anthropic(settings, server, reasoning: bool):  # type: ignore[no-untyped-def]
+    """contextlab's provider as fake-claude on the fake server; a reasoning model's replies (ours,
+    then Pi's) report thinking tokens, which pi-ai 1.x records as ``usage.reasoning``."""
     from contextlab.jobs import providers
 
+    if reasoning:
+        server.script.extend(Reply(thinking_tokens=7) for _ in range(4))
     server.point_at(
         settings, "anthropic", model="fake-claude", reasoning=reasoning, **ANTHROPIC_LIMITS
     )
@@ -275,25 +279,43 @@ def _pi_file(tmp_path: Path, scenario: str) -> Path:
     return copy
 
 
-def _sent_since(server, start: int) -> list[bytes]:  # type: ignore[no-untyped-def]
-    return [r.body for r in server.requests[start:]]
+def _sent_since(server, start: int) -> list[Any]:  # type: ignore[no-untyped-def]
+    return list(server.requests[start:])
 
 
-def _assert_anthropic_bodies(ours: list[bytes], pi: list[bytes], reasoning: bool) -> None:
-    assert [json.loads(b, object_pairs_hook=list) for b in ours] == [
-        json.loads(b, object_pairs_hook=list) for b in pi
+# What the Messages API reads besides the body (the SDKs' own identity headers differ).
+ANTHROPIC_API_HEADERS = (
+    "content-type",
+    "accept",
+    "x-api-key",
+    "authorization",
+    "anthropic-version",
+    "anthropic-beta",
+    "anthropic-dangerous-direct-browser-access",
+)
+
+
+def _assert_anthropic_requests(ours: list[Any], pi: list[Any], reasoning: bool) -> None:
+    assert [json.loads(r.body, object_pairs_hook=list) for r in ours] == [
+        json.loads(r.body, object_pairs_hook=list) for r in pi
     ]
-    assert ours == pi
-    for body in ours:
-        sent = json.loads(body)
+    assert [r.body for r in ours] == [r.body for r in pi]
+    # pi-ai 1.x sends through the SDK's beta.messages.create: the betas as a header, not a field.
+    assert [r.path for r in ours] == [r.path for r in pi] == ["/v1/messages?beta=true"] * len(pi)
+    for mine, theirs in zip(ours, pi, strict=True):
+        for name in ANTHROPIC_API_HEADERS:
+            assert mine.headers.get(name) == theirs.headers.get(name), name
+    for request in ours:
+        sent = json.loads(request.body)
         # completeSummarization asks for no cache retention: no marker anywhere.
-        assert b"cache_control" not in body
+        assert b"cache_control" not in request.body
         assert [m["role"] for m in sent["messages"]] == ["user"]
         if reasoning:
             assert sent["thinking"]["type"] == "enabled"
             assert sent["max_tokens"] < ANTHROPIC_LIMITS["max_tokens"]  # clamped again
+            assert request.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
         else:
-            assert "thinking" not in sent
+            assert "thinking" not in sent and "anthropic-beta" not in request.headers
 
 
 @pytest.mark.oracle
@@ -324,10 +346,12 @@ def test_a_1x_anthropic_compaction_job_sends_what_pi_1_6_0_sends(
     assert pi["prepared"] and pi["isSplitTurn"] and pi["thinkingLevel"] == "medium"
     # The history, then the split turn's prefix.
     assert len(ours) == 2
-    _assert_anthropic_bodies(ours, _sent_since(server, len(ours)), reasoning)
+    _assert_anthropic_requests(ours, _sent_since(server, len(ours)), reasoning)
     entry = _written(job)
     assert entry["firstKeptEntryId"] == pi["result"]["firstKeptEntryId"]
     assert entry["summary"] == pi["result"]["summary"]
+    # The two replies' usage as pi-ai's anthropic stream records it (cacheWrite1h, no reasoning).
+    assert json_stringify(entry["usage"]) == json_stringify(pi["result"]["usage"])
 
 
 @pytest.mark.oracle
@@ -362,8 +386,10 @@ def test_a_1x_anthropic_branch_summary_job_sends_what_pi_1_6_0_sends(
     )
     assert pi["thinkingLevel"] == "medium"
     assert len(ours) == 1
-    _assert_anthropic_bodies(ours, _sent_since(server, len(ours)), reasoning)
-    assert _written(job)["summary"] == pi["result"]["summary"]
+    _assert_anthropic_requests(ours, _sent_since(server, len(ours)), reasoning)
+    entry = _written(job)
+    assert entry["summary"] == pi["result"]["summary"]
+    assert json_stringify(entry["usage"]) == json_stringify(pi["result"]["usage"])
 
 
 # Models contextlab's settings cannot describe (compat flags, level maps), one summary call each:
@@ -410,7 +436,7 @@ ANTHROPIC_MODELS = {
 @pytest.mark.parametrize("name", list(ANTHROPIC_MODELS))
 def test_a_1x_anthropic_summary_body_is_pi_1_6_0s_for_every_thinking_rule(server, name):
     from contextlab.pi.dialects.pi_1_x_compaction import summary_request
-    from contextlab.pi.providers.summary import summary_request_body
+    from contextlab.pi.providers.summary import summary_betas, summary_request_body
 
     overrides, level = ANTHROPIC_MODELS[name]
     model = {**_CLAUDE, "baseUrl": server.anthropic_base_url, **overrides}
@@ -433,3 +459,6 @@ def test_a_1x_anthropic_summary_body_is_pi_1_6_0s_for_every_thinking_rule(server
     ours = json_stringify(summary_request_body(model, request, thinking_level=level, variant="1.6"))
     assert json.loads(ours, object_pairs_hook=list) == json.loads(pi.body, object_pairs_hook=list)
     assert ours.encode() == pi.body
+    betas = summary_betas(model, level, "1.6")
+    assert pi.path == "/v1/messages?beta=true"
+    assert pi.headers.get("anthropic-beta") == (",".join(betas) if betas else None)

@@ -33,6 +33,7 @@ class Reply:
     input_tokens: int = 1200
     output_tokens: int = 34
     retry_after: str | None = None
+    thinking_tokens: int | None = None  # Anthropic: output_tokens_details in message_delta
 
 
 @dataclass
@@ -257,7 +258,18 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     {
                         "type": "message_delta",
                         "delta": {"stop_reason": stop, "stop_sequence": None},
-                        "usage": {"output_tokens": reply.output_tokens},
+                        "usage": {
+                            "output_tokens": reply.output_tokens,
+                            **(
+                                {
+                                    "output_tokens_details": {
+                                        "thinking_tokens": reply.thinking_tokens
+                                    }
+                                }
+                                if reply.thinking_tokens is not None
+                                else {}
+                            ),
+                        },
                     },
                 ),
                 event("message_stop", {"type": "message_stop"}),

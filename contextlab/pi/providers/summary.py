@@ -16,9 +16,11 @@ A summary request is ``{systemPrompt, messages: [one user message], maxTokens}``
   ``anthropic_messages_1x`` (no ``cache_control``; with a thinking budget the cap is clamped to
   the context window again). The anthropic body is 1.6.0's for every 1.x generation.
 
-Usage: pi-ai's ``parseChunkUsage`` (openai-completions) and ``calculateCost`` (models.js); 1.x
-also reports ``reasoning`` tokens and ``cost.totalFromProvider``, and ``combine_usage`` is the
-coding agent's ``combineUsage`` (usage-totals.js) for a split turn's two replies.
+Usage: pi-ai's ``parseChunkUsage`` (openai-completions), the anthropic-messages stream's usage
+and ``calculateCost`` (models.js); 1.x also reports ``reasoning`` tokens (Anthropic: only when the
+reply reports thinking tokens), ``cacheWrite1h`` (Anthropic) and ``cost.totalFromProvider``, and
+``combine_usage`` is the coding agent's ``combineUsage`` (usage-totals.js) for a split turn's two
+replies.
 MIT licence, (c) Mario Zechner / Earendil Works.
 """
 
@@ -35,9 +37,11 @@ from contextlab.pi.providers import anthropic_messages_1x as anthropic_1x
 from contextlab.pi.providers import openai_completions_1x as openai_1x
 
 __all__ = [
+    "anthropic_usage",
     "calculate_cost",
     "combine_usage",
     "openai_usage",
+    "summary_betas",
     "summary_reasoning",
     "summary_request_body",
     "usage_of",
@@ -58,6 +62,17 @@ def summary_reasoning(
         return thinking_level
     clamped = openai_1x.clamp_thinking_level(model, thinking_level)
     return clamped if clamped != "off" else None
+
+
+def summary_betas(model: Json, thinking_level: Any, variant: str | None) -> list[str] | None:
+    """The ``anthropic-beta`` features pi-ai 1.x sends (as a header, to
+    ``/v1/messages?beta=true``) with a summary to an anthropic-messages ``model``:
+    ``getBetaFeatures`` with thinking enabled when the call carries reasoning. None: not such a
+    call (Pi 0.80.2 sends interleaved thinking with every request, on ``/v1/messages``)."""
+    if variant is None or model.get("api") != "anthropic-messages":
+        return None
+    reasoning = summary_reasoning(model, thinking_level, variant)
+    return anthropic_1x.beta_features(model, {"thinkingEnabled": reasoning is not None})
 
 
 def summary_request_body(
@@ -163,6 +178,40 @@ def usage_of(
         usage["reasoning"] = reasoning
     usage["totalTokens"] = input + output + cache_read + cache_write
     usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    calculate_cost(model, usage, variant)
+    return usage
+
+
+def anthropic_usage(
+    model: Mapping[str, Any],
+    *,
+    input: int,
+    output: int,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    cache_write_1h: int = 0,
+    reasoning: int | None = None,
+    variant: str | None = None,
+) -> Json:
+    """A reply's ``usage`` as pi-ai's anthropic-messages stream records it. 1.x: the usage object
+    it starts with (no ``reasoning``), ``cacheWrite1h`` added by ``message_start``, ``reasoning``
+    by a ``message_delta`` that reports ``output_tokens_details.thinking_tokens``; 0.80.2: as
+    ``usage_of``."""
+    if variant is None:
+        return usage_of(
+            model, input=input, output=output, cache_read=cache_read, cache_write=cache_write
+        )
+    usage: Json = {
+        "input": input,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": input + output + cache_read + cache_write,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        "cacheWrite1h": cache_write_1h,
+    }
+    if reasoning is not None:
+        usage["reasoning"] = reasoning
     calculate_cost(model, usage, variant)
     return usage
 
