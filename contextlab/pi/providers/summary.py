@@ -14,7 +14,8 @@ A summary request is ``{systemPrompt, messages: [one user message], maxTokens}``
   model's levels): the openai-completions body of ``openai_completions_1x`` with ``maxTokens`` as
   ``max_completion_tokens``, or pi-ai 1.6.0's anthropic-messages body of
   ``anthropic_messages_1x`` (no ``cache_control``; with a thinking budget the cap is clamped to
-  the context window again). The anthropic body is 1.6.0's for every 1.x generation.
+  the context window again; its betas, ``summary_betas``, go as a header to
+  ``/v1/messages?beta=true``). The anthropic body is 1.6.0's for every 1.x generation.
 
 Usage: pi-ai's ``parseChunkUsage`` (openai-completions), the anthropic-messages stream's usage
 and ``calculateCost`` (models.js); 1.x also reports ``reasoning`` tokens (Anthropic: only when the
