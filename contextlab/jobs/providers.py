@@ -24,7 +24,13 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from contextlab.pi.entries import Json
-from contextlab.pi.providers.summary import openai_usage, summary_request_body, usage_of
+from contextlab.pi.providers.summary import (
+    anthropic_usage,
+    openai_usage,
+    summary_betas,
+    summary_request_body,
+    usage_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +190,8 @@ def complete(
     report("sent", size)
     if config.kind == "openai":
         return _complete_openai(config, body, report, variant)
-    return _complete_anthropic(config, body, report, variant)
+    betas = summary_betas(config.pi_model(), reasoning, variant)
+    return _complete_anthropic(config, body, report, variant, betas)
 
 
 def _raise_for(exc: Exception, provider: str) -> None:
@@ -300,11 +307,23 @@ def _anthropic_client(config: ProviderConfig) -> Any:
 
 
 def _complete_anthropic(
-    config: ProviderConfig, body: Json, report: OnStream, variant: str | None
+    config: ProviderConfig,
+    body: Json,
+    report: OnStream,
+    variant: str | None,
+    betas: list[str] | None = None,
 ) -> Completion:
+    """``betas`` (pi-ai 1.x): the ``anthropic-beta`` features, sent as the SDK's
+    ``beta.messages.create`` sends them (to ``?beta=true``; no header when there are none)."""
     import anthropic
 
     client = _anthropic_client(config)
+    options: dict[str, Any] = {}
+    if betas is not None:
+        options = {
+            "params": {"beta": "true"},
+            "headers": {"anthropic-beta": ",".join(betas) if betas else anthropic.Omit()},
+        }
     blocks: dict[int, str] = {}
     kinds: dict[int, str] = {}
     stop_reason: str | None = None
@@ -317,12 +336,16 @@ def _complete_anthropic(
         "cache_write": "cache_creation_input_tokens",
     }
     counts = dict.fromkeys(fields, 0)
+    # pi-ai records these too: 1h cache writes, and (1.x) the thinking tokens a delta reports.
+    cache_write_1h = 0
+    reasoning: int | None = None
     try:
         # The SDK's generic POST sends the body as given: Pi's keys, in Pi's order (the typed
         # create() would re-order them).
         stream = client.post(
             "/v1/messages",
             body=body,
+            options=options,
             cast_to=anthropic.types.Message,
             stream=True,
             stream_cls=anthropic.Stream[anthropic.types.RawMessageStreamEvent],
@@ -331,6 +354,7 @@ def _complete_anthropic(
             if event.type == "message_start":
                 u = event.message.usage
                 counts = {name: getattr(u, field, 0) or 0 for name, field in fields.items()}
+                cache_write_1h = _usage_field(u, "cache_creation", "ephemeral_1h_input_tokens") or 0
             elif event.type == "content_block_start":
                 kinds[event.index] = event.content_block.type
                 blocks[event.index] = ""
@@ -344,9 +368,23 @@ def _complete_anthropic(
                 for name, field in fields.items():
                     if getattr(event.usage, field, None) is not None:
                         counts[name] = getattr(event.usage, field)
+                long_write = _usage_field(
+                    event.usage, "cache_creation", "ephemeral_1h_input_tokens"
+                )
+                if long_write is not None:
+                    cache_write_1h = long_write
+                thinking = _usage_field(event.usage, "output_tokens_details", "thinking_tokens")
+                if thinking is not None:
+                    reasoning = thinking
     except Exception as exc:
         _raise_for(exc, f"Anthropic ({config.base_url})")
-    usage = usage_of(config.pi_model(), **counts, variant=variant)
+    usage = anthropic_usage(
+        config.pi_model(),
+        **counts,
+        cache_write_1h=cache_write_1h,
+        reasoning=reasoning,
+        variant=variant,
+    )
     # Pi's pi-ai joins the summary from text blocks only, in block order.
     text = "\n".join(blocks[i] for i in sorted(blocks) if kinds.get(i) == "text")
     mapped = {
@@ -369,6 +407,15 @@ def _complete_anthropic(
     return Completion(
         text, stop, usage, body, {"stop_reason": stop_reason, "text": text, "usage": usage}
     )
+
+
+def _usage_field(usage: Any, group: str, name: str) -> Any:
+    """``usage[group][name]`` of an Anthropic usage object (typed by the SDK or, for fields it
+    does not know, a plain dict), None when absent."""
+    part = getattr(usage, group, None)
+    if isinstance(part, dict):
+        return part.get(name)
+    return getattr(part, name, None)
 
 
 def provider_from_public(public: Json) -> ProviderConfig:

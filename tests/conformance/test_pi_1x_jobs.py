@@ -245,3 +245,220 @@ def test_pi_1_6_0_opens_an_export_with_our_compaction_and_branch_summary_and_see
     assert json.loads(pi["messages"])[-1]["content"][0]["text"].startswith(
         "The following is a summary of a branch"
     )
+
+
+# --- Anthropic Messages: the bodies Pi 1.6.0 sends, live ---------------------------------------
+#
+# No 1.x session was recorded with an Anthropic model, so the real Pi 1.6.0 runs its own
+# summarisers (oracle-1.6.0/jobs_summarise.mjs: prepareCompaction + compact, and
+# collectEntriesForBranchSummary + generateBranchSummary, with the session's thinking level at the
+# leaf) on a copy of the same session against the same fake server, with the model contextlab's
+# provider describes. Both sides' bodies are compared byte for byte, in the order sent.
+
+# A window the clamp binds in (the summary input is a few thousand tokens): with a thinking budget
+# Pi 1.6.0 clamps max_tokens to the window again (0.80.2 sent maxTokens + budget).
+ANTHROPIC_LIMITS = {"context_window": 36000, "max_tokens": 32000}
+
+
+def _point_at_anthropic(settings, server, reasoning: bool):  # type: ignore[no-untyped-def]
+    """contextlab's provider as fake-claude on the fake server; a reasoning model's replies (ours,
+    then Pi's) report thinking tokens, which pi-ai 1.x records as ``usage.reasoning``."""
+    from contextlab.jobs import providers
+
+    if reasoning:
+        server.script.extend(Reply(thinking_tokens=7) for _ in range(4))
+    server.point_at(
+        settings, "anthropic", model="fake-claude", reasoning=reasoning, **ANTHROPIC_LIMITS
+    )
+    return providers.active_provider()
+
+
+def _pi_file(tmp_path: Path, scenario: str) -> Path:
+    copy = tmp_path / f"pi-{scenario}.jsonl"
+    shutil.copyfile(CORPUS_1X / scenario / "session.jsonl", copy)
+    return copy
+
+
+def _sent_since(server, start: int) -> list[Any]:  # type: ignore[no-untyped-def]
+    return list(server.requests[start:])
+
+
+# What the Messages API reads besides the body (the SDKs' own identity headers differ).
+ANTHROPIC_API_HEADERS = (
+    "content-type",
+    "accept",
+    "x-api-key",
+    "authorization",
+    "anthropic-version",
+    "anthropic-beta",
+    "anthropic-dangerous-direct-browser-access",
+)
+
+
+def _assert_anthropic_requests(ours: list[Any], pi: list[Any], reasoning: bool) -> None:
+    assert [json.loads(r.body, object_pairs_hook=list) for r in ours] == [
+        json.loads(r.body, object_pairs_hook=list) for r in pi
+    ]
+    assert [r.body for r in ours] == [r.body for r in pi]
+    # pi-ai 1.x sends through the SDK's beta.messages.create: the betas as a header, not a field.
+    assert [r.path for r in ours] == [r.path for r in pi] == ["/v1/messages?beta=true"] * len(pi)
+    for mine, theirs in zip(ours, pi, strict=True):
+        for name in ANTHROPIC_API_HEADERS:
+            assert mine.headers.get(name) == theirs.headers.get(name), name
+    for request in ours:
+        sent = json.loads(request.body)
+        # completeSummarization asks for no cache retention: no marker anywhere.
+        assert b"cache_control" not in request.body
+        assert [m["role"] for m in sent["messages"]] == ["user"]
+        if reasoning:
+            assert sent["thinking"]["type"] == "enabled"
+            assert sent["max_tokens"] < ANTHROPIC_LIMITS["max_tokens"]  # clamped again
+            assert request.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+        else:
+            assert "thinking" not in sent and "anthropic-beta" not in request.headers
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("reasoning", [False, True], ids=["plain", "budget-thinking"])
+def test_a_1x_anthropic_compaction_job_sends_what_pi_1_6_0_sends(
+    import_1x, server, settings, tmp_path, reasoning
+):
+    config = _point_at_anthropic(settings, server, reasoning)
+    session = import_1x("edits")
+    request, _ = _recorded("edits", "compact")
+    job = _compact_as_recorded(session, request)
+    assert job.status == "succeeded", job.error
+    ours = _sent_since(server, 0)
+    pi = run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "compact",
+            "model": config.pi_model(),
+            "apiKey": config.api_key,
+            "sessionFile": str(_pi_file(tmp_path, "edits")),
+            "leafId": request["leafId"],
+            "keepRecentTokens": KEEP_RECENT_TOKENS,
+            "customInstructions": request["operation"]["customInstructions"],
+        },
+        timeout=60,
+        version="1.6.0",
+    )
+    assert pi["prepared"] and pi["isSplitTurn"] and pi["thinkingLevel"] == "medium"
+    # The history, then the split turn's prefix.
+    assert len(ours) == 2
+    _assert_anthropic_requests(ours, _sent_since(server, len(ours)), reasoning)
+    entry = _written(job)
+    assert entry["firstKeptEntryId"] == pi["result"]["firstKeptEntryId"]
+    assert entry["summary"] == pi["result"]["summary"]
+    # The two replies' usage as pi-ai's anthropic stream records it (cacheWrite1h, no reasoning).
+    assert json_stringify(entry["usage"]) == json_stringify(pi["result"]["usage"])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("reasoning", [False, True], ids=["plain", "budget-thinking"])
+def test_a_1x_anthropic_branch_summary_job_sends_what_pi_1_6_0_sends(
+    import_1x, server, settings, tmp_path, reasoning
+):
+    config = _point_at_anthropic(settings, server, reasoning)
+    session = import_1x("edits")
+    request, _ = _recorded("edits", "navigateTree")
+    operation = request["operation"]
+    job = _run(
+        session,
+        "branch_summary",
+        leaf_entry_id=operation["oldLeafId"],
+        target_entry_id=operation["targetId"],
+    )
+    assert job.status == "succeeded", job.error
+    ours = _sent_since(server, 0)
+    pi = run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "branch",
+            "model": config.pi_model(),
+            "apiKey": config.api_key,
+            "sessionFile": str(_pi_file(tmp_path, "edits")),
+            "fromId": operation["oldLeafId"],
+            "targetId": operation["targetId"],
+        },
+        timeout=60,
+        version="1.6.0",
+    )
+    assert pi["thinkingLevel"] == "medium"
+    assert len(ours) == 1
+    _assert_anthropic_requests(ours, _sent_since(server, len(ours)), reasoning)
+    entry = _written(job)
+    assert entry["summary"] == pi["result"]["summary"]
+    assert json_stringify(entry["usage"]) == json_stringify(pi["result"]["usage"])
+
+
+# Models contextlab's settings cannot describe (compat flags, level maps), one summary call each:
+# the body summary_request_body builds against the one completeSummarization sends.
+_CLAUDE = {
+    "id": "fake-claude",
+    "name": "fake-claude",
+    "api": "anthropic-messages",
+    "provider": "anthropic",
+    "reasoning": True,
+    "input": ["text", "image"],
+    "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+    "contextWindow": 200000,
+    "maxTokens": 64000,
+}
+ANTHROPIC_MODELS = {
+    "plain": ({"reasoning": False}, "medium"),
+    "thinking-off": ({}, "off"),
+    "off-not-sendable": ({"thinkingLevelMap": {"off": None}}, "off"),
+    "budget-low": ({}, "low"),
+    "budget-capped-by-maxTokens": ({"maxTokens": 6000}, "high"),
+    "budget-clamped-to-window": ({"contextWindow": 30000}, "high"),
+    "xhigh-clamped-to-high": ({}, "xhigh"),
+    "xhigh-offered": ({"thinkingLevelMap": {"xhigh": "xhigh"}}, "xhigh"),
+    "adaptive": ({"compat": {"forceAdaptiveThinking": True}}, "medium"),
+    "adaptive-mapped": (
+        {"compat": {"forceAdaptiveThinking": True}, "thinkingLevelMap": {"high": "max"}},
+        "high",
+    ),
+    "mid-convo-effort": ({"compat": {"supportsMidConvoEffort": True}}, "medium"),
+    "mid-convo-effort-off": ({"compat": {"supportsMidConvoEffort": True}}, "off"),
+    "fallbacks": (
+        {
+            "compat": {
+                "allowedFallbackModels": [{"provider": "anthropic", "model": "fake-claude-2"}]
+            }
+        },
+        None,
+    ),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(ANTHROPIC_MODELS))
+def test_a_1x_anthropic_summary_body_is_pi_1_6_0s_for_every_thinking_rule(server, name):
+    from contextlab.pi.dialects.pi_1_x_compaction import summary_request
+    from contextlab.pi.providers.summary import summary_betas, summary_request_body
+
+    overrides, level = ANTHROPIC_MODELS[name]
+    model = {**_CLAUDE, "baseUrl": server.anthropic_base_url, **overrides}
+    prompt = "<conversation>\n[User]: fix the bug in a.py 😀\n</conversation>\n\nSummarise."
+    run_oracle(
+        "jobs_summarise.mjs",
+        {
+            "mode": "complete",
+            "model": model,
+            "apiKey": "sk-ant-test",
+            "prompt": prompt,
+            "thinkingLevel": level,
+        },
+        timeout=60,
+        version="1.6.0",
+    )
+    assert len(server.requests) == 1
+    pi = server.requests[0]
+    request = summary_request("history", prompt, model, level).request()
+    ours = json_stringify(summary_request_body(model, request, thinking_level=level, variant="1.6"))
+    assert json.loads(ours, object_pairs_hook=list) == json.loads(pi.body, object_pairs_hook=list)
+    assert ours.encode() == pi.body
+    betas = summary_betas(model, level, "1.6")
+    assert pi.path == "/v1/messages?beta=true"
+    assert pi.headers.get("anthropic-beta") == (",".join(betas) if betas else None)

@@ -33,6 +33,7 @@ class Reply:
     input_tokens: int = 1200
     output_tokens: int = 34
     retry_after: str | None = None
+    thinking_tokens: int | None = None  # Anthropic: output_tokens_details in message_delta
 
 
 @dataclass
@@ -143,9 +144,12 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 # Wait for the test to release us (or give up): lets a test kill a worker while
                 # its request is in flight.
                 server.release.wait(reply.stall_seconds)
-            if self.path.endswith("/chat/completions"):
+            # The query is not part of the route: the SDK's beta.messages.create (pi-ai 1.x) posts
+            # to /v1/messages?beta=true.
+            route = self.path.split("?", 1)[0]
+            if route.endswith("/chat/completions"):
                 self._openai(reply, body)
-            elif self.path.endswith("/messages"):
+            elif route.endswith("/messages"):
                 self._anthropic(reply, body)
             else:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
@@ -255,7 +259,18 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     {
                         "type": "message_delta",
                         "delta": {"stop_reason": stop, "stop_sequence": None},
-                        "usage": {"output_tokens": reply.output_tokens},
+                        "usage": {
+                            "output_tokens": reply.output_tokens,
+                            **(
+                                {
+                                    "output_tokens_details": {
+                                        "thinking_tokens": reply.thinking_tokens
+                                    }
+                                }
+                                if reply.thinking_tokens is not None
+                                else {}
+                            ),
+                        },
                     },
                 ),
                 event("message_stop", {"type": "message_stop"}),

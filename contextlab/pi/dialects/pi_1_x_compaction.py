@@ -431,7 +431,7 @@ class SummaryRequest:
     prompt: str
     max_tokens: int
     reasoning_effort: str | None
-    body: str | None
+    body: str | None  # the HTTP body (JSON text) for an openai-completions / anthropic model
 
     def request(self, max_tokens: int | None = _CLAMPED) -> Json:
         """``{systemPrompt, messages, maxTokens}``: the summarisation context with its output cap
@@ -466,7 +466,7 @@ def summary_request(
     out = SummaryRequest(
         kind, prompt, max_tokens, summary_reasoning(model, thinking_level, variant), None
     )
-    if model.get("api") == "openai-completions":
+    if model.get("api") in ("openai-completions", "anthropic-messages"):
         body = summary_request_body(
             dict(model), out.request(), thinking_level=thinking_level, variant=variant
         )

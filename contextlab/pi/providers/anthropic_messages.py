@@ -23,7 +23,10 @@ __all__ = [
     "adjust_max_tokens_for_thinking",
     "build_params",
     "build_simple_params",
+    "cache_control",
     "convert_messages",
+    "convert_user_message",
+    "effort_for_level",
     "normalize_tool_call_id",
     "sanitize_surrogates",
 ]
@@ -43,8 +46,10 @@ def _compat(model: Json) -> Json:
     }
 
 
-def _cache_control(model: Json, retention: str | None, env: dict[str, str]) -> Json | None:
-    # resolveCacheRetention: explicit option, then PI_CACHE_RETENTION=long, else "short".
+def cache_control(model: Json, retention: str | None, env: dict[str, str]) -> Json | None:
+    """``getCacheControl``: the ``cache_control`` marker for ``retention`` (None for ``none``);
+    ``resolveCacheRetention``: the explicit option, then ``PI_CACHE_RETENTION=long``, else
+    ``short``."""
     if not retention:
         retention = "long" if env.get("PI_CACHE_RETENTION") == "long" else "short"
     if retention == "none":
@@ -84,6 +89,24 @@ def _tool_result_content(content: list[Json]) -> str | list[Json]:
     return blocks
 
 
+def convert_user_message(msg: Json) -> Json | None:
+    """``convertMessages``' user branch: string content sent as is unless blank, blocks with the
+    blank text ones dropped (None: nothing left to send)."""
+    content = msg.get("content")
+    if isinstance(content, str):
+        if js_trim(content):
+            return {"role": "user", "content": sanitize_surrogates(content)}
+        return None
+    blocks = [
+        {"type": "text", "text": sanitize_surrogates(b["text"])}
+        if b.get("type") == "text"
+        else _image_block(b)
+        for b in content or []
+    ]
+    blocks = [b for b in blocks if b["type"] != "text" or js_trim(b["text"])]
+    return {"role": "user", "content": blocks} if blocks else None
+
+
 # Long on purpose: it follows pi-ai's convertMessages statement by statement, so that the two
 # read side by side.
 def convert_messages(messages: list[Json], model: Json, cache_control: Json | None) -> list[Json]:
@@ -96,20 +119,9 @@ def convert_messages(messages: list[Json], model: Json, cache_control: Json | No
         msg = msgs[i]
         role = msg["role"]
         if role == "user":
-            content = msg.get("content")
-            if isinstance(content, str):
-                if js_trim(content):
-                    params.append({"role": "user", "content": sanitize_surrogates(content)})
-            else:
-                blocks = [
-                    {"type": "text", "text": sanitize_surrogates(b["text"])}
-                    if b.get("type") == "text"
-                    else _image_block(b)
-                    for b in content or []
-                ]
-                blocks = [b for b in blocks if b["type"] != "text" or js_trim(b["text"])]
-                if blocks:
-                    params.append({"role": "user", "content": blocks})
+            converted = convert_user_message(msg)
+            if converted is not None:
+                params.append(converted)
         elif role == "assistant":
             blocks = []
             for block in msg.get("content") or []:
@@ -215,19 +227,19 @@ def build_params(model: Json, context: Json, options: Json | None = None) -> Jso
     """``buildParams`` (API key): the JSON body of ``messages.create``, in Pi's key order."""
     options = options or {}
     compat = _compat(model)
-    cache_control = _cache_control(model, options.get("cacheRetention"), options.get("env") or {})
+    marker = cache_control(model, options.get("cacheRetention"), options.get("env") or {})
     max_tokens = options.get("maxTokens")
     params: Json = {
         "model": model["id"],
-        "messages": convert_messages(context.get("messages") or [], model, cache_control),
+        "messages": convert_messages(context.get("messages") or [], model, marker),
         "max_tokens": max_tokens if max_tokens is not None else model.get("maxTokens"),
         "stream": True,
     }
     system_prompt = context.get("systemPrompt")
     if system_prompt:
         block: Json = {"type": "text", "text": sanitize_surrogates(system_prompt)}
-        if cache_control:
-            block["cache_control"] = cache_control
+        if marker:
+            block["cache_control"] = marker
         params["system"] = [block]
     temperature = options.get("temperature")
     if (
@@ -241,7 +253,7 @@ def build_params(model: Json, context: Json, options: Json | None = None) -> Jso
         params["tools"] = _convert_tools(
             tools,
             compat["supportsEagerToolInputStreaming"],
-            cache_control if compat["supportsCacheControlOnTools"] else None,
+            marker if compat["supportsCacheControlOnTools"] else None,
         )
     if model.get("reasoning"):
         thinking_level_map = model.get("thinkingLevelMap") or {}
@@ -280,7 +292,9 @@ def adjust_max_tokens_for_thinking(
     return max_tokens, budget
 
 
-def _effort(model: Json, level: str) -> str:
+def effort_for_level(model: Json, level: str) -> str:
+    """``mapThinkingLevelToEffort``: the model's ``thinkingLevelMap`` entry, else minimal/low →
+    low, medium, high, anything else high."""
     mapped = (model.get("thinkingLevelMap") or {}).get(level)
     if isinstance(mapped, str):
         return mapped
@@ -301,7 +315,9 @@ def build_simple_params(model: Json, context: Json, options: Json | None = None)
         return build_params(model, context, {**base, "thinkingEnabled": False})
     if (model.get("compat") or {}).get("forceAdaptiveThinking") is True:
         return build_params(
-            model, context, {**base, "thinkingEnabled": True, "effort": _effort(model, reasoning)}
+            model,
+            context,
+            {**base, "thinkingEnabled": True, "effort": effort_for_level(model, reasoning)},
         )
     max_tokens, budget = adjust_max_tokens_for_thinking(
         base["maxTokens"], model["maxTokens"], reasoning, options.get("thinkingBudgets")

@@ -9,15 +9,19 @@ A summary request is ``{systemPrompt, messages: [one user message], maxTokens}``
   level is passed only to a model that reasons, and not when it is ``off``
   (``compaction.js``; branch summaries pass none).
 - Pi 1.x (``completeSummarization``: no cache retention, a fresh routing id that puts no
-  ``prompt_cache_key`` in the body): the openai-completions body of ``openai_completions_1x``
-  with ``maxTokens`` as ``max_completion_tokens`` (pi-ai's clamp, computed by the caller) and the
-  thinking level clamped to the model's levels (``createSummarizationOptions``). Pi 1.x's
-  anthropic-messages body is not ported: such a call is sent with Pi 0.80.2's body and the 1.x
-  ``maxTokens``.
+  ``prompt_cache_key`` in the body; ``createSummarizationOptions``: no ``maxTokens``, so pi-ai's
+  clamp of ``model.maxTokens``, computed by the caller, and the thinking level clamped to the
+  model's levels): the openai-completions body of ``openai_completions_1x`` with ``maxTokens`` as
+  ``max_completion_tokens``, or pi-ai 1.6.0's anthropic-messages body of
+  ``anthropic_messages_1x`` (no ``cache_control``; with a thinking budget the cap is clamped to
+  the context window again; its betas, ``summary_betas``, go as a header to
+  ``/v1/messages?beta=true``). The anthropic body is 1.6.0's for every 1.x generation.
 
-Usage: pi-ai's ``parseChunkUsage`` (openai-completions) and ``calculateCost`` (models.js); 1.x
-also reports ``reasoning`` tokens and ``cost.totalFromProvider``, and ``combine_usage`` is the
-coding agent's ``combineUsage`` (usage-totals.js) for a split turn's two replies.
+Usage: pi-ai's ``parseChunkUsage`` (openai-completions), the anthropic-messages stream's usage
+and ``calculateCost`` (models.js); 1.x also reports ``reasoning`` tokens (Anthropic: only when the
+reply reports thinking tokens), ``cacheWrite1h`` (Anthropic) and ``cost.totalFromProvider``, and
+``combine_usage`` is the coding agent's ``combineUsage`` (usage-totals.js) for a split turn's two
+replies.
 MIT licence, (c) Mario Zechner / Earendil Works.
 """
 
@@ -27,14 +31,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.entries import Json
 from contextlab.pi.providers import anthropic_messages, openai_completions
+from contextlab.pi.providers import anthropic_messages_1x as anthropic_1x
 from contextlab.pi.providers import openai_completions_1x as openai_1x
 
 __all__ = [
+    "anthropic_usage",
     "calculate_cost",
     "combine_usage",
     "openai_usage",
+    "summary_betas",
     "summary_reasoning",
     "summary_request_body",
     "usage_of",
@@ -57,6 +65,17 @@ def summary_reasoning(
     return clamped if clamped != "off" else None
 
 
+def summary_betas(model: Json, thinking_level: Any, variant: str | None) -> list[str] | None:
+    """The ``anthropic-beta`` features pi-ai 1.x sends (as a header, to
+    ``/v1/messages?beta=true``) with a summary to an anthropic-messages ``model``:
+    ``getBetaFeatures`` with thinking enabled when the call carries reasoning. None: not such a
+    call (Pi 0.80.2 sends interleaved thinking with every request, on ``/v1/messages``)."""
+    if variant is None or model.get("api") != "anthropic-messages":
+        return None
+    reasoning = summary_reasoning(model, thinking_level, variant)
+    return anthropic_1x.beta_features(model, {"thinkingEnabled": reasoning is not None})
+
+
 def summary_request_body(
     model: Json, request: Mapping[str, Any], *, thinking_level: Any, variant: str | None
 ) -> Json:
@@ -64,11 +83,19 @@ def summary_request_body(
     ``request``, keys in pi-ai's order; ``variant`` is the pi-ai 1.x generation (None: 0.80.2)."""
     reasoning = summary_reasoning(model, thinking_level, variant)
     api = model.get("api")
+    # Pi 1.x's normalizeContext: the prompt as the transcript's leading system message.
+    messages: list[Json] = [
+        {"role": "system", "content": request["systemPrompt"], "timestamp": 0},
+        *({**m, "timestamp": 0} for m in request["messages"]),
+    ]
+    if variant is not None and api == "anthropic-messages":
+        return anthropic_1x.build_simple_params(
+            model,
+            messages,
+            {"maxTokens": request["maxTokens"], "reasoning": reasoning, "cacheRetention": "none"},
+            clamp_to_context=lambda cap: _clamp_to_context(model, messages, cap, variant),
+        )
     if variant is not None and api == "openai-completions":
-        messages: list[Json] = [
-            {"role": "system", "content": request["systemPrompt"], "timestamp": 0},
-            *({**m, "timestamp": 0} for m in request["messages"]),
-        ]
         body = openai_1x.build_request_body(
             model,
             messages,
@@ -91,6 +118,16 @@ def summary_request_body(
         )
         return openai_completions.build_params(model, context, stream_options)
     raise ValueError(f"model api {api!r} sends no HTTP request")
+
+
+def _clamp_to_context(model: Json, messages: list[Json], cap: int, variant: str) -> int:
+    """pi-ai 1.x's ``clampMaxTokensToContext`` of ``cap`` for this summary transcript."""
+    return pi_1_x.clamp_max_tokens(
+        int(model.get("contextWindow") or 0),
+        cap,
+        pi_1_x.estimate_context_tokens(messages, variant),
+        variant,
+    )
 
 
 def calculate_cost(model: Mapping[str, Any], usage: Json, variant: str | None) -> Json:
@@ -142,6 +179,40 @@ def usage_of(
         usage["reasoning"] = reasoning
     usage["totalTokens"] = input + output + cache_read + cache_write
     usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    calculate_cost(model, usage, variant)
+    return usage
+
+
+def anthropic_usage(
+    model: Mapping[str, Any],
+    *,
+    input: int,
+    output: int,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    cache_write_1h: int = 0,
+    reasoning: int | None = None,
+    variant: str | None = None,
+) -> Json:
+    """A reply's ``usage`` as pi-ai's anthropic-messages stream records it. 1.x: the usage object
+    it starts with (no ``reasoning``), ``cacheWrite1h`` added by ``message_start``, ``reasoning``
+    by a ``message_delta`` that reports ``output_tokens_details.thinking_tokens``; 0.80.2: as
+    ``usage_of``."""
+    if variant is None:
+        return usage_of(
+            model, input=input, output=output, cache_read=cache_read, cache_write=cache_write
+        )
+    usage: Json = {
+        "input": input,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": input + output + cache_read + cache_write,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        "cacheWrite1h": cache_write_1h,
+    }
+    if reasoning is not None:
+        usage["reasoning"] = reasoning
     calculate_cost(model, usage, variant)
     return usage
 
