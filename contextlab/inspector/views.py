@@ -37,7 +37,7 @@ from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.rendering import message_rows_html, tree_rows_html
+from contextlab.inspector.rendering import chart_rows_html, message_rows_html, tree_rows_html
 from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.requests import provider_request
 from contextlab.inspector.selectors import SessionIndex, session_index
@@ -468,7 +468,9 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             "growth": growth,
             "nav": "library",
             "table_limit": CHART_TABLE_LIMIT,
-            "table_limit_slice": f":{CHART_TABLE_LIMIT}",
+            "table_rows": chart_rows_html(
+                growth["points"], page_url=growth["pageUrl"], limit=CHART_TABLE_LIMIT
+            ),
         },
     )
 

@@ -463,3 +463,24 @@ def test_a_tool_result_without_tool_call_id_still_gives_its_request(
     assert "tool_use_id" not in results[0] and "tool_call_id" not in results[0]
     assert results[0]["content"] == "A"
     assert results[1].get("tool_use_id", results[1].get("tool_call_id")) == "call_1"
+
+
+def test_the_chart_table_rows_escape_what_the_session_says_and_stop_at_the_limit():
+    from contextlab.inspector.rendering import chart_rows_html
+
+    points = [
+        {"leaf": 'x"><script>1</script>', "estimate": 12, "reported": None, "dialect": "0.80"},
+        {
+            "leaf": "b",
+            "estimate": 30,
+            "reported": 40,
+            "compaction": {"before": 12345, "after": 900},
+        },
+        {"leaf": "c", "estimate": 1, "reported": 2},
+    ]
+    html = str(chart_rows_html(points, page_url="/sessions/1/", limit=2))
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert 'href="/sessions/1/?entry=x%22%3E%3Cscript%3E1%3C/script%3E&amp;tab=context"' in html
+    assert '<td class="num">—</td>' in html and "<td>0.80</td>" in html
+    assert '<span class="badge badge-compaction">12.3k → 900</span>' in html
+    assert html.count("<tr>") == 2

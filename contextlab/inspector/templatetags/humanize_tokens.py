@@ -2,20 +2,15 @@ from __future__ import annotations
 
 from django import template
 
+from contextlab.inspector.rendering import tokens_text
+
 register = template.Library()
 
 
 @register.filter
 def tokens(value: object) -> str:
     """12345 -> "12.3k", 1234567 -> "1.23M": token counts read at a glance in dense tables."""
-    if not isinstance(value, int | float):
-        return "—" if value is None else str(value)
-    number = float(value)
-    if abs(number) >= 1_000_000:
-        return f"{number / 1_000_000:.2f}M"
-    if abs(number) >= 10_000:
-        return f"{number / 1000:.1f}k"
-    return f"{int(number):,}"
+    return tokens_text(value)
 
 
 @register.filter
