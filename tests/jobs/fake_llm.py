@@ -179,10 +179,13 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("cache-control", "no-cache")
             self.send_header("connection", "close")
             self.end_headers()
-            for event in events:
-                self.wfile.write(event.encode())
-                self.wfile.flush()
             self.close_connection = True
+            try:
+                for event in events:
+                    self.wfile.write(event.encode())
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client went away mid-stream (a test killed it, or it timed out)
 
         def _openai(self, reply: Reply, body: bytes) -> None:
             if reply.status != 200:
