@@ -96,6 +96,23 @@ class SessionIndex:
                 self.memo_bytes -= self.memo_sizes.pop(old, 0)
             _trim_cache()
 
+    def drop_extras(self) -> int:
+        """Forget what this index keeps besides itself (fetched entries, projections, tree
+        views): all of it is computed again on demand. Returns the bytes freed (call with
+        _cache_lock held)."""
+        freed = self.entry_bytes + self.memo_bytes + self.view_bytes
+        freed += _SIZED_ENTRY_BYTES * len(self.json_bytes)
+        self.json_bytes.clear()  # refilled by the fetches that need it again
+        self.entries.clear()
+        self.entry_sizes.clear()
+        self.entry_bytes = 0
+        self.memo.clear()
+        self.memo_sizes.clear()
+        self.memo_bytes = 0
+        self.views.clear()
+        self.view_bytes = 0
+        return freed
+
     @property
     def cost(self) -> int:
         """Estimated bytes this index holds: itself, its entries, its memo and its views."""
@@ -312,7 +329,9 @@ class SessionIndex:
 
 _cache: OrderedDict[tuple[Any, ...], SessionIndex] = OrderedDict()
 _cache_lock = threading.Lock()
-_CACHE_SIZE = 8
+# Indexes kept at most: the byte budget is the real bound (a library of many ordinary sessions
+# keeps each open one; visitors go from session to session).
+_CACHE_SIZE = 64
 # Whole entries kept per session index (a few MB for typical entries).
 ENTRY_CACHE_SIZE = 4000
 
@@ -349,15 +368,23 @@ def session_index(session: Session) -> SessionIndex:
 
 
 def _trim_cache() -> None:
-    """Drop the least recently used indexes while the cache is over its budget (call with
-    _cache_lock held). Bounded by bytes (CONTEXTLAB_INDEX_CACHE_BYTES), not by sessions: eight
-    500 MB sessions' indexes would hold gigabytes. The newest index always stays; what it keeps
-    besides itself (entries, memo, views) is bounded by shares of the same budget."""
-    while len(_cache) > 1 and (
-        len(_cache) > _CACHE_SIZE
-        or sum(i.cost for i in _cache.values()) > settings.CONTEXTLAB_INDEX_CACHE_BYTES
-    ):
-        _cache.popitem(last=False)
+    """Bring the cache within its budget (call with _cache_lock held). Bounded by bytes
+    (CONTEXTLAB_INDEX_CACHE_BYTES), not by sessions: eight 500 MB sessions' indexes would hold
+    gigabytes. First what the older indexes keep besides themselves goes (their fetched entries,
+    projections and tree views, oldest index first), then whole indexes, least recently used
+    first: loading an index again costs more than fetching its entries, and one large session's
+    extras must not push every other session out (the newest index's extras go last, and it
+    always stays itself)."""
+    budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES
+    total = sum(i.cost for i in _cache.values())
+    if total > budget:
+        for index in list(_cache.values()):  # the newest last
+            if total <= budget:
+                break
+            total -= index.drop_extras()
+    while len(_cache) > 1 and (len(_cache) > _CACHE_SIZE or total > budget):
+        _, old = _cache.popitem(last=False)
+        total -= old.cost
 
 
 # Per visible row of a tree view: the Row, its prefix and gutters, its slot in index_of (the

@@ -469,7 +469,9 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             "nav": "library",
             "table_limit": CHART_TABLE_LIMIT,
             "table_rows": chart_rows_html(
-                growth["points"], page_url=growth["pageUrl"], limit=CHART_TABLE_LIMIT
+                growth.get("points") or [],
+                page_url=growth.get("pageUrl", ""),
+                limit=CHART_TABLE_LIMIT,
             ),
         },
     )

@@ -136,3 +136,18 @@ def test_the_size_of_a_kept_value_is_its_json_and_a_value_too_deep_for_json_is_w
     for _ in range(1000):  # orjson stops at 255 levels
         deep = [deep]
     assert selectors.estimated_size(deep) == selectors.walked_size(deep) > 1000 * 50
+
+
+def test_what_an_index_keeps_besides_itself_goes_before_other_sessions_indexes(settings):
+    """A session whose fetched entries fill the cache must not push every other session's
+    index out: the entries are fetched again cheaply, an index is not loaded again cheaply."""
+    small = _import(header(id=str(uuid.uuid4())), *chain(50))
+    large = _import(header(id=str(uuid.uuid4())), *chain(400))
+    small_index = selectors.session_index(small)
+    large_index = selectors.session_index(large)
+    bases = selectors.cache_bytes()
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = bases + 30_000
+    large_index.fetch(large, list(large_index.items))  # ~80 kB of entries: over the budget
+    assert list(selectors._cache) == [selectors.index_key(small), selectors.index_key(large)]
+    assert selectors.cache_bytes() <= settings.CONTEXTLAB_INDEX_CACHE_BYTES
+    assert small_index is selectors.session_index(small)  # still cached, not loaded again
