@@ -12,6 +12,7 @@ Model and context are plain dicts shaped as pi-ai's ``Model`` and ``Context``:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from contextlab.pi.context import transform_messages
@@ -27,6 +28,7 @@ __all__ = [
     "convert_messages",
     "convert_user_message",
     "effort_for_level",
+    "enabled_thinking",
     "normalize_tool_call_id",
     "sanitize_surrogates",
 ]
@@ -258,22 +260,28 @@ def build_params(model: Json, context: Json, options: Json | None = None) -> Jso
     if model.get("reasoning"):
         thinking_level_map = model.get("thinkingLevelMap") or {}
         if options.get("thinkingEnabled"):
-            display = options.get("thinkingDisplay") or "summarized"
-            if (model.get("compat") or {}).get("forceAdaptiveThinking") is True:
-                params["thinking"] = {"type": "adaptive", "display": display}
-                if options.get("effort"):
-                    params["output_config"] = {"effort": options["effort"]}
-            else:
-                params["thinking"] = {
-                    "type": "enabled",
-                    "budget_tokens": options.get("thinkingBudgetTokens") or 1024,
-                    "display": display,
-                }
+            enabled_thinking(params, model, options)
         elif options.get("thinkingEnabled") is False and not (
             "off" in thinking_level_map and thinking_level_map["off"] is None
         ):
             params["thinking"] = {"type": "disabled"}
     return params
+
+
+def enabled_thinking(params: Json, model: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+    """Thinking asked for a model that reasons: adaptive (with the effort) where the model's
+    compat forces it, else a budget (pi-ai 0.80.2 and 1.6.0 alike)."""
+    display = options.get("thinkingDisplay") or "summarized"
+    if (model.get("compat") or {}).get("forceAdaptiveThinking") is True:
+        params["thinking"] = {"type": "adaptive", "display": display}
+        if options.get("effort"):
+            params["output_config"] = {"effort": options["effort"]}
+    else:
+        params["thinking"] = {
+            "type": "enabled",
+            "budget_tokens": options.get("thinkingBudgetTokens") or 1024,
+            "display": display,
+        }
 
 
 def adjust_max_tokens_for_thinking(

@@ -234,17 +234,7 @@ def build_params(
         }
         params["output_config"] = {"effort": "low"}
     elif model.get("reasoning") and options.get("thinkingEnabled"):
-        display = options.get("thinkingDisplay") or "summarized"
-        if (model.get("compat") or {}).get("forceAdaptiveThinking") is True:
-            params["thinking"] = {"type": "adaptive", "display": display}
-            if options.get("effort"):
-                params["output_config"] = {"effort": options["effort"]}
-        else:
-            params["thinking"] = {
-                "type": "enabled",
-                "budget_tokens": options.get("thinkingBudgetTokens") or 1024,
-                "display": display,
-            }
+        anthropic_0x.enabled_thinking(params, model, options)
     metadata = options.get("metadata")
     if metadata and isinstance(metadata.get("user_id"), str):
         params["metadata"] = {"user_id": metadata["user_id"]}
