@@ -31,6 +31,7 @@ __all__ = [
     "enabled_thinking",
     "normalize_tool_call_id",
     "sanitize_surrogates",
+    "system_blocks",
 ]
 
 
@@ -239,10 +240,7 @@ def build_params(model: Json, context: Json, options: Json | None = None) -> Jso
     }
     system_prompt = context.get("systemPrompt")
     if system_prompt:
-        block: Json = {"type": "text", "text": sanitize_surrogates(system_prompt)}
-        if marker:
-            block["cache_control"] = marker
-        params["system"] = [block]
+        params["system"] = system_blocks(system_prompt, marker)
     temperature = options.get("temperature")
     if (
         temperature is not None
@@ -266,6 +264,14 @@ def build_params(model: Json, context: Json, options: Json | None = None) -> Jso
         ):
             params["thinking"] = {"type": "disabled"}
     return params
+
+
+def system_blocks(text: str, marker: Json | None) -> list[Json]:
+    """The ``system`` parameter: one text block, with the cache marker when there is one."""
+    block: Json = {"type": "text", "text": sanitize_surrogates(text)}
+    if marker:
+        block["cache_control"] = marker
+    return [block]
 
 
 def enabled_thinking(params: Json, model: Mapping[str, Any], options: Mapping[str, Any]) -> None:

@@ -47,7 +47,6 @@ from typing import Any
 from contextlab.pi.entries import Json
 from contextlab.pi.providers import anthropic_messages as anthropic_0x
 from contextlab.pi.providers import openai_completions_1x as openai_1x
-from contextlab.pi.providers.common import sanitize_surrogates
 
 __all__ = [
     "INTERLEAVED_THINKING_BETA",
@@ -212,10 +211,7 @@ def build_params(
         "stream": True,
     }
     if initial_text:
-        block: Json = {"type": "text", "text": sanitize_surrogates(initial_text)}
-        if marker:
-            block["cache_control"] = marker
-        params["system"] = [block]
+        params["system"] = anthropic_0x.system_blocks(initial_text, marker)
     temperature = options.get("temperature")
     if (
         temperature is not None
