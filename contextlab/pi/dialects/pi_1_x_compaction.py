@@ -51,8 +51,9 @@ from contextlab.pi.dialects.pi_1_x_data import (
 )
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
-from contextlab.pi.providers import openai_completions_1x as provider
+from contextlab.pi.providers.options import calculate_context_tokens
 from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
+from contextlab.pi.providers.transcript import content_text
 
 __all__ = [
     "CompactionPlan",
@@ -124,25 +125,13 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     return 0
 
 
-def _usage_tokens(usage: Mapping[str, Any]) -> Any:
-    total = usage.get("totalTokens")
-    if total:
-        return total
-    return (
-        (usage.get("input") or 0)
-        + (usage.get("output") or 0)
-        + (usage.get("cacheRead") or 0)
-        + (usage.get("cacheWrite") or 0)
-    )
-
-
 def _valid_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
     if message.get("role") != "assistant" or "usage" not in message:
         return None
     usage = message.get("usage")
     if message.get("stopReason") in ("aborted", "error") or not usage:
         return None
-    return usage if _usage_tokens(usage) > 0 else None
+    return usage if calculate_context_tokens(usage) > 0 else None
 
 
 def estimate_projected_context_tokens(
@@ -160,7 +149,9 @@ def estimate_projected_context_tokens(
     if usage_index is not None:
         usage = _valid_usage(messages[usage_index])
         assert usage is not None
-        tokens = _usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[usage_index + 1 :])
+        tokens = calculate_context_tokens(usage) + sum(
+            estimate_tokens(m) for m in messages[usage_index + 1 :]
+        )
         position = 0
         usage_entry_id = None
         for entry, entry_messages in projection.entries:
@@ -383,7 +374,7 @@ def serialize_conversation(messages: Sequence[Json]) -> str:
         role = message.get("role")
         content = message.get("content")
         if role == "user":
-            text = provider.content_text(content, "")
+            text = content_text(content, "")
             if text:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
@@ -394,11 +385,11 @@ def serialize_conversation(messages: Sequence[Json]) -> str:
                     rendered = ", ".join(f"{k}={json_stringify(v)}" for k, v in arguments.items())
                     calls.append(f"{block.get('name')}({rendered})")
             if any(b.get("type") == "text" for b in content or []):
-                parts.append(f"[Assistant]: {provider.content_text(content)}")
+                parts.append(f"[Assistant]: {content_text(content)}")
             if calls:
                 parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
         elif role == "toolResult":
-            text = provider.content_text(content, "")
+            text = content_text(content, "")
             if text:
                 parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
     return "\n\n".join(parts)
