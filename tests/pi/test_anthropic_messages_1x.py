@@ -90,7 +90,8 @@ def test_the_interleaved_thinking_beta_goes_only_with_budget_thinking():
 
 
 def test_what_is_not_ported_is_refused_not_guessed():
-    strict = {"name": "t", "description": "d", "parameters": {}, "constrainedSampling": {}}
+    required = {"type": "json_schema", "strict": "require"}
+    strict = {"name": "t", "description": "d", "parameters": {}, "constrainedSampling": required}
     system = {**SYSTEM, "toolsAdded": [strict]}
     with pytest.raises(NotImplementedError):
         am.build_params(MODEL, {"messages": [system, USER]}, pi_ai="1.6")

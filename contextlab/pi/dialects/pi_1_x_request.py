@@ -24,8 +24,9 @@ from contextlab.pi.context import SessionContext
 from contextlab.pi.dialects import pi_1_x, pi_1_x_compaction
 from contextlab.pi.dialects.base import Dialect
 from contextlab.pi.entries import Json
+from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.prompt import PromptLayer, SystemPrompt, estimate_tokens
-from contextlab.pi.providers import openai_completions
+from contextlab.pi.providers import anthropic_messages, openai_completions
 from contextlab.pi.providers.pi_ai import VARIANTS, PiAi, resolve
 from contextlab.pi.request import PiRequest, RequestSteps
 
@@ -77,8 +78,32 @@ class Pi1xSteps(RequestSteps):
         )
 
     def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
-        """Pi 1.x's anthropic-messages provider is not ported."""
-        return None
+        """The anthropic-messages body of the turn: the transcript (prompt and tools as its
+        system messages), the thinking level as ``reasoning``, the session id, and pi-ai's clamp
+        of the model's ``maxTokens`` (again after a thinking budget is added)."""
+        context, options = self._anthropic_call(request)
+        window = int(model.get("contextWindow") or 0)
+        estimate = pi_1_x.estimate_context_tokens(request.messages, self.pi_ai)
+        body = anthropic_messages.build_simple_params(
+            model,
+            context,
+            options,
+            pi_ai=self.pi_ai,
+            clamp_to_context=lambda cap: pi_1_x.clamp_max_tokens(window, cap, estimate, self.pi_ai),
+        )
+        return json_stringify(body)
+
+    def _anthropic_call(self, request: PiRequest) -> tuple[Json, Json]:
+        """The coding agent's ``streamSimple`` call for a turn (pi-agent-core's agent loop):
+        ``{messages}`` with the system messages in place, ``reasoning`` unless off, the session
+        id; pi-ai adds ``maxTokens`` (the clamp, ``max_tokens``)."""
+        thinking = request.thinking_level
+        options: Json = {
+            "maxTokens": request.max_tokens,
+            "reasoning": thinking if isinstance(thinking, str) and thinking != "off" else None,
+            "sessionId": request.session_id,
+        }
+        return {"messages": request.messages}, options
 
     def session_prompt(self, request: PiRequest) -> None:
         projection = _projection(request)

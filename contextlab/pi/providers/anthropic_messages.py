@@ -63,6 +63,7 @@ __all__ = [
     "get_compat",
     "normalize_tool_call_id",
     "sanitize_surrogates",
+    "simple_request_target",
 ]
 
 _UNDEFINED: Any = object()
@@ -359,7 +360,12 @@ def _convert_tools(
     last."""
     out = []
     for index, tool in enumerate(tools):
-        if tool.get("constrainedSampling") is not None:
+        # resolveJsonSchemaStrictSampling: a tool is strict only where the model supports strict
+        # tools (not ported); one that requires it fails the request in Pi.
+        sampling = tool.get("constrainedSampling")
+        config: Mapping[str, Any] = sampling if isinstance(sampling, dict) else {}
+        required = config.get("strict") == "require"
+        if config.get("type") == "json_schema" and (compat["supportsStrictTools"] or required):
             raise NotImplementedError("pi-ai's constrained-sampling (strict) tools")
         schema = tool.get("parameters") or {}
         item: Json = {"name": tool["name"], "description": tool.get("description")}
@@ -445,6 +451,37 @@ def beta_features(
     return list(dict.fromkeys(features))
 
 
+def simple_request_target(
+    model: Mapping[str, Any],
+    context: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+    *,
+    pi_ai: PiAi | str | None = None,
+) -> tuple[str, list[str]]:
+    """Where ``streamSimple`` sends ``build_simple_params``' body, and its ``anthropic-beta``
+    features: from 0.85 the SDK's ``beta.messages.create`` (``/v1/messages?beta=true``, the
+    features of ``beta_features``); before, ``messages.create`` (``/v1/messages``) with the
+    client's header (fine-grained tool streaming when the model cannot stream tool input
+    eagerly, interleaved thinking unless the model's thinking is adaptive)."""
+    generation = resolve(pi_ai)
+    options = options or {}
+    messages = context.get("messages") or []
+    tools = current_tools(messages) if generation.transcript else list(context.get("tools") or [])
+    thinking = {**options, "thinkingEnabled": bool(options.get("reasoning"))}
+    if generation.anthropic_beta_endpoint:
+        return "/v1/messages?beta=true", beta_features(model, thinking, generation, tools=tools)
+    features = []
+    if tools and not get_compat(model, generation)["supportsEagerToolInputStreaming"]:
+        features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
+    if (model.get("compat") or {}).get("forceAdaptiveThinking") is not True:
+        features.append(INTERLEAVED_THINKING_BETA)
+    for headers in (model.get("headers"), options.get("headers")):
+        for name, value in (headers or {}).items():
+            if name.lower() == "anthropic-beta":
+                features = [] if value is None else [str(value)]
+    return "/v1/messages", features
+
+
 def _conversation(
     model: Mapping[str, Any], context: Mapping[str, Any], pi_ai: PiAi
 ) -> tuple[str, list[Json], list[Json]]:
@@ -493,7 +530,7 @@ def build_params(
         and options.get("thinkingEnabled") is False
         and off_sends_disabled
     )
-    managed = generation.transcript and _mid_convo_effort(model)
+    managed = generation.anthropic_beta_endpoint and _mid_convo_effort(model)
     effort_messages = managed and (generation.anthropic_effort_when_off or not thinking_disabled)
     converted, levels = convert_messages(
         conversation,
@@ -557,7 +594,7 @@ def build_params(
         params["tool_choice"] = (
             {"type": tool_choice} if isinstance(tool_choice, str) else tool_choice
         )
-    fallbacks = _fallback_models(model) if generation.transcript else []
+    fallbacks = _fallback_models(model) if generation.anthropic_beta_endpoint else []
     if fallbacks:
         params["fallbacks"] = [{"model": f.get("model")} for f in fallbacks]
     if generation.transcript and _message_threads(model, options, marker, generation):

@@ -26,6 +26,7 @@ from typing import Literal
 
 __all__ = [
     "GENERATIONS",
+    "PI_AI_0_73",
     "PI_AI_0_80",
     "PI_AI_1_6",
     "VARIANTS",
@@ -92,6 +93,11 @@ class PiAi:
     # ``supportsStrictMode`` detected (0.x: not for a few hosts) or false unless set (0.87.1).
     strict_mode_detected: bool = True
     # --- dist/api/anthropic-messages.js ----------------------------------------------------
+    # The SDK's ``beta.messages.create`` to ``/v1/messages?beta=true`` with ``getBetaFeatures``
+    # (interleaved thinking only with thinking on; mid-conversation effort, fallbacks), from
+    # 0.85.1; before, ``/v1/messages`` with the client's ``anthropic-beta`` header (interleaved
+    # thinking always unless adaptive).
+    anthropic_beta_endpoint: bool = False
     # A thinking block with empty text but a signature is replayed (0.84.4; before: dropped).
     anthropic_signed_empty_thinking: bool = False
     # ``compat.supportsMidConvoEffort`` models: effort markers even with thinking off (1.0.3; from
@@ -161,8 +167,9 @@ PI_AI_0_84 = replace(
     sampling="model",
     anthropic_signed_empty_thinking=True,
 )
+PI_AI_0_85 = replace(PI_AI_0_84, name="0.85", first="0.85.1", anthropic_beta_endpoint=True)
 PI_AI_0_87 = replace(
-    PI_AI_0_84,
+    PI_AI_0_85,
     name="0.87",
     first="0.87.0",
     transcript=True,
@@ -212,6 +219,7 @@ GENERATIONS: tuple[PiAi, ...] = (
     PI_AI_0_80_6,
     PI_AI_0_82,
     PI_AI_0_84,
+    PI_AI_0_85,
     PI_AI_0_87,
     PI_AI_1_0,
     PI_AI_1_3,
