@@ -14,12 +14,19 @@ operations also come from the nested calls a tool result records, and the entry 
 ``systemMessage`` (the replayed system state at the leaf). A branch summary applies the context
 edits of the branch it summarises.
 
+Earlier 1.x releases differ (``variant``: a ``providers.pi_ai.PiAi`` or a name it resolves; read
+in 1.0.3, 1.3.0, 1.4.0 and 1.5.2's ``dist/core/compaction/``): to 1.3.0 each summary has a budget
+of its own (``summary_budget``) and the turn prefix no custom instructions; 1.0.3 serialises
+thinking; to 1.4.0 a branch summary ignores context edits and the thinking level, and the cut of
+a long tool result may split a surrogate pair.
+
     plan = prepare_compaction(path_entries, keep_recent_tokens=20000)
     requests = compaction_requests(plan, model, thinking_level="medium")
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +58,8 @@ from contextlab.pi.dialects.pi_1_x_data import (
 )
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
-from contextlab.pi.providers.options import calculate_context_tokens
+from contextlab.pi.providers.options import calculate_context_tokens, turn_max_tokens
+from contextlab.pi.providers.pi_ai import PiAi, resolve
 from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
 from contextlab.pi.providers.transcript import content_text
 
@@ -70,6 +78,8 @@ __all__ = [
 ]
 
 TOOL_RESULT_MAX_CHARS = 2000
+# generateBranchSummary's own maxTokens up to 1.3.
+BRANCH_SUMMARY_BUDGET = 4096
 _CLAMPED: Any = object()
 ESTIMATED_IMAGE_CHARS = 4800
 
@@ -356,19 +366,21 @@ def prepare_compaction(
 # --- prompts and requests --------------------------------------------------------------------
 
 
-def _truncate_for_summary(text: str, max_chars: int) -> str:
+def _truncate_for_summary(text: str, max_chars: int, pi_ai: PiAi) -> str:
     length = js_len(text)
     if length <= max_chars:
         return text
     head = js_slice(text, 0, max_chars)
-    # sliceHead: never split a surrogate pair.
-    if head and 0xD800 <= ord(head[-1]) <= 0xDBFF:
+    # sliceHead (1.5 on): never split a surrogate pair; before, text.slice cut through one.
+    if pi_ai.summary_slice_head and head and 0xD800 <= ord(head[-1]) <= 0xDBFF:
         head = head[:-1]
     return f"{head}\n\n[... {length - max_chars} more characters truncated]"
 
 
-def serialize_conversation(messages: Sequence[Json]) -> str:
-    """``serializeConversation`` of Pi 1.x: thinking omitted."""
+def serialize_conversation(messages: Sequence[Json], variant: PiAi | str = "1.6") -> str:
+    """``serializeConversation`` of Pi 1.x: thinking omitted (1.0.3 wrote it first, as
+    ``[Assistant thinking]``)."""
+    pi_ai = resolve(variant)
     parts = []
     for message in messages:
         role = message.get("role")
@@ -379,6 +391,13 @@ def serialize_conversation(messages: Sequence[Json]) -> str:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
             calls = []
+            thinking = [
+                str(b.get("thinking"))
+                for b in content or []
+                if b.get("type") == "thinking" and pi_ai.summary_serialises_thinking
+            ]
+            if thinking:
+                parts.append(f"[Assistant thinking]: {chr(10).join(thinking)}")
             for block in content or []:
                 if block.get("type") == "toolCall":
                     arguments = block.get("arguments") or {}
@@ -391,27 +410,34 @@ def serialize_conversation(messages: Sequence[Json]) -> str:
         elif role == "toolResult":
             text = content_text(content, "")
             if text:
-                parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+                truncated = _truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_ai)
+                parts.append(f"[Tool result]: {truncated}")
     return "\n\n".join(parts)
 
 
 def history_prompt(
-    messages: Sequence[Json], previous_summary: str | None, custom_instructions: str | None
+    messages: Sequence[Json],
+    previous_summary: str | None,
+    custom_instructions: str | None,
+    variant: PiAi | str = "1.6",
 ) -> str:
     base = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
     if custom_instructions:
         base = f"{base}\n\nAdditional focus: {custom_instructions}"
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
     text = f"<conversation>\n{conversation}\n</conversation>\n\n"
     if previous_summary:
         text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
     return text + base
 
 
-def turn_prefix_prompt(messages: Sequence[Json], custom_instructions: str | None) -> str:
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+def turn_prefix_prompt(
+    messages: Sequence[Json], custom_instructions: str | None, variant: PiAi | str = "1.6"
+) -> str:
+    """The turn-prefix prompt; the custom instructions go after it from 1.4 on."""
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
     text = f"# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
-    if custom_instructions:
+    if custom_instructions and resolve(variant).turn_prefix_focus:
         text = f"{text}\n\nAdditional focus: {custom_instructions}"
     return text
 
@@ -439,21 +465,19 @@ def summary_request(
     prompt: str,
     model: Mapping[str, Any],
     thinking_level: Any,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
+    *,
+    budget: int | None = None,
 ) -> SummaryRequest:
     """A summarisation call as pi-ai sends it: the summarisation system prompt, the prompt as
-    the one user message, pi-ai's clamp of ``model.maxTokens`` (no budget of its own), the
-    thinking level as reasoning for a reasoning model."""
+    the one user message, pi-ai's clamp of the call's ``budget`` (to 1.3; from 1.4 none: the
+    model's ``maxTokens``), the thinking level as reasoning for a reasoning model."""
     messages: list[Json] = [
         {"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0},
         {"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": 0},
     ]
-    max_tokens = pi_1_x.clamp_max_tokens(
-        int(model.get("contextWindow") or 0),
-        int(model.get("maxTokens") or 0),
-        pi_1_x.estimate_context_tokens(messages, variant),
-        variant,
-    )
+    limits = {**model, "maxTokens": int(model.get("maxTokens") or 0)}
+    max_tokens = int(turn_max_tokens(limits, messages, variant, requested=budget) or 0)
     out = SummaryRequest(
         kind, prompt, max_tokens, summary_reasoning(model, thinking_level, variant), None
     )
@@ -471,21 +495,39 @@ def compaction_requests(
     *,
     thinking_level: Any,
     custom_instructions: str | None = None,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
+    reserve_tokens: int = 16384,
 ) -> list[SummaryRequest]:
     """The summarisation requests ``compact`` sends for ``plan``: the history (unless a split turn
-    has nothing before its prefix) and, for a split turn, the turn prefix."""
+    has nothing before its prefix) and, for a split turn, the turn prefix; to 1.3 each with its
+    budget (``summary_budget``)."""
     out = []
     split = plan.is_split_turn and bool(plan.turn_prefix_messages)
     if not split or plan.messages_to_summarize:
         prompt = history_prompt(
-            plan.messages_to_summarize, plan.previous_summary, custom_instructions
+            plan.messages_to_summarize, plan.previous_summary, custom_instructions, variant
         )
-        out.append(summary_request("history", prompt, model, thinking_level, variant))
+        budget = summary_budget(model, 0.8 * reserve_tokens, variant)
+        out.append(
+            summary_request("history", prompt, model, thinking_level, variant, budget=budget)
+        )
     if split:
-        prompt = turn_prefix_prompt(plan.turn_prefix_messages, custom_instructions)
-        out.append(summary_request("turnPrefix", prompt, model, thinking_level, variant))
+        prompt = turn_prefix_prompt(plan.turn_prefix_messages, custom_instructions, variant)
+        budget = summary_budget(model, 0.5 * reserve_tokens, variant)
+        out.append(
+            summary_request("turnPrefix", prompt, model, thinking_level, variant, budget=budget)
+        )
     return out
+
+
+def summary_budget(model: Mapping[str, Any], budget: float, variant: PiAi | str) -> int | None:
+    """A summary's own ``maxTokens`` up to 1.3 (``generateSummaryWithUsage``,
+    ``generateTurnPrefixSummary``, ``generateBranchSummary``): ``floor(budget)`` capped by the
+    model's positive ``maxTokens``; None from 1.4 (pi-ai's clamp of ``model.maxTokens`` only)."""
+    if resolve(variant).summary_max_tokens == "none":
+        return None
+    model_max = model.get("maxTokens") or 0
+    return int(min(math.floor(budget), model_max)) if model_max > 0 else math.floor(budget)
 
 
 # --- branch summaries (dist/core/compaction/branch-summarization.js) -------------------------
@@ -513,13 +555,20 @@ def _branch_message(entry: Json, edit: Json | None) -> Json | None:
     return None
 
 
-def prepare_branch_entries(entries: Sequence[Json], token_budget: float = 0) -> BranchEntries:
+def prepare_branch_entries(
+    entries: Sequence[Json], token_budget: float = 0, variant: PiAi | str = "1.6"
+) -> BranchEntries:
     """``prepareBranchEntries``: the file lists of earlier branch summaries (not from
     extensions), then newest first until the budget is spent (tool results skipped, context
-    edits applied; a summary that does not fit is kept while under 90 %), oldest first."""
+    edits applied from 1.5; a summary that does not fit is kept while under 90 %), oldest
+    first."""
     ops = FileOps()
     add_branch_summaries_file_lists(entries, ops)
-    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+    edits = {
+        e.get("targetId"): e
+        for e in entries
+        if e.get("type") == "context_edit" and resolve(variant).branch_summary_edits
+    }
     messages: list[Json] = []
     ids: list[Any] = []
     total = 0
@@ -553,18 +602,21 @@ def branch_request(
     thinking_level: Any,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
 ) -> SummaryRequest:
-    """The request ``generateBranchSummary`` sends for the prepared ``messages``."""
+    """The request ``generateBranchSummary`` sends for the prepared ``messages``: to 1.3 with a
+    budget of 4096 (capped by the model's), to 1.4 without the thinking level."""
     if replace_instructions and custom_instructions:
         instructions = custom_instructions
     elif custom_instructions:
         instructions = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
     else:
         instructions = BRANCH_SUMMARY_PROMPT
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
     prompt = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
-    return summary_request("branch", prompt, model, thinking_level, variant)
+    level = thinking_level if resolve(variant).branch_summary_edits else None
+    budget = summary_budget(model, BRANCH_SUMMARY_BUDGET, variant)
+    return summary_request("branch", prompt, model, level, variant, budget=budget)
 
 
 def branch_summary_request(
@@ -575,11 +627,11 @@ def branch_summary_request(
     reserve_tokens: int = 16384,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
 ) -> SummaryRequest | None:
     """The request ``generateBranchSummary`` sends for ``entries`` (None: nothing to summarise,
     Pi writes "No content to summarize" without a request)."""
-    prepared = prepare_branch_entries(entries, branch_token_budget(model, reserve_tokens))
+    prepared = prepare_branch_entries(entries, branch_token_budget(model, reserve_tokens), variant)
     if not prepared.messages:
         return None
     return branch_request(

@@ -119,15 +119,18 @@ class PiAi:
     anthropic_message_threads: Literal["none", "anthropic-provider", "anthropic-host"] = "none"
     # --- pi-coding-agent dist/core/compaction/*.js: the summary call (released with pi-ai) ----
     # A summary's own ``maxTokens``: "budget" (0.8 x reserve, 0.5 for a turn prefix, capped by
-    # model.maxTokens; branch summaries 4096 in 1.x; then pi-ai's clamp; to 1.4.0), or "none"
-    # (1.5.2: the clamp only).
+    # model.maxTokens; branch summaries 4096 in 1.x; then pi-ai's clamp; to 1.3.0), or "none"
+    # (1.4.0: the clamp only).
     summary_max_tokens: Literal["budget", "none"] = "budget"
     # ``serializeConversation`` writes ``[Assistant thinking]`` (to 1.0.3; 1.3.0 omits it).
     summary_serialises_thinking: bool = True
-    # The turn-prefix prompt carries ``Additional focus: <instructions>`` (1.5.2).
+    # The turn-prefix prompt carries ``Additional focus: <instructions>`` (1.4.0).
     turn_prefix_focus: bool = False
     # Branch summaries apply context edits and pass the thinking level as reasoning (1.5.2).
     branch_summary_edits: bool = False
+    # A tool result cut for a summary is cut on a code point boundary (``sliceHead``, 1.5.2;
+    # before, ``text.slice`` could split a surrogate pair).
+    summary_slice_head: bool = False
 
     def before(self, other: PiAi) -> bool:
         """Whether this generation is older than ``other``."""
@@ -188,16 +191,22 @@ PI_AI_1_3 = replace(
     anthropic_split_error_images=True,
     anthropic_schema_defs=True,
 )
-PI_AI_1_4 = replace(PI_AI_1_3, name="1.4", first="1.4.0", empty_tool_result="blank")
+PI_AI_1_4 = replace(
+    PI_AI_1_3,
+    name="1.4",
+    first="1.4.0",
+    empty_tool_result="blank",
+    summary_max_tokens="none",
+    turn_prefix_focus=True,
+)
 PI_AI_1_5 = replace(
     PI_AI_1_4,
     name="1.5",
     first="1.5.0",
     clamp_margin="ratio",
     tools_with_tool_history="compat",
-    summary_max_tokens="none",
-    turn_prefix_focus=True,
     branch_summary_edits=True,
+    summary_slice_head=True,
     anthropic_top_effort="low",
     anthropic_holds_updates_past_empty_replies=True,
     anthropic_message_threads="anthropic-provider",
