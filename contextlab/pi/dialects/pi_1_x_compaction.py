@@ -58,7 +58,11 @@ from contextlab.pi.dialects.pi_1_x_data import (
 )
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
-from contextlab.pi.providers.options import calculate_context_tokens, turn_max_tokens
+from contextlab.pi.providers.options import (
+    assistant_chars,
+    calculate_context_tokens,
+    turn_max_tokens,
+)
 from contextlab.pi.providers.pi_ai import PiAi, resolve
 from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
 from contextlab.pi.providers.transcript import content_text
@@ -116,18 +120,7 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     if role in ("user", "custom", "toolResult"):
         return _ceil4(_content_chars(message.get("content")))
     if role == "assistant":
-        chars = 0
-        for block in message.get("content") or []:
-            kind = block.get("type")
-            if kind == "text":
-                chars += js_len(block.get("text", ""))
-            elif kind == "thinking":
-                chars += js_len(block.get("thinking", ""))
-            elif kind == "toolCall":
-                chars += js_len(block.get("name", "")) + js_len(
-                    json_stringify(block.get("arguments"))
-                )
-        return _ceil4(chars)
+        return _ceil4(assistant_chars(message, calls_only=True))
     if role == "bashExecution":
         return _ceil4(js_len(message.get("command", "")) + js_len(message.get("output", "")))
     if role in ("branchSummary", "compactionSummary"):

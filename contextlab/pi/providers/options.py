@@ -26,6 +26,7 @@ from contextlab.pi.providers.transcript import system_message_text
 __all__ = [
     "DEFAULT_THINKING_BUDGETS",
     "adjust_max_tokens_for_thinking",
+    "assistant_chars",
     "calculate_context_tokens",
     "clamp_max_tokens",
     "clamp_thinking_level",
@@ -84,6 +85,13 @@ def estimate_message_tokens(message: Mapping[str, Any], pi_ai: PiAi | str | None
         )
     if role in ("user", "toolResult"):
         return _tokens_of_chars(_content_chars(message.get("content")), generation)
+    return _tokens_of_chars(assistant_chars(message), generation)
+
+
+def assistant_chars(message: Mapping[str, Any], *, calls_only: bool = False) -> int:
+    """The characters an assistant message counts for: text, thinking, and each tool call's
+    name plus ``JSON.stringify`` of its arguments. pi-ai counts any other block as a call; the
+    coding agent's compaction estimate (``calls_only``) only ``toolCall`` blocks."""
     chars = 0
     for block in message.get("content") or []:
         kind = block.get("type")
@@ -91,10 +99,10 @@ def estimate_message_tokens(message: Mapping[str, Any], pi_ai: PiAi | str | None
             chars += js_len(block.get("text", ""))
         elif kind == "thinking":
             chars += js_len(block.get("thinking", ""))
-        else:
+        elif kind == "toolCall" or not calls_only:
             arguments = json_stringify(block.get("arguments"))
             chars += js_len(block.get("name", "")) + js_len(arguments)
-    return _tokens_of_chars(chars, generation)
+    return chars
 
 
 def calculate_context_tokens(usage: Mapping[str, Any]) -> Any:
