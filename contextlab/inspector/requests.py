@@ -52,13 +52,21 @@ class ProviderRequest:
     @property
     def curl(self) -> str:
         """A curl command sending the body (one line of JSON in a quoted here-document)."""
-        model = self.inspection.model_info.get("found") or {}
+        model = dict(self.inspection.model_info.get("found") or {})
         path, key_header = ENDPOINTS.get(self.api, ("", "Authorization: Bearer $API_KEY"))
+        headers: dict[str, str] = {}
+        # Where Pi's provider sent this body and the headers that shape it (Pi 1.x's Anthropic
+        # requests: /v1/messages?beta=true with the betas as anthropic-beta).
+        request = self.inspection.request
+        target = request.provider_target(model) if self.exact and request is not None else None
+        if target is not None:
+            path, headers = target
+        elif self.api == "anthropic-messages":
+            headers = {"anthropic-version": "2023-06-01"}
         url = str(model.get("baseUrl") or "https://PROVIDER_BASE_URL").rstrip("/") + path
         lines = [f"curl -sS {shlex.quote(url)}", "-H 'content-type: application/json'"]
         lines.append(f'-H "{key_header}"')
-        if self.api == "anthropic-messages":
-            lines.append("-H 'anthropic-version: 2023-06-01'")
+        lines.extend(f"-H {shlex.quote(f'{name}: {value}')}" for name, value in headers.items())
         lines.append("--data-binary @- <<'PI_REQUEST_BODY'")
         return " \\\n  ".join(lines) + "\n" + self.body_text + "\nPI_REQUEST_BODY\n"
 

@@ -49,6 +49,7 @@ from contextlab.pi.entries import Json, message_of_entry
 from contextlab.pi.jsutil import entry_date_ms, entry_time_ms, json_stringify
 from contextlab.pi.prompt import SystemPrompt, active_tool_names, build_system_prompt
 from contextlab.pi.providers import anthropic_messages, openai_completions
+from contextlab.pi.providers.pi_ai import PI_AI_0_80, PiAi
 from contextlab.pi.resources import PromptResources
 from contextlab.pi.session import SessionTree
 from contextlab.pi.tokens import estimate_context_tokens, estimate_tokens
@@ -235,6 +236,22 @@ class PiRequest:
             return steps.anthropic_body(self, model)
         return None
 
+    def provider_target(self, model: Json | None = None) -> tuple[str, dict[str, str]] | None:
+        """Where ``provider_body`` goes under the model's ``baseUrl`` and the API headers that
+        shape it besides the key (``anthropic-version``, ``anthropic-beta``); None for an api
+        the engine has no port of."""
+        model = self._provider_model(model)
+        api = model.get("api")
+        if api == "openai-completions":
+            return "/chat/completions", {}
+        if api == "anthropic-messages":
+            path, betas = steps_of(self.dialect).anthropic_target(self, model)
+            headers = {"anthropic-version": "2023-06-01"}
+            if betas:
+                headers["anthropic-beta"] = ",".join(betas)
+            return path, headers
+        return None
+
     def cli_json(self, *, with_dialect: bool = False) -> Json:
         """The ``context`` command's object (docs/pi-engine.md, "The context command"), in the
         dialect's shape; ``with_dialect``: a 0.x object also gets ``maxTokens``, ``dialect`` and
@@ -250,6 +267,8 @@ class RequestSteps:
     """
 
     incremental = True
+    # The pi-ai generation whose provider rules shape the body (``providers.pi_ai``).
+    pi_ai: PiAi = PI_AI_0_80
     # Whether the prompt and tools are read from the session (Pi 1.x) rather than rebuilt from
     # the resources of the machine Pi ran on (Pi 0.x: a ``PromptSource``).
     prompt_in_session = False
@@ -314,13 +333,25 @@ class RequestSteps:
     def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
         """The body pi-ai's anthropic-messages provider sends for an agent turn (``streamSimple``
         with the thinking level as ``reasoning`` and the dialect's ``max_tokens``)."""
+        context, options = self._anthropic_call(request)
+        body = anthropic_messages.build_simple_params(model, context, options, pi_ai=self.pi_ai)
+        return json_stringify(body)
+
+    def anthropic_target(self, request: PiRequest, model: Json) -> tuple[str, list[str]]:
+        """Where the agent turn's anthropic-messages body goes (path) and its ``anthropic-beta``
+        features."""
+        context, options = self._anthropic_call(request)
+        return anthropic_messages.simple_request_target(model, context, options, pi_ai=self.pi_ai)
+
+    def _anthropic_call(self, request: PiRequest) -> tuple[Json, Json]:
+        """The context and ``streamSimple`` options the coding agent passes for a turn."""
         context = {
             "systemPrompt": request.prompt.text if request.prompt else "",
             "messages": request.sent,
             "tools": _declared(request.tools),
         }
         options = {"reasoning": _reasoning(request.thinking_level), "maxTokens": request.max_tokens}
-        return json_stringify(anthropic_messages.build_simple_params(model, context, options))
+        return context, options
 
     def chat_completions_body(
         self,
@@ -338,9 +369,9 @@ class RequestSteps:
         dialect's ``max_tokens`` (Pi 0.80: none), the tools' name, description and parameters."""
         context = {"systemPrompt": system_prompt, "messages": messages, "tools": _declared(tools)}
         options = openai_completions.simple_options(
-            model, reasoning=_reasoning(thinking_level), max_tokens=max_tokens
+            model, reasoning=_reasoning(thinking_level), max_tokens=max_tokens, pi_ai=self.pi_ai
         )
-        return openai_completions.build_request_body(model, context, options)
+        return openai_completions.build_request_body(model, context, options, pi_ai=self.pi_ai)
 
     def cli_json(self, request: PiRequest, *, with_dialect: bool) -> Json:
         """Pi 0.x's ``context`` object: the prompt by layer, the messages, what was sent."""

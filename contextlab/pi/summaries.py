@@ -33,6 +33,7 @@ from contextlab.pi.context import model_for_transform
 from contextlab.pi.dialects import Dialect, pi_1_x, pi_1_x_compaction
 from contextlab.pi.dialects.detect import DialectChoice
 from contextlab.pi.entries import Json
+from contextlab.pi.providers.pi_ai import resolve as resolve_pi_ai
 from contextlab.pi.providers.summary import combine_usage, summary_request_body
 from contextlab.pi.request import LimitOverrides, ModelLookup, limits_model
 from contextlab.pi.session import SessionTree
@@ -295,6 +296,7 @@ def _plan_compaction_1x(
             thinking_level=thinking,
             custom_instructions=options.custom_instructions or None,
             variant=variant,
+            reserve_tokens=options.reserve_tokens,
         )
         by_kind = {r.kind: r.request(None if model is None else r.max_tokens) for r in requests}
         preview.update(
@@ -418,7 +420,7 @@ def _plan_branch_1x(
         )
     limits = model or {"contextWindow": 0, "maxTokens": 0}
     budget = pi_1_x_compaction.branch_token_budget(limits, options.reserve_tokens)
-    prepared = pi_1_x_compaction.prepare_branch_entries(entries, budget)
+    prepared = pi_1_x_compaction.prepare_branch_entries(entries, budget, variant)
     read_files, modified_files = compaction.compute_file_lists(prepared.file_ops)
     thinking = (
         options.thinking_level or pi_1_x.projection_of_path(tree.path(old_leaf)).thinking_level
@@ -437,7 +439,9 @@ def _plan_branch_1x(
             variant=variant,
         )
         request = summary.request(None if model is None else summary.max_tokens)
-        level = thinking if isinstance(thinking, str) else None
+        # Before 1.5 a branch summary is sent without the thinking level.
+        sends_level = resolve_pi_ai(variant).branch_summary_edits
+        level = thinking if isinstance(thinking, str) and sends_level else None
         plan.calls.append(SummaryCall("branch", request, prepared.messages, None, level, variant))
     plan.preview = {
         "commonAncestorId": common,

@@ -34,6 +34,11 @@ class Reply:
     output_tokens: int = 34
     retry_after: str | None = None
     thinking_tokens: int | None = None  # Anthropic: output_tokens_details in message_delta
+    # Anthropic: a signed thinking block before the text, and tool_use blocks after it
+    # (``{"id", "name", "input"}``; the reply then stops on ``tool_use``).
+    thinking: str | None = None
+    signature: str = "sig-fake"
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -225,8 +230,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             def event(name: str, data: Any) -> str:
                 return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
-            stop = "max_tokens" if reply.stop_reason == "length" else "end_turn"
-            half = len(reply.text) // 2
+            if reply.tool_calls:
+                stop = "tool_use"
+            else:
+                stop = "max_tokens" if reply.stop_reason == "length" else "end_turn"
             message = {
                 "id": "msg_fake",
                 "type": "message",
@@ -237,47 +244,67 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 "stop_sequence": None,
                 "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1},
             }
-            text_delta = {"type": "content_block_delta", "index": 0}
-            events = [
-                event("message_start", {"type": "message_start", "message": message}),
-                event(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": 0,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                ),
-                event(
-                    "content_block_delta",
-                    {**text_delta, "delta": {"type": "text_delta", "text": reply.text[:half]}},
-                ),
-                event(
-                    "content_block_delta",
-                    {**text_delta, "delta": {"type": "text_delta", "text": reply.text[half:]}},
-                ),
-                event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            events = [event("message_start", {"type": "message_start", "message": message})]
+            # Each block: its start, its deltas (text and thinking in two halves), its stop.
+            blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+            if reply.thinking is not None:
+                half = len(reply.thinking) // 2
+                blocks.append(
+                    (
+                        {"type": "thinking", "thinking": ""},
+                        [
+                            {"type": "thinking_delta", "thinking": reply.thinking[:half]},
+                            {"type": "thinking_delta", "thinking": reply.thinking[half:]},
+                            {"type": "signature_delta", "signature": reply.signature},
+                        ],
+                    )
+                )
+            if reply.text or not (reply.thinking is not None or reply.tool_calls):
+                half = len(reply.text) // 2
+                blocks.append(
+                    (
+                        {"type": "text", "text": ""},
+                        [
+                            {"type": "text_delta", "text": reply.text[:half]},
+                            {"type": "text_delta", "text": reply.text[half:]},
+                        ],
+                    )
+                )
+            for call in reply.tool_calls:
+                start = {"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}}
+                arguments = json.dumps(call.get("input") or {})
+                blocks.append((start, [{"type": "input_json_delta", "partial_json": arguments}]))
+            for index, (start, deltas) in enumerate(blocks):
+                events.append(
+                    event(
+                        "content_block_start",
+                        {"type": "content_block_start", "index": index, "content_block": start},
+                    )
+                )
+                events.extend(
+                    event(
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+                    for delta in deltas
+                )
+                events.append(
+                    event("content_block_stop", {"type": "content_block_stop", "index": index})
+                )
+            usage: dict[str, Any] = {"output_tokens": reply.output_tokens}
+            if reply.thinking_tokens is not None:
+                usage["output_tokens_details"] = {"thinking_tokens": reply.thinking_tokens}
+            events.append(
                 event(
                     "message_delta",
                     {
                         "type": "message_delta",
                         "delta": {"stop_reason": stop, "stop_sequence": None},
-                        "usage": {
-                            "output_tokens": reply.output_tokens,
-                            **(
-                                {
-                                    "output_tokens_details": {
-                                        "thinking_tokens": reply.thinking_tokens
-                                    }
-                                }
-                                if reply.thinking_tokens is not None
-                                else {}
-                            ),
-                        },
+                        "usage": usage,
                     },
-                ),
-                event("message_stop", {"type": "message_stop"}),
-            ]
+                )
+            )
+            events.append(event("message_stop", {"type": "message_stop"}))
             self._stream(events)
 
     return Handler

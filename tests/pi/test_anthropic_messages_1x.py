@@ -1,4 +1,4 @@
-"""pi-ai 1.6.0's Anthropic Messages body (anthropic_messages_1x), checked rule by rule without
+"""pi-ai 1.6.0's Anthropic Messages body (anthropic_messages), checked rule by rule without
 Node. The byte-for-byte comparison with the real Pi 1.6.0 over HTTP is in
 tests/conformance/test_pi_1x_jobs.py (test_a_1x_anthropic_*)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from contextlab.pi.dialects.pi_1_x_compaction import summary_request
-from contextlab.pi.providers import anthropic_messages_1x as am
+from contextlab.pi.providers import anthropic_messages as am
 from contextlab.pi.providers.summary import (
     anthropic_usage,
     summary_betas,
@@ -47,7 +47,9 @@ def test_a_1x_summary_carries_no_cache_marker_where_0_80_put_two():
 
 
 def test_a_cache_marker_goes_on_the_last_block_when_retention_is_asked_for():
-    body = am.build_params(MODEL, [SYSTEM, USER], {"cacheRetention": "long"})
+    body = am.build_params(
+        MODEL, {"messages": [SYSTEM, USER]}, {"cacheRetention": "long"}, pi_ai="1.6"
+    )
     marker = {"type": "ephemeral", "ttl": "1h"}
     assert body["system"][0]["cache_control"] == marker
     assert body["messages"][0]["content"][0]["cache_control"] == marker
@@ -87,10 +89,12 @@ def test_the_interleaved_thinking_beta_goes_only_with_budget_thinking():
     assert summary_betas(MODEL, "medium", None) is None
 
 
-def test_what_a_summary_never_holds_is_refused_not_guessed():
-    assistant = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+def test_what_is_not_ported_is_refused_not_guessed():
+    required = {"type": "json_schema", "strict": "require"}
+    strict = {"name": "t", "description": "d", "parameters": {}, "constrainedSampling": required}
+    system = {**SYSTEM, "toolsAdded": [strict]}
     with pytest.raises(NotImplementedError):
-        am.build_params(MODEL, [SYSTEM, USER, assistant])
+        am.build_params(MODEL, {"messages": [system, USER]}, pi_ai="1.6")
 
 
 def test_1x_anthropic_usage_records_long_cache_writes_and_reported_thinking_only():

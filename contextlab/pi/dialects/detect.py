@@ -19,7 +19,7 @@ from typing import Any
 
 from contextlab.pi.context import session_path
 from contextlab.pi.entries import Json
-from contextlab.pi.providers.openai_completions_1x import VARIANTS
+from contextlab.pi.providers.pi_ai import VARIANTS
 from contextlab.pi.session import SessionTree
 
 __all__ = [

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from contextlab.pi.dialects import pi_0_73_data as data
 from contextlab.pi.dialects.pi_0_80 import PI_0_80, PROMPT_RULES_0_80
+from contextlab.pi.providers.pi_ai import PI_AI_0_73
 from contextlab.pi.request import PiRequest, RequestSteps
 
 # The docs line 0.80 added ("When reading pi docs or examples, resolve docs/...").
@@ -54,6 +55,7 @@ class Pi073Steps(RequestSteps):
     """Pi 0.80's steps, and every agent turn capped at ``agent_turn_max_tokens``."""
 
     sends_max_tokens = True
+    pi_ai = PI_AI_0_73
 
     def max_tokens(self, request: PiRequest) -> int | None:
         model = request.limits_model

@@ -2,9 +2,9 @@
 docs/pi-dialects.md records): the prompt persisted in the session as ``system`` messages.
 
 Ported from ``dist/core/session-manager.js`` (``buildSessionProjection``, ``projectContextEntry``,
-``buildContextEntries``), ``dist/core/messages.js`` (``convertToLlm``) and pi-ai 1.6.0's
-``dist/utils/estimate.js`` / ``dist/api/simple-options.js`` (the ``maxTokens`` clamp); MIT
-licence, (c) Mario Zechner / Earendil Works.
+``buildContextEntries``) and ``dist/core/messages.js`` (``convertToLlm``); MIT licence, (c) Mario
+Zechner / Earendil Works. pi-ai's ``maxTokens`` clamp and estimate (``clamp_max_tokens``,
+``estimate_context_tokens``) are ``contextlab.pi.providers.options``', re-exported here.
 
 Everything a 1.x request holds comes from the session file: the prompt and tool declarations are
 the replay of the system messages on the projected path, ``context_edit`` entries rewrite or omit
@@ -20,7 +20,6 @@ The request itself (prompt, tools, sent messages, maxTokens, body) is built by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,17 +39,21 @@ from contextlab.pi.dialects.pi_1_x_data import (
     SUMMARY_TOKEN_CAP_SUFFIX,
 )
 from contextlab.pi.entries import Json
-from contextlab.pi.jsutil import js_len, js_truthy, json_stringify
-from contextlab.pi.providers import openai_completions_1x as provider
-from contextlab.pi.providers.openai_completions_1x import (
+from contextlab.pi.jsutil import js_truthy
+from contextlab.pi.providers import openai_completions
+from contextlab.pi.providers.options import clamp_max_tokens, estimate_context_tokens
+from contextlab.pi.providers.pi_ai import PiAi, resolve
+from contextlab.pi.providers.transcript import (
+    collapse_system_messages,
+    content_text,
     current_system_message,
     current_tools,
     system_message_text,
+    transform_messages,
 )
 from contextlab.pi.session import SessionTree
 
 __all__ = [
-    "CHARS_PER_TOKEN_NUMERATOR",
     "Projection",
     "PromptSection",
     "build_session_projection",
@@ -72,12 +75,6 @@ __all__ = [
 ]
 
 _DEFAULT: Any = object()
-# pi-ai 1.x estimates chars / 3.5 = 2 * chars / 7 (exact in integers).
-CHARS_PER_TOKEN_NUMERATOR = 2
-ESTIMATED_IMAGE_CHARS = 4800
-CONTEXT_SAFETY_TOKENS = 4096
-CONTEXT_SAFETY_RATIO = 0.15
-MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
 
 
 def length_stopped_tool_call_text(tool_name: str) -> str:
@@ -259,111 +256,6 @@ def convert_to_llm(messages: Iterable[Any]) -> list[Json]:
     return [c for c in (convert_message(m) for m in messages) if c is not None]
 
 
-# --- pi-ai's estimate and maxTokens clamp ----------------------------------------------------
-
-
-def _tokens_of_chars(chars: int, variant: str = "1.6") -> int:
-    if provider.before(variant, "1.3"):
-        return -(-chars // 4)  # pi-ai 1.0: Math.ceil(chars / 4)
-    # Math.ceil(chars / 3.5)
-    return -(-(chars * CHARS_PER_TOKEN_NUMERATOR) // 7)
-
-
-def _content_chars(content: Any) -> int:
-    if isinstance(content, str):
-        return js_len(content)
-    chars = 0
-    for block in content or []:
-        if block.get("type") == "text":
-            chars += js_len(block.get("text", ""))
-        else:
-            chars += ESTIMATED_IMAGE_CHARS
-    return chars
-
-
-def _tools_tokens(tools: Any, variant: str) -> int:
-    if not tools:
-        return 0
-    return _tokens_of_chars(js_len(json_stringify(tools)), variant)
-
-
-def estimate_message_tokens(message: Mapping[str, Any], variant: str = "1.6") -> int:
-    role = message.get("role")
-    if role == "system":
-        return (
-            _tokens_of_chars(js_len(system_message_text(message)), variant)
-            + _tools_tokens(message.get("toolsAdded"), variant)
-            + _tools_tokens(message.get("toolsRemoved"), variant)
-        )
-    if role in ("user", "toolResult"):
-        return _tokens_of_chars(_content_chars(message.get("content")), variant)
-    chars = 0
-    for block in message.get("content") or []:
-        kind = block.get("type")
-        if kind == "text":
-            chars += js_len(block.get("text", ""))
-        elif kind == "thinking":
-            chars += js_len(block.get("thinking", ""))
-        else:
-            arguments = json_stringify(block.get("arguments"))
-            chars += js_len(block.get("name", "")) + js_len(arguments)
-    return _tokens_of_chars(chars, variant)
-
-
-def _usage_tokens(usage: Mapping[str, Any]) -> Any:
-    total = usage.get("totalTokens")
-    if js_truthy(total):
-        return total
-    return (
-        (usage.get("input") or 0)
-        + (usage.get("output") or 0)
-        + (usage.get("cacheRead") or 0)
-        + (usage.get("cacheWrite") or 0)
-    )
-
-
-def estimate_context_tokens(messages: Sequence[Mapping[str, Any]], variant: str = "1.6") -> int:
-    """pi-ai 1.x ``estimateContextTokens(...).tokens``: the last valid assistant usage (not older
-    than a message inserted before it, such as a compaction summary) plus the estimate of what
-    follows it; without one, the estimate of everything."""
-    latest_prefix = -math.inf
-    usage_index: int | None = None
-    usage_value: Any = 0
-    for index, message in enumerate(messages):
-        timestamp = message.get("timestamp")
-        stamp = timestamp if isinstance(timestamp, (int, float)) else math.nan
-        if message.get("role") == "assistant":
-            usage = message.get("usage") or {}
-            applies = stamp >= latest_prefix
-            tokens = _usage_tokens(usage)
-            if applies and message.get("stopReason") not in ("aborted", "error") and tokens > 0:
-                usage_index, usage_value = index, tokens
-        latest_prefix = max(latest_prefix, stamp) if not math.isnan(stamp) else math.nan
-    if usage_index is not None:
-        trailing = sum(estimate_message_tokens(m, variant) for m in messages[usage_index + 1 :])
-        return int(usage_value + trailing)
-    return sum(estimate_message_tokens(m, variant) for m in messages)
-
-
-def clamp_max_tokens(
-    context_window: int, max_tokens: int, input_tokens: int, variant: str = "1.6"
-) -> int:
-    """``clampMaxTokensToContext``: the output cap left once the input and a safety margin
-    (max(4096, 15 % of the input); only 4096 when that leaves under 32768) are in the window.
-    pi-ai 1.0 to 1.3 kept a fixed 4096 margin."""
-    if context_window <= 0:
-        return max(1, max_tokens)
-    if provider.before(variant, "1.5"):
-        return min(max_tokens, max(1, context_window - input_tokens - CONTEXT_SAFETY_TOKENS))
-    margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(input_tokens * CONTEXT_SAFETY_RATIO))
-    room = context_window - input_tokens - margin
-    if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
-        room = min(
-            MIN_OUTPUT_WITH_RATIO_MARGIN, context_window - input_tokens - CONTEXT_SAFETY_TOKENS
-        )
-    return min(max_tokens, max(1, room))
-
-
 # --- the context command's view of a 1.x turn -----------------------------------------------
 
 
@@ -380,13 +272,18 @@ def message_for_display(message: Json) -> Json:
 
 
 def sent_messages(
-    messages: Sequence[Json], model: Mapping[str, Any], variant: str = "1.6"
+    messages: Sequence[Json], model: Mapping[str, Any], variant: PiAi | str = "1.6"
 ) -> list[Json]:
     """What pi-ai hands to the provider besides the prompt and tools: the transcript with its
     system messages collapsed into the leading one (dropped here: ``systemPrompt``/``tools`` show
-    it) after ``transformMessages``."""
-    collapsed = provider.collapse_system_messages(messages)
-    transformed = provider.transform_messages(collapsed, model, variant)
+    it) after ``transformMessages`` (ids as the openai-completions provider normalises them)."""
+    pi_ai = resolve(variant)
+    transformed = transform_messages(
+        collapse_system_messages(messages),
+        model,
+        pi_ai,
+        lambda id_: openai_completions.normalize_tool_call_id(id_, model, pi_ai),
+    )
     return [m for m in transformed if m.get("role") != "system"]
 
 
@@ -429,7 +326,7 @@ class _Frame1x:
 
 
 def _replay_into(frame: _Frame1x, message: Mapping[str, Any]) -> None:
-    text = provider.content_text(message.get("content", ""))
+    text = content_text(message.get("content", ""))
     if text:
         frame.system_content = [*frame.system_content, text]
     sections = message.get("sections") or {}
@@ -543,7 +440,7 @@ def prompt_sections(projection: Projection) -> list[PromptSection]:
         for message in messages:
             if message.get("role") != "system":
                 continue
-            text = provider.content_text(message.get("content", ""))
+            text = content_text(message.get("content", ""))
             if text:
                 content.append(PromptSection("", text, entry.get("id")))
             for name, value in (message.get("sections") or {}).items():

@@ -14,12 +14,19 @@ operations also come from the nested calls a tool result records, and the entry 
 ``systemMessage`` (the replayed system state at the leaf). A branch summary applies the context
 edits of the branch it summarises.
 
+Earlier 1.x releases differ (``variant``: a ``providers.pi_ai.PiAi`` or a name it resolves; read
+in 1.0.3, 1.3.0, 1.4.0 and 1.5.2's ``dist/core/compaction/``): to 1.3.0 each summary has a budget
+of its own (``summary_budget``) and the turn prefix no custom instructions; 1.0.3 serialises
+thinking; to 1.4.0 a branch summary ignores context edits and the thinking level, and the cut of
+a long tool result may split a surrogate pair.
+
     plan = prepare_compaction(path_entries, keep_recent_tokens=20000)
     requests = compaction_requests(plan, model, thinking_level="medium")
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,8 +58,14 @@ from contextlab.pi.dialects.pi_1_x_data import (
 )
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
-from contextlab.pi.providers import openai_completions_1x as provider
+from contextlab.pi.providers.options import (
+    assistant_chars,
+    calculate_context_tokens,
+    turn_max_tokens,
+)
+from contextlab.pi.providers.pi_ai import PiAi, resolve
 from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
+from contextlab.pi.providers.transcript import content_text
 
 __all__ = [
     "CompactionPlan",
@@ -69,6 +82,8 @@ __all__ = [
 ]
 
 TOOL_RESULT_MAX_CHARS = 2000
+# generateBranchSummary's own maxTokens up to 1.3.
+BRANCH_SUMMARY_BUDGET = 4096
 _CLAMPED: Any = object()
 ESTIMATED_IMAGE_CHARS = 4800
 
@@ -105,35 +120,12 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     if role in ("user", "custom", "toolResult"):
         return _ceil4(_content_chars(message.get("content")))
     if role == "assistant":
-        chars = 0
-        for block in message.get("content") or []:
-            kind = block.get("type")
-            if kind == "text":
-                chars += js_len(block.get("text", ""))
-            elif kind == "thinking":
-                chars += js_len(block.get("thinking", ""))
-            elif kind == "toolCall":
-                chars += js_len(block.get("name", "")) + js_len(
-                    json_stringify(block.get("arguments"))
-                )
-        return _ceil4(chars)
+        return _ceil4(assistant_chars(message, calls_only=True))
     if role == "bashExecution":
         return _ceil4(js_len(message.get("command", "")) + js_len(message.get("output", "")))
     if role in ("branchSummary", "compactionSummary"):
         return _ceil4(js_len(message.get("summary", "")))
     return 0
-
-
-def _usage_tokens(usage: Mapping[str, Any]) -> Any:
-    total = usage.get("totalTokens")
-    if total:
-        return total
-    return (
-        (usage.get("input") or 0)
-        + (usage.get("output") or 0)
-        + (usage.get("cacheRead") or 0)
-        + (usage.get("cacheWrite") or 0)
-    )
 
 
 def _valid_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -142,7 +134,7 @@ def _valid_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
     usage = message.get("usage")
     if message.get("stopReason") in ("aborted", "error") or not usage:
         return None
-    return usage if _usage_tokens(usage) > 0 else None
+    return usage if calculate_context_tokens(usage) > 0 else None
 
 
 def estimate_projected_context_tokens(
@@ -160,7 +152,9 @@ def estimate_projected_context_tokens(
     if usage_index is not None:
         usage = _valid_usage(messages[usage_index])
         assert usage is not None
-        tokens = _usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[usage_index + 1 :])
+        tokens = calculate_context_tokens(usage) + sum(
+            estimate_tokens(m) for m in messages[usage_index + 1 :]
+        )
         position = 0
         usage_entry_id = None
         for entry, entry_messages in projection.entries:
@@ -365,62 +359,78 @@ def prepare_compaction(
 # --- prompts and requests --------------------------------------------------------------------
 
 
-def _truncate_for_summary(text: str, max_chars: int) -> str:
+def _truncate_for_summary(text: str, max_chars: int, pi_ai: PiAi) -> str:
     length = js_len(text)
     if length <= max_chars:
         return text
     head = js_slice(text, 0, max_chars)
-    # sliceHead: never split a surrogate pair.
-    if head and 0xD800 <= ord(head[-1]) <= 0xDBFF:
+    # sliceHead (1.5 on): never split a surrogate pair; before, text.slice cut through one.
+    if pi_ai.summary_slice_head and head and 0xD800 <= ord(head[-1]) <= 0xDBFF:
         head = head[:-1]
     return f"{head}\n\n[... {length - max_chars} more characters truncated]"
 
 
-def serialize_conversation(messages: Sequence[Json]) -> str:
-    """``serializeConversation`` of Pi 1.x: thinking omitted."""
+def serialize_conversation(messages: Sequence[Json], variant: PiAi | str = "1.6") -> str:
+    """``serializeConversation`` of Pi 1.x: thinking omitted (1.0.3 wrote it first, as
+    ``[Assistant thinking]``)."""
+    pi_ai = resolve(variant)
     parts = []
     for message in messages:
         role = message.get("role")
         content = message.get("content")
         if role == "user":
-            text = provider.content_text(content, "")
+            text = content_text(content, "")
             if text:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
             calls = []
+            thinking = [
+                str(b.get("thinking"))
+                for b in content or []
+                if b.get("type") == "thinking" and pi_ai.summary_serialises_thinking
+            ]
+            if thinking:
+                parts.append(f"[Assistant thinking]: {chr(10).join(thinking)}")
             for block in content or []:
                 if block.get("type") == "toolCall":
                     arguments = block.get("arguments") or {}
                     rendered = ", ".join(f"{k}={json_stringify(v)}" for k, v in arguments.items())
                     calls.append(f"{block.get('name')}({rendered})")
             if any(b.get("type") == "text" for b in content or []):
-                parts.append(f"[Assistant]: {provider.content_text(content)}")
+                parts.append(f"[Assistant]: {content_text(content)}")
             if calls:
                 parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
         elif role == "toolResult":
-            text = provider.content_text(content, "")
+            text = content_text(content, "")
             if text:
-                parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+                truncated = _truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_ai)
+                parts.append(f"[Tool result]: {truncated}")
     return "\n\n".join(parts)
 
 
 def history_prompt(
-    messages: Sequence[Json], previous_summary: str | None, custom_instructions: str | None
+    messages: Sequence[Json],
+    previous_summary: str | None,
+    custom_instructions: str | None,
+    variant: PiAi | str = "1.6",
 ) -> str:
     base = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
     if custom_instructions:
         base = f"{base}\n\nAdditional focus: {custom_instructions}"
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
     text = f"<conversation>\n{conversation}\n</conversation>\n\n"
     if previous_summary:
         text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
     return text + base
 
 
-def turn_prefix_prompt(messages: Sequence[Json], custom_instructions: str | None) -> str:
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+def turn_prefix_prompt(
+    messages: Sequence[Json], custom_instructions: str | None, variant: PiAi | str = "1.6"
+) -> str:
+    """The turn-prefix prompt; the custom instructions go after it from 1.4 on."""
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
     text = f"# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
-    if custom_instructions:
+    if custom_instructions and resolve(variant).turn_prefix_focus:
         text = f"{text}\n\nAdditional focus: {custom_instructions}"
     return text
 
@@ -448,21 +458,19 @@ def summary_request(
     prompt: str,
     model: Mapping[str, Any],
     thinking_level: Any,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
+    *,
+    budget: int | None = None,
 ) -> SummaryRequest:
     """A summarisation call as pi-ai sends it: the summarisation system prompt, the prompt as
-    the one user message, pi-ai's clamp of ``model.maxTokens`` (no budget of its own), the
-    thinking level as reasoning for a reasoning model."""
+    the one user message, pi-ai's clamp of the call's ``budget`` (to 1.3; from 1.4 none: the
+    model's ``maxTokens``), the thinking level as reasoning for a reasoning model."""
     messages: list[Json] = [
         {"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0},
         {"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": 0},
     ]
-    max_tokens = pi_1_x.clamp_max_tokens(
-        int(model.get("contextWindow") or 0),
-        int(model.get("maxTokens") or 0),
-        pi_1_x.estimate_context_tokens(messages, variant),
-        variant,
-    )
+    limits = {**model, "maxTokens": int(model.get("maxTokens") or 0)}
+    max_tokens = int(turn_max_tokens(limits, messages, variant, requested=budget) or 0)
     out = SummaryRequest(
         kind, prompt, max_tokens, summary_reasoning(model, thinking_level, variant), None
     )
@@ -480,21 +488,39 @@ def compaction_requests(
     *,
     thinking_level: Any,
     custom_instructions: str | None = None,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
+    reserve_tokens: int = 16384,
 ) -> list[SummaryRequest]:
     """The summarisation requests ``compact`` sends for ``plan``: the history (unless a split turn
-    has nothing before its prefix) and, for a split turn, the turn prefix."""
+    has nothing before its prefix) and, for a split turn, the turn prefix; to 1.3 each with its
+    budget (``summary_budget``)."""
     out = []
     split = plan.is_split_turn and bool(plan.turn_prefix_messages)
     if not split or plan.messages_to_summarize:
         prompt = history_prompt(
-            plan.messages_to_summarize, plan.previous_summary, custom_instructions
+            plan.messages_to_summarize, plan.previous_summary, custom_instructions, variant
         )
-        out.append(summary_request("history", prompt, model, thinking_level, variant))
+        budget = summary_budget(model, 0.8 * reserve_tokens, variant)
+        out.append(
+            summary_request("history", prompt, model, thinking_level, variant, budget=budget)
+        )
     if split:
-        prompt = turn_prefix_prompt(plan.turn_prefix_messages, custom_instructions)
-        out.append(summary_request("turnPrefix", prompt, model, thinking_level, variant))
+        prompt = turn_prefix_prompt(plan.turn_prefix_messages, custom_instructions, variant)
+        budget = summary_budget(model, 0.5 * reserve_tokens, variant)
+        out.append(
+            summary_request("turnPrefix", prompt, model, thinking_level, variant, budget=budget)
+        )
     return out
+
+
+def summary_budget(model: Mapping[str, Any], budget: float, variant: PiAi | str) -> int | None:
+    """A summary's own ``maxTokens`` up to 1.3 (``generateSummaryWithUsage``,
+    ``generateTurnPrefixSummary``, ``generateBranchSummary``): ``floor(budget)`` capped by the
+    model's positive ``maxTokens``; None from 1.4 (pi-ai's clamp of ``model.maxTokens`` only)."""
+    if resolve(variant).summary_max_tokens == "none":
+        return None
+    model_max = model.get("maxTokens") or 0
+    return int(min(math.floor(budget), model_max)) if model_max > 0 else math.floor(budget)
 
 
 # --- branch summaries (dist/core/compaction/branch-summarization.js) -------------------------
@@ -522,13 +548,20 @@ def _branch_message(entry: Json, edit: Json | None) -> Json | None:
     return None
 
 
-def prepare_branch_entries(entries: Sequence[Json], token_budget: float = 0) -> BranchEntries:
+def prepare_branch_entries(
+    entries: Sequence[Json], token_budget: float = 0, variant: PiAi | str = "1.6"
+) -> BranchEntries:
     """``prepareBranchEntries``: the file lists of earlier branch summaries (not from
     extensions), then newest first until the budget is spent (tool results skipped, context
-    edits applied; a summary that does not fit is kept while under 90 %), oldest first."""
+    edits applied from 1.5; a summary that does not fit is kept while under 90 %), oldest
+    first."""
     ops = FileOps()
     add_branch_summaries_file_lists(entries, ops)
-    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+    edits = {
+        e.get("targetId"): e
+        for e in entries
+        if e.get("type") == "context_edit" and resolve(variant).branch_summary_edits
+    }
     messages: list[Json] = []
     ids: list[Any] = []
     total = 0
@@ -562,18 +595,21 @@ def branch_request(
     thinking_level: Any,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
 ) -> SummaryRequest:
-    """The request ``generateBranchSummary`` sends for the prepared ``messages``."""
+    """The request ``generateBranchSummary`` sends for the prepared ``messages``: to 1.3 with a
+    budget of 4096 (capped by the model's), to 1.4 without the thinking level."""
     if replace_instructions and custom_instructions:
         instructions = custom_instructions
     elif custom_instructions:
         instructions = f"{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom_instructions}"
     else:
         instructions = BRANCH_SUMMARY_PROMPT
-    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages))
+    conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
     prompt = f"<conversation>\n{conversation}\n</conversation>\n\n{instructions}"
-    return summary_request("branch", prompt, model, thinking_level, variant)
+    level = thinking_level if resolve(variant).branch_summary_edits else None
+    budget = summary_budget(model, BRANCH_SUMMARY_BUDGET, variant)
+    return summary_request("branch", prompt, model, level, variant, budget=budget)
 
 
 def branch_summary_request(
@@ -584,11 +620,11 @@ def branch_summary_request(
     reserve_tokens: int = 16384,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
-    variant: str = "1.6",
+    variant: PiAi | str = "1.6",
 ) -> SummaryRequest | None:
     """The request ``generateBranchSummary`` sends for ``entries`` (None: nothing to summarise,
     Pi writes "No content to summarize" without a request)."""
-    prepared = prepare_branch_entries(entries, branch_token_budget(model, reserve_tokens))
+    prepared = prepare_branch_entries(entries, branch_token_budget(model, reserve_tokens), variant)
     if not prepared.messages:
         return None
     return branch_request(

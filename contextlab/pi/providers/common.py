@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sanitize_surrogates", "sanitize_tool_call_id"]
+__all__ = ["sanitize_surrogates", "sanitize_tool_call_id", "short_hash"]
 
 _LONE_SURROGATE = re.compile(
     r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
@@ -26,3 +26,37 @@ def _underscores(match: re.Match[str]) -> str:
 def sanitize_tool_call_id(tool_call_id: str) -> str:
     """``id.replace(/[^a-zA-Z0-9_-]/g, "_")``: one ``_`` per UTF-16 code unit replaced."""
     return _TOOL_ID_UNSAFE.sub(_underscores, tool_call_id)
+
+
+def _imul(a: int, b: int) -> int:
+    """``Math.imul``: the low 32 bits of the product, as a signed 32-bit integer."""
+    product = (a * b) & 0xFFFFFFFF
+    return product - 0x1_0000_0000 if product & 0x8000_0000 else product
+
+
+def _to_base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rest = divmod(value, 36)
+        out = digits[rest] + out
+        if value == 0:
+            return out
+
+
+def short_hash(text: str) -> str:
+    """``shortHash`` (``dist/utils/hash.js``): two 32-bit multiplicative hashes over the UTF-16
+    units, printed in base 36."""
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    units = text.encode("utf-16-le", "surrogatepass")
+    for index in range(0, len(units), 2):
+        unit = units[index] | units[index + 1] << 8
+        h1 = _imul(h1 ^ unit, 2654435761)
+        h2 = _imul(h2 ^ unit, 1597334677)
+    h1 = _imul(h1 ^ ((h1 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(
+        h2 ^ ((h2 & 0xFFFFFFFF) >> 13), 3266489909
+    )
+    h2 = _imul(h2 ^ ((h2 & 0xFFFFFFFF) >> 16), 2246822507) ^ _imul(
+        h1 ^ ((h1 & 0xFFFFFFFF) >> 13), 3266489909
+    )
+    return _to_base36(h2 & 0xFFFFFFFF) + _to_base36(h1 & 0xFFFFFFFF)

@@ -1,19 +1,33 @@
-"""The body Pi 0.80.2 sends to an OpenAI-compatible chat-completions API.
+"""The body Pi sends to an OpenAI-compatible chat-completions API, for every pi-ai generation.
 
 A pure port of pi-ai's ``dist/api/openai-completions.js`` (``streamSimple`` → ``stream`` →
 ``buildParams`` / ``convertMessages`` / ``convertTools``, ``detectCompat`` / ``getCompat``) and of
-``clampThinkingLevel`` (``dist/models.js``). The result is the request body key for key, in pi-ai's
-key order; ``build_request_body`` serialises it as the ``openai`` npm SDK does
-(``JSON.stringify``), so it can be compared byte for byte with what Pi sent.
+``clampThinkingLevel`` (``dist/models.js``), as of 0.80.2 and 1.6.0, with what differs between
+releases keyed by ``pi_ai`` (a ``contextlab.pi.providers.pi_ai.PiAi``; None: 0.80.2's rules).
+The result is the request body key for key, in pi-ai's key order; ``build_request_body``
+serialises it as the ``openai`` npm SDK does (``JSON.stringify``), so it can be compared byte for
+byte with what Pi sent. MIT licence, (c) Mario Zechner / Earendil Works.
 
 Model, context and options are plain dicts shaped as pi-ai's:
 ``model = {"id", "provider", "api", "baseUrl", "reasoning", "input", "compat"?,
-"thinkingLevelMap"?}``; ``context = {"systemPrompt"?, "messages", "tools"?}`` where ``messages``
-are the LLM messages **after** ``transformMessages`` (contextlab.pi.context's ``sent``) and
-``tools`` are ``{"name", "description", "parameters"}``.
+"thinkingLevelMap"?}``; ``options`` are ``stream``'s (``simple_options``). The context differs
+with the generation, as pi-ai's did:
+
+- before the transcript API (up to 0.86), ``{"systemPrompt"?, "messages", "tools"?}`` where
+  ``messages`` are the LLM messages **after** ``transformMessages`` (contextlab.pi.context's
+  ``sent``) and ``tools`` are ``{"name", "description", "parameters"}``;
+- with it (0.87 on, ``pi_ai.transcript``), ``{"messages"}``: the prompt and tools are the
+  transcript's ``system`` messages, collapsed into one leading message unless the model takes
+  mid-conversation system messages, and the port applies pi-ai's ``transformMessages`` itself
+  (``transcript.transform_messages``).
 
 The module reads no environment: ``PI_CACHE_RETENTION=long`` corresponds to
 ``cacheRetention="long"`` in the options.
+
+Not ported (the request then differs; with a transcript generation the port raises
+``NotImplementedError``): grammar tools, strict JSON-schema tools, thinking token budget fields,
+``vllmPriority``, Kimi-style deferred tool declarations, thinking formats other than ``openai``,
+``openrouter``, ``deepseek``, ``together`` and ``zai`` after 0.86.
 """
 
 from __future__ import annotations
@@ -22,11 +36,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextlab.pi.entries import Json
-from contextlab.pi.jsutil import js_slice, js_trim, js_truthy, json_parse, json_stringify
-from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id
+from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_parse, json_stringify
+from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id, short_hash
+from contextlab.pi.providers.openai_thinking import apply_thinking, sampling_params
+from contextlab.pi.providers.options import clamp_thinking_level, supported_thinking_levels
+from contextlab.pi.providers.pi_ai import PiAi, resolve
+from contextlab.pi.providers.transcript import (
+    collapse_system_messages,
+    has_tool_history,
+    render_system_message_update,
+    resolve_transcript_tools,
+    system_message_text,
+    transform_messages,
+)
 
 __all__ = [
-    "EXTENDED_THINKING_LEVELS",
     "build_params",
     "build_request_body",
     "clamp_thinking_level",
@@ -42,57 +66,13 @@ __all__ = [
 ]
 
 
-EXTENDED_THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 OPENAI_PROMPT_CACHE_KEY_MAX_LENGTH = 64
+OPENAI_REASONING_FIELDS = ("reasoning", "reasoning_content", "reasoning_text")
+NO_TOOL_OUTPUT = "(no tool output)"
+SEE_ATTACHED_IMAGE = "(see attached image)"
+_BRIDGE = {"role": "assistant", "content": "I have processed the tool results."}
 
 _UNDEFINED = object()
-
-
-# --- thinking levels (dist/models.js) --------------------------------------------------------
-
-
-def supported_thinking_levels(
-    model: Mapping[str, Any],
-    levels: Sequence[str] = EXTENDED_THINKING_LEVELS,
-    opt_in: Sequence[str] = ("xhigh",),
-) -> list[str]:
-    """``getSupportedThinkingLevels``: ``levels`` a reasoning model offers; those in ``opt_in``
-    only when its ``thinkingLevelMap`` names them, any mapped to null never. pi-ai 1.x passes
-    its longer list (with "max", also opt-in)."""
-    if not model.get("reasoning"):
-        return ["off"]
-    level_map = model.get("thinkingLevelMap") or {}
-    out = []
-    for level in levels:
-        mapped = level_map.get(level, _UNDEFINED)
-        if mapped is None:
-            continue
-        if level in opt_in and mapped is _UNDEFINED:
-            continue
-        out.append(level)
-    return out
-
-
-def clamp_thinking_level(
-    model: Mapping[str, Any],
-    level: str,
-    levels: Sequence[str] = EXTENDED_THINKING_LEVELS,
-    opt_in: Sequence[str] = ("xhigh",),
-) -> str:
-    """``clampThinkingLevel``: the requested level, else the nearest higher one, else lower."""
-    available = supported_thinking_levels(model, levels, opt_in)
-    if level in available:
-        return level
-    if level not in levels:
-        return available[0] if available else "off"
-    index = levels.index(level)
-    for candidate in levels[index:]:
-        if candidate in available:
-            return candidate
-    for candidate in reversed(levels[:index]):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
 
 
 def simple_options(
@@ -104,14 +84,15 @@ def simple_options(
     tool_choice: Any = None,
     session_id: str | None = None,
     cache_retention: str | None = None,
+    pi_ai: PiAi | str | None = None,
 ) -> Json:
     """The options ``streamSimple`` hands to ``stream``: the thinking level becomes an effort.
 
     The coding agent passes ``reasoning`` = the session thinking level (``None`` when ``off``) and
-    no ``max_tokens`` for agent turns; compaction passes ``max_tokens`` and ``reasoning``; branch
-    summaries pass ``max_tokens=2048`` only.
+    no ``max_tokens`` for agent turns (pi-ai then adds its own, ``options``); 0.x compaction
+    passes ``max_tokens`` and ``reasoning``; 0.x branch summaries ``max_tokens=2048`` only.
     """
-    clamped = clamp_thinking_level(model, reasoning) if reasoning else None
+    clamped = clamp_thinking_level(model, reasoning, pi_ai) if reasoning else None
     options: Json = {}
     if temperature is not None:
         options["temperature"] = temperature
@@ -131,13 +112,28 @@ def simple_options(
 # --- compatibility flags ---------------------------------------------------------------------
 
 
+def _developer_role(
+    pi_ai: PiAi, model: Mapping[str, Any], standard: bool, openrouter: bool
+) -> bool:
+    """``detectCompat``'s ``supportsDeveloperRole`` for the generation (``PiAi.developer_role``)."""
+    if pi_ai.developer_role == "openai":
+        return model.get("provider") == "openai" or "api.openai.com" in (model.get("baseUrl") or "")
+    if pi_ai.developer_role == "standard":
+        return standard
+    model_id = model.get("id") or ""
+    openrouter_model = model_id.startswith("anthropic/") or model_id.startswith("openai/")
+    return (openrouter and openrouter_model) or (standard and not openrouter)
+
+
 # Long on purpose: it follows pi-ai's detectCompat statement by statement, so that the two read
 # side by side.
-def detect_compat(model: Mapping[str, Any]) -> Json:
-    """``detectCompat``: flags guessed from the provider name and base URL."""
-    provider = model.get("provider", "")
-    base_url = model.get("baseUrl", "")
-    model_id = model.get("id", "")
+def detect_compat(model: Mapping[str, Any], pi_ai: PiAi | str | None = None) -> Json:
+    """``detectCompat``: flags guessed from the provider name and base URL (the host lists are
+    0.80.2's and 1.6.0's; the releases in between differ only where ``PiAi`` says)."""
+    generation = resolve(pi_ai)
+    provider = model.get("provider") or ""
+    base_url = model.get("baseUrl") or ""
+    model_id = model.get("id") or ""
     is_zai = (
         provider in ("zai", "zai-coding-cn")
         or "api.z.ai" in base_url
@@ -152,15 +148,17 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
     is_cf_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in base_url
     is_nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in base_url
     is_ant_ling = provider == "ant-ling" or "api.ant-ling.com" in base_url
+    deepseek_host = base_url.lower() if generation.deepseek_zai_max_tokens else base_url
+    is_deepseek = provider == "deepseek" or "deepseek.com" in deepseek_host
+    is_grok = provider == "xai" or "api.x.ai" in base_url
     is_non_standard = (
         is_nvidia
         or provider == "cerebras"
         or "cerebras.ai" in base_url
-        or provider == "xai"
-        or "api.x.ai" in base_url
+        or is_grok
         or is_together
         or "chutes.ai" in base_url
-        or "deepseek.com" in base_url
+        or is_deepseek
         or is_zai
         or is_moonshot
         or provider == "opencode"
@@ -176,11 +174,7 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
         or is_together
         or is_nvidia
         or is_ant_ling
-    )
-    is_grok = provider == "xai" or "api.x.ai" in base_url
-    is_deepseek = provider == "deepseek" or "deepseek.com" in base_url
-    is_openrouter_developer = is_openrouter and (
-        model_id.startswith("anthropic/") or model_id.startswith("openai/")
+        or (generation.deepseek_zai_max_tokens and (is_deepseek or is_zai))
     )
     if is_deepseek:
         thinking_format = "deepseek"
@@ -194,10 +188,11 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
         thinking_format = "openrouter"
     else:
         thinking_format = "openai"
-    return {
+    compat: Json = {
         "supportsStore": not is_non_standard,
-        "supportsDeveloperRole": is_openrouter_developer
-        or (not is_non_standard and not is_openrouter),
+        "supportsDeveloperRole": _developer_role(
+            generation, model, not is_non_standard, is_openrouter
+        ),
         "supportsReasoningEffort": not (
             is_grok or is_zai or is_moonshot or is_together or is_cf_gateway or is_nvidia
         )
@@ -213,7 +208,8 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
         "vercelGatewayRouting": {},
         "chatTemplateKwargs": {},
         "zaiToolStream": False,
-        "supportsStrictMode": not (is_moonshot or is_together or is_cf_gateway or is_nvidia),
+        "supportsStrictMode": generation.strict_mode_detected
+        and not (is_moonshot or is_together or is_cf_gateway or is_nvidia),
         "cacheControlFormat": (
             "anthropic" if provider == "openrouter" and model_id.startswith("anthropic/") else None
         ),
@@ -222,13 +218,21 @@ def detect_compat(model: Mapping[str, Any]) -> Json:
             is_together or is_cf_workers or is_cf_gateway or is_nvidia or is_ant_ling
         ),
     }
+    if generation.transcript:
+        compat["supportsMidConvoSystemMessages"] = False
+        compat["supportsMidConvoToolAdditions"] = False
+    if generation.tools_with_tool_history == "compat":
+        compat["requiresNonNullAssistantContent"] = False
+        compat["requiresToolsWithToolHistory"] = False
+    return compat
 
 
-def get_compat(model: Mapping[str, Any]) -> Json:
-    """``getCompat``: detected flags overridden by the model's explicit ``compat`` (``??``)."""
-    detected = detect_compat(model)
+def get_compat(model: Mapping[str, Any], pi_ai: PiAi | str | None = None) -> Json:
+    """``getCompat``: detected flags overridden by the model's explicit ``compat`` (``??``);
+    the transcript generations also read ``promptCacheKeyMode``."""
+    detected = detect_compat(model, pi_ai)
     explicit = model.get("compat")
-    if not explicit:
+    if not isinstance(explicit, dict) or not explicit:
         return detected
     merged = {}
     for key, value in detected.items():
@@ -237,22 +241,36 @@ def get_compat(model: Mapping[str, Any]) -> Json:
     # openRouterRouting falls back to {} rather than to the detected value.
     routing = explicit.get("openRouterRouting")
     merged["openRouterRouting"] = {} if routing is None else routing
+    if resolve(pi_ai).transcript and "promptCacheKeyMode" in explicit:
+        merged["promptCacheKeyMode"] = explicit["promptCacheKeyMode"]
     return merged
 
 
 # --- messages --------------------------------------------------------------------------------
 
 
-def normalize_tool_call_id(tool_call_id: str, model: Mapping[str, Any]) -> str:
+def normalize_tool_call_id(
+    tool_call_id: str, model: Mapping[str, Any], pi_ai: PiAi | str | None = None
+) -> str:
     """The id normaliser convertMessages hands to ``transformMessages`` for this provider.
 
-    Pipe-separated Responses-API ids keep their call id, sanitised and cut to 40 characters;
-    provider ``openai`` cuts any id to 40. ``transformMessages`` only applies it to tool calls of
-    assistant messages from a different model (and re-maps their results).
+    Pipe-separated Responses-API ids keep their call id, sanitised and cut to 40 characters
+    (from 0.82 with their item id: ``call_item``, or the call id and a ``shortHash`` of the
+    whole id when that is longer than 40); provider ``openai`` cuts any id to 40.
+    ``transformMessages`` only applies it to tool calls of assistant messages from a different
+    model (and re-maps their results).
     """
     if "|" in tool_call_id:
-        call_id = tool_call_id.split("|")[0]
-        return js_slice(sanitize_tool_call_id(call_id), 0, 40)
+        call_id, _, item_id = tool_call_id.partition("|")
+        call_id = sanitize_tool_call_id(call_id)
+        if not resolve(pi_ai).combined_tool_call_ids:
+            return js_slice(call_id, 0, 40)
+        item_id = sanitize_tool_call_id(item_id)
+        combined = f"{call_id}_{item_id}" if item_id else call_id
+        if js_len(combined) <= 40:
+            return combined
+        hashed = js_slice(short_hash(tool_call_id), 0, 8)
+        return f"{js_slice(call_id, 0, max(1, 40 - len(hashed) - 1))}_{hashed}"
     if model.get("provider") == "openai":
         return js_slice(tool_call_id, 0, 40)
     return tool_call_id
@@ -266,21 +284,69 @@ def image_url(block: Mapping[str, Any]) -> Json:
     }
 
 
-def _thought_signature_details(tool_calls: Sequence[Mapping[str, Any]]) -> list[Any]:
-    details = []
-    for call in tool_calls:
-        signature = call.get("thoughtSignature")
-        if not signature:
-            continue
-        try:
-            parsed = json_parse(signature)
-        except ValueError:
-            continue
+def _parsed(signature: Any) -> Any:
+    if not signature or not isinstance(signature, str):
+        return _UNDEFINED
+    try:
+        return json_parse(signature)
+    except ValueError:
+        return _UNDEFINED
+
+
+def _is_reasoning_detail(detail: Any) -> bool:
+    """``isOpenAIReasoningDetail`` (0.84 on)."""
+    if not isinstance(detail, dict):
+        return False
+    if not (detail.get("id") is None or isinstance(detail.get("id"), str)) or not isinstance(
+        detail.get("format", ""), str
+    ):
+        return False
+    index = detail.get("index", 0)
+    if isinstance(index, bool) or not isinstance(index, int | float):
+        return False
+    kind = detail.get("type")
+    if kind == "reasoning.summary":
+        return isinstance(detail.get("summary"), str)
+    if kind == "reasoning.encrypted":
+        return isinstance(detail.get("data"), str)
+    if kind == "reasoning.text":
+        signature = detail.get("signature")
+        return isinstance(detail.get("text"), str) and (
+            signature is None or isinstance(signature, str)
+        )
+    return False
+
+
+def _reasoning_details(
+    thinking: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]], pi_ai: PiAi
+) -> list[Any] | None:
+    """The ``reasoning_details`` an assistant message replays (None: none).
+
+    Up to 0.82: every truthy parsed ``thoughtSignature`` of its tool calls. From 0.84: the first
+    thinking signature that is a list of OpenAI reasoning details, else the tool calls' legacy
+    encrypted details (``parseLegacyEncryptedReasoningDetail``)."""
+    if pi_ai.reasoning_details == "tool-calls":
         # `.filter(Boolean)` after JSON.parse: null, false, 0 and "" are dropped.
-        if parsed is None or parsed is False or parsed == 0 or parsed == "":
-            continue
-        details.append(parsed)
-    return details
+        details = [
+            parsed
+            for parsed in (_parsed(call.get("thoughtSignature")) for call in calls)
+            if parsed is not _UNDEFINED and parsed not in (None, False, 0, "")
+        ]
+        return details or None
+    for block in thinking:
+        parsed = _parsed(block.get("thinkingSignature"))
+        if isinstance(parsed, list) and parsed and all(_is_reasoning_detail(d) for d in parsed):
+            return parsed
+    legacy = [
+        parsed
+        for parsed in (_parsed(call.get("thoughtSignature")) for call in calls)
+        if _is_reasoning_detail(parsed)
+        and parsed.get("type") == "reasoning.encrypted"
+        and isinstance(parsed.get("id"), str)
+        and parsed["id"]
+        and parsed["data"]
+    ]
+    return legacy or None
 
 
 def _convert_tool_call(call: Mapping[str, Any]) -> Json:
@@ -292,24 +358,23 @@ def _convert_tool_call(call: Mapping[str, Any]) -> Json:
 
 
 def _convert_assistant(
-    msg: Mapping[str, Any], model: Mapping[str, Any], compat: Mapping[str, Any]
+    msg: Mapping[str, Any], model: Mapping[str, Any], compat: Mapping[str, Any], pi_ai: PiAi
 ) -> Json | None:
-    assistant: Json = {
-        "role": "assistant",
-        "content": "" if compat["requiresAssistantAfterToolResult"] else None,
-    }
-    content = msg.get("content") or []
+    non_null = compat["requiresAssistantAfterToolResult"] or compat.get(
+        "requiresNonNullAssistantContent"
+    )
+    assistant: Json = {"role": "assistant", "content": "" if non_null else None}
+    content = [block for block in msg.get("content") or [] if isinstance(block, dict)]
     text_parts = [
         {"type": "text", "text": sanitize_surrogates(block["text"])}
         for block in content
         if block.get("type") == "text" and len(js_trim(block.get("text", ""))) > 0
     ]
     assistant_text = "".join(part["text"] for part in text_parts)
-    thinking_blocks = [
-        block
-        for block in content
-        if block.get("type") == "thinking" and len(js_trim(block.get("thinking", ""))) > 0
-    ]
+    thinking = [block for block in content if block.get("type") == "thinking"]
+    tool_calls = [block for block in content if block.get("type") == "toolCall"]
+    details = _reasoning_details(thinking, tool_calls, pi_ai)
+    thinking_blocks = [b for b in thinking if len(js_trim(b.get("thinking") or "")) > 0]
     if thinking_blocks:
         if compat["requiresThinkingAsText"]:
             thinking_text = "\n\n".join(sanitize_surrogates(b["thinking"]) for b in thinking_blocks)
@@ -320,16 +385,18 @@ def _convert_assistant(
             signature = thinking_blocks[0].get("thinkingSignature")
             if model.get("provider") == "opencode-go" and signature == "reasoning":
                 signature = "reasoning_content"
+            if pi_ai.reasoning_details == "validated" and (
+                details is not None or signature not in OPENAI_REASONING_FIELDS
+            ):
+                signature = None  # 0.84 on: only a known reasoning field, and only without details
             if signature:
                 assistant[signature] = "\n".join(b["thinking"] for b in thinking_blocks)
     elif assistant_text:
         assistant["content"] = assistant_text
-    tool_calls = [block for block in content if block.get("type") == "toolCall"]
     if tool_calls:
         assistant["tool_calls"] = [_convert_tool_call(call) for call in tool_calls]
-        details = _thought_signature_details(tool_calls)
-        if details:
-            assistant["reasoning_details"] = details
+    if details is not None and (tool_calls or pi_ai.reasoning_details == "validated"):
+        assistant["reasoning_details"] = details
     if (
         compat["requiresReasoningContentOnAssistantMessages"]
         and model.get("reasoning")
@@ -344,24 +411,128 @@ def _convert_assistant(
     return assistant
 
 
-# Long on purpose: it follows pi-ai's convertMessages statement by statement, so that the two
-# read side by side.
+def _convert_user(msg: Mapping[str, Any], pi_ai: PiAi) -> Json | None:
+    content = msg.get("content")
+    if isinstance(content, str):
+        return {"role": "user", "content": sanitize_surrogates(content)}
+    parts = []
+    for item in content or []:
+        if item.get("type") != "text":
+            parts.append(image_url(item))
+        elif not pi_ai.drops_empty_user_text or js_len(item["text"]) > 0:
+            parts.append({"type": "text", "text": sanitize_surrogates(item["text"])})
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _tool_result_text(text: str, has_images: bool, pi_ai: PiAi) -> str:
+    """What a tool result's message says (``PiAi.empty_tool_result``)."""
+    shown = js_trim(text) if pi_ai.empty_tool_result == "blank" else text
+    if shown:
+        return text
+    if has_images or pi_ai.empty_tool_result == "image-note":
+        return SEE_ATTACHED_IMAGE
+    return NO_TOOL_OUTPUT
+
+
+def _convert_tool_results(
+    messages: Sequence[Mapping[str, Any]],
+    start: int,
+    model: Mapping[str, Any],
+    compat: Mapping[str, Any],
+    pi_ai: PiAi,
+    params: list[Json],
+) -> tuple[int, str]:
+    """A run of tool results from ``start``: one ``tool`` message each, then their images in a
+    user message when the model reads images. Returns where the run ends and the role it
+    leaves last."""
+    image_blocks: list[Json] = []
+    j = start
+    while j < len(messages) and messages[j].get("role") == "toolResult":
+        tool_msg = messages[j]
+        blocks = [b for b in tool_msg.get("content") or [] if isinstance(b, dict)]
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
+        has_images = any(b.get("type") == "image" for b in blocks)
+        result: Json = {
+            "role": "tool",
+            "content": sanitize_surrogates(_tool_result_text(text, has_images, pi_ai)),
+        }
+        if "toolCallId" in tool_msg:  # JSON.stringify drops an undefined one
+            result["tool_call_id"] = tool_msg["toolCallId"]
+        if compat["requiresToolResultName"] and js_truthy(tool_msg.get("toolName")):
+            result["name"] = tool_msg["toolName"]
+        params.append(result)
+        if has_images and "image" in (model.get("input") or []):
+            image_blocks.extend(image_url(b) for b in blocks if b.get("type") == "image")
+        j += 1
+    if not image_blocks:
+        return j, "toolResult"
+    if compat["requiresAssistantAfterToolResult"]:
+        params.append(dict(_BRIDGE))
+    params.append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Attached image(s) from tool result:"},
+                *image_blocks,
+            ],
+        }
+    )
+    return j, "user"
+
+
+def _mid_convo(compat: Mapping[str, Any]) -> bool:
+    return compat.get("supportsMidConvoSystemMessages") is True
+
+
+def _tool_support(compat: Mapping[str, Any]) -> str:
+    additions = _mid_convo(compat) and compat.get("supportsMidConvoToolAdditions") is True
+    return "additions" if additions else "none"
+
+
+def _transcript(context: Mapping[str, Any], compat: Mapping[str, Any]) -> list[Json]:
+    """The transcript generations' ``resolveTranscript``: a ``systemPrompt`` as the leading
+    system message (``normalizeContext``), and the system messages collapsed into it unless
+    the model takes them mid-conversation."""
+    messages: list[Json] = list(context.get("messages") or [])
+    if context.get("systemPrompt"):
+        messages.insert(0, {"role": "system", "content": context["systemPrompt"], "timestamp": 0})
+    return messages if _mid_convo(compat) else collapse_system_messages(messages)
+
+
+def _messages_to_convert(
+    model: Mapping[str, Any], context: Mapping[str, Any], compat: Mapping[str, Any], pi_ai: PiAi
+) -> tuple[list[Json], int]:
+    """(the messages ``convertMessages`` walks, how many of their system messages are folded
+    into the request's ``tools``)."""
+    if not pi_ai.transcript:
+        # 0.x: the system prompt as the one system message; the messages were transformed.
+        prompt = context.get("systemPrompt")
+        head = [{"role": "system", "content": prompt}] if prompt else []
+        return [*head, *(context.get("messages") or [])], len(head)
+    transcript = _transcript(context, compat)
+    _, folded = resolve_transcript_tools(transcript, _tool_support(compat))
+    transformed = transform_messages(
+        transcript, model, pi_ai, lambda id_: normalize_tool_call_id(id_, model, pi_ai)
+    )
+    return transformed, folded
+
+
 def convert_messages(
     model: Mapping[str, Any],
     context: Mapping[str, Any],
     compat: Mapping[str, Any] | None = None,
+    pi_ai: PiAi | str | None = None,
 ) -> list[Json]:
-    """``convertMessages`` applied to messages that already went through ``transformMessages``."""
-    compat = compat if compat is not None else get_compat(model)
+    """``convertMessages``: the prompt as a system (or developer) message, then each message."""
+    generation = resolve(pi_ai)
+    compat = compat if compat is not None else get_compat(model, generation)
+    messages, folded = _messages_to_convert(model, context, compat, generation)
+    instruction_role = (
+        "developer" if model.get("reasoning") and compat["supportsDeveloperRole"] else "system"
+    )
     params: list[Json] = []
-    system_prompt = context.get("systemPrompt")
-    if system_prompt:
-        developer = bool(model.get("reasoning")) and compat["supportsDeveloperRole"]
-        system_role = "developer" if developer else "system"
-        params.append({"role": system_role, "content": sanitize_surrogates(system_prompt)})
-    messages: Sequence[Mapping[str, Any]] = context.get("messages") or []
-    accepts_images = "image" in (model.get("input") or [])
     last_role: str | None = None
+    system_index = 0
     i = 0
     while i < len(messages):
         msg = messages[i]
@@ -371,68 +542,28 @@ def convert_messages(
             and last_role == "toolResult"
             and role == "user"
         ):
-            params.append({"role": "assistant", "content": "I have processed the tool results."})
-        if role == "user":
-            content = msg.get("content")
-            if isinstance(content, str):
-                params.append({"role": "user", "content": sanitize_surrogates(content)})
-            else:
-                parts = [
-                    {"type": "text", "text": sanitize_surrogates(item["text"])}
-                    if item.get("type") == "text"
-                    else image_url(item)
-                    for item in content or []
-                ]
-                if not parts:
-                    i += 1
-                    continue
-                params.append({"role": "user", "content": parts})
+            params.append(dict(_BRIDGE))
+        converted: Json | None = None
+        if role == "system":
+            added = (msg.get("toolsAdded") or []) if system_index >= folded else []
+            system_index += 1
+            if added:
+                params.append({"role": "system", "tools": convert_tools(added, compat)})
+            text = system_message_text(msg) if i == 0 else render_system_message_update(msg)
+            if text:
+                converted = {"role": instruction_role, "content": sanitize_surrogates(text)}
+        elif role == "user":
+            converted = _convert_user(msg, generation)
         elif role == "assistant":
-            converted = _convert_assistant(msg, model, compat)
-            if converted is None:
-                i += 1
-                continue
-            params.append(converted)
+            converted = _convert_assistant(msg, model, compat, generation)
         elif role == "toolResult":
-            image_blocks: list[Json] = []
-            j = i
-            while j < len(messages) and messages[j].get("role") == "toolResult":
-                tool_msg = messages[j]
-                blocks = tool_msg.get("content") or []
-                text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
-                has_images = any(b.get("type") == "image" for b in blocks)
-                result: Json = {
-                    "role": "tool",
-                    "content": sanitize_surrogates(text if text else "(see attached image)"),
-                }
-                if "toolCallId" in tool_msg:  # JSON.stringify drops an undefined one
-                    result["tool_call_id"] = tool_msg["toolCallId"]
-                if compat["requiresToolResultName"] and tool_msg.get("toolName"):
-                    result["name"] = tool_msg["toolName"]
-                params.append(result)
-                if has_images and accepts_images:
-                    image_blocks.extend(image_url(b) for b in blocks if b.get("type") == "image")
-                j += 1
-            i = j
-            if image_blocks:
-                if compat["requiresAssistantAfterToolResult"]:
-                    params.append(
-                        {"role": "assistant", "content": "I have processed the tool results."}
-                    )
-                params.append(
-                    {
-                        "role": "user",
-                        "content": [
-                            {"type": "text", "text": "Attached image(s) from tool result:"},
-                            *image_blocks,
-                        ],
-                    }
-                )
-                last_role = "user"
-            else:
-                last_role = "toolResult"
+            i, last_role = _convert_tool_results(messages, i, model, compat, generation, params)
             continue
-        last_role = role
+        if converted is not None:
+            params.append(converted)
+        if converted is not None or role not in ("user", "assistant"):
+            # A user or assistant message that sends nothing leaves the last role as it was.
+            last_role = role
         i += 1
     return params
 
@@ -449,17 +580,6 @@ def convert_tools(tools: Sequence[Mapping[str, Any]], compat: Mapping[str, Any])
             function["strict"] = False
         converted.append({"type": "function", "function": function})
     return converted
-
-
-def _has_tool_history(messages: Sequence[Mapping[str, Any]]) -> bool:
-    for msg in messages:
-        if msg.get("role") == "toolResult":
-            return True
-        if msg.get("role") == "assistant" and any(
-            block.get("type") == "toolCall" for block in msg.get("content") or []
-        ):
-            return True
-    return False
 
 
 # --- Anthropic-style cache control (OpenRouter anthropic/* models) ---------------------------
@@ -482,7 +602,7 @@ def _add_cache_control_to_text(message: Json, cache_control: Json) -> bool:
 
 
 def _apply_anthropic_cache_control(
-    messages: list[Json], tools: list[Json] | None, cache_control: Json
+    messages: list[Json], tools: list[Json] | None, cache_control: Json, pi_ai: PiAi
 ) -> None:
     for message in messages:
         if message["role"] in ("system", "developer"):
@@ -490,10 +610,10 @@ def _apply_anthropic_cache_control(
             break
     if tools:
         tools[-1]["cache_control"] = cache_control
+    # From 0.82 the marker may also go on a tool result.
+    roles = ("user", "assistant", "tool") if pi_ai.combined_tool_call_ids else ("user", "assistant")
     for message in reversed(messages):
-        if message["role"] in ("user", "assistant") and _add_cache_control_to_text(
-            message, cache_control
-        ):
+        if message["role"] in roles and _add_cache_control_to_text(message, cache_control):
             return
 
 
@@ -501,6 +621,7 @@ def _apply_anthropic_cache_control(
 
 
 def _clamp_prompt_cache_key(key: str | None) -> str | None:
+    """``clampOpenAIPromptCacheKey``: at most 64 code points (``Array.from``)."""
     if key is None:
         return None
     chars = list(key)
@@ -509,97 +630,15 @@ def _clamp_prompt_cache_key(key: str | None) -> str | None:
     return "".join(chars[:OPENAI_PROMPT_CACHE_KEY_MAX_LENGTH])
 
 
-def _chat_template_kwargs(model: Mapping[str, Any], effort: str | None, compat: Json) -> Json:
-    kwargs: Json = {}
-    level_map = model.get("thinkingLevelMap") or {}
-    for key, value in (compat.get("chatTemplateKwargs") or {}).items():
-        if not isinstance(value, dict | list):
-            kwargs[key] = value
-            continue
-        spec = value if isinstance(value, dict) else {}
-        if not effort and js_truthy(spec.get("omitWhenOff")):
-            continue
-        if spec.get("$var") == "thinking.enabled":
-            kwargs[key] = bool(effort)
-            continue
-        mapped = level_map.get(effort, _UNDEFINED) if effort else level_map.get("off", _UNDEFINED)
-        if mapped is _UNDEFINED:
-            resolved: Any = effort
-        else:
-            resolved = mapped if isinstance(mapped, str) else None
-        if resolved is not None:
-            kwargs[key] = resolved
-    return kwargs
-
-
-def _mapped(model: Mapping[str, Any], level: str) -> Any:
-    """``model.thinkingLevelMap?.[level] ?? level``."""
-    value = (model.get("thinkingLevelMap") or {}).get(level)
-    return level if value is None else value
-
-
-def _apply_thinking(
-    params: Json, model: Mapping[str, Any], effort: str | None, compat: Json
-) -> None:
-    reasoning = bool(model.get("reasoning"))
-    fmt = compat.get("thinkingFormat")
-    level_map = model.get("thinkingLevelMap") or {}
-    off = level_map.get("off", _UNDEFINED)
-    if fmt == "zai" and reasoning:
-        params["thinking"] = {"type": "enabled" if effort else "disabled"}
-        if effort and compat["supportsReasoningEffort"]:
-            mapped = level_map.get(effort, _UNDEFINED)
-            value = effort if mapped is _UNDEFINED else mapped
-            if isinstance(value, str):
-                params["reasoning_effort"] = value
-    elif fmt == "qwen" and reasoning:
-        params["enable_thinking"] = bool(effort)
-    elif fmt == "qwen-chat-template" and reasoning:
-        params["chat_template_kwargs"] = {
-            "enable_thinking": bool(effort),
-            "preserve_thinking": True,
-        }
-    elif fmt == "chat-template" and reasoning:
-        kwargs = _chat_template_kwargs(model, effort, compat)
-        if kwargs:
-            params["chat_template_kwargs"] = kwargs
-    elif fmt == "deepseek" and reasoning:
-        if effort:
-            params["thinking"] = {"type": "enabled"}
-        elif off is not None:
-            params["thinking"] = {"type": "disabled"}
-        if effort and compat["supportsReasoningEffort"]:
-            params["reasoning_effort"] = _mapped(model, effort)
-    elif fmt == "openrouter" and reasoning:
-        if effort:
-            params["reasoning"] = {"effort": _mapped(model, effort)}
-        elif off is not None:
-            params["reasoning"] = {"effort": "none" if off is _UNDEFINED else off}
-    elif fmt == "ant-ling" and reasoning and effort:
-        value = level_map.get(effort)
-        if isinstance(value, str):
-            params["reasoning"] = {"effort": value}
-    elif fmt == "together" and reasoning:
-        params["reasoning"] = {"enabled": bool(effort)}
-        if effort and compat["supportsReasoningEffort"]:
-            params["reasoning_effort"] = _mapped(model, effort)
-    elif fmt == "string-thinking" and reasoning:
-        if effort:
-            params["thinking"] = _mapped(model, effort)
-        elif off is not None:
-            params["thinking"] = "none" if off is _UNDEFINED else off
-    elif effort and reasoning and compat["supportsReasoningEffort"]:
-        params["reasoning_effort"] = _mapped(model, effort)
-    elif not effort and reasoning and compat["supportsReasoningEffort"] and isinstance(off, str):
-        params["reasoning_effort"] = off
-
-
+# Long on purpose: it follows pi-ai's buildParams statement by statement, so that the two read
+# side by side.
 def build_params(
     model: Mapping[str, Any],
     context: Mapping[str, Any],
     options: Mapping[str, Any] | None = None,
     *,
     raw_messages: Sequence[Mapping[str, Any]] | None = None,
+    pi_ai: PiAi | str | None = None,
 ) -> Json:
     """``buildParams``: the chat-completions request as a dict in pi-ai's key order.
 
@@ -607,13 +646,18 @@ def build_params(
     before ``transformMessages``; pi-ai checks them (not the transformed ones) for tool history when
     no tools are given, which only differs when a dropped error message held the only tool call.
     """
+    generation = resolve(pi_ai)
     options = options or {}
-    compat = get_compat(model)
+    compat = get_compat(model, generation)
     cache_retention = options.get("cacheRetention") or "short"
-    messages = convert_messages(model, context, compat)
+    messages = convert_messages(model, context, compat, generation)
     params: Json = {"model": model["id"], "messages": messages, "stream": True}
     long_cache = cache_retention == "long" and compat["supportsLongCacheRetention"]
-    if ("api.openai.com" in model.get("baseUrl", "") and cache_retention != "none") or long_cache:
+    key_mode = compat.get("promptCacheKeyMode") or "auto"
+    supports_key = key_mode == "enabled" or (
+        key_mode == "auto" and ("api.openai.com" in (model.get("baseUrl") or "") or long_cache)
+    )
+    if cache_retention != "none" and supports_key:
         key = _clamp_prompt_cache_key(options.get("sessionId"))
         if key is not None:
             params["prompt_cache_key"] = key
@@ -630,14 +674,17 @@ def build_params(
         params[field] = options["maxTokens"]
     if options.get("temperature") is not None:
         params["temperature"] = options["temperature"]
-    tools = context.get("tools")
+    tools: Any = context.get("tools")
+    if generation.transcript:
+        tools, _ = resolve_transcript_tools(_transcript(context, compat), _tool_support(compat))
+    history = raw_messages if raw_messages is not None else context.get("messages") or []
     if tools:
         params["tools"] = convert_tools(tools, compat)
         if compat["zaiToolStream"]:
             params["tool_stream"] = True
-    elif _has_tool_history(
-        raw_messages if raw_messages is not None else context.get("messages") or []
-    ):
+    elif (
+        generation.tools_with_tool_history == "always" or compat["requiresToolsWithToolHistory"]
+    ) and has_tool_history(history):
         # Anthropic behind LiteLLM-style proxies demands `tools` once tool calls are in history.
         params["tools"] = []
     cache_format = compat.get("cacheControlFormat")
@@ -645,10 +692,11 @@ def build_params(
         cache_control: Json = {"type": "ephemeral"}
         if long_cache:
             cache_control["ttl"] = "1h"
-        _apply_anthropic_cache_control(messages, params.get("tools"), cache_control)
+        _apply_anthropic_cache_control(messages, params.get("tools"), cache_control, generation)
     if js_truthy(options.get("toolChoice")):
         params["tool_choice"] = options["toolChoice"]
-    _apply_thinking(params, model, options.get("reasoningEffort"), compat)
+    effort = options.get("reasoningEffort")
+    apply_thinking(params, model, effort, compat, generation)
     explicit = model.get("compat") or {}
     if js_truthy(explicit.get("openRouterRouting")):
         params["provider"] = explicit["openRouterRouting"]
@@ -660,6 +708,9 @@ def build_params(
         if js_truthy(routing.get("order")):
             gateway["order"] = routing["order"]
         params["providerOptions"] = {"gateway": gateway}
+    samples = sampling_params(model, effort, generation)
+    if samples:
+        params.update(samples)
     return params
 
 
@@ -669,6 +720,9 @@ def build_request_body(
     options: Mapping[str, Any] | None = None,
     *,
     raw_messages: Sequence[Mapping[str, Any]] | None = None,
+    pi_ai: PiAi | str | None = None,
 ) -> str:
     """The HTTP body exactly as the ``openai`` npm SDK sends it (``JSON.stringify(params)``)."""
-    return json_stringify(build_params(model, context, options, raw_messages=raw_messages))
+    return json_stringify(
+        build_params(model, context, options, raw_messages=raw_messages, pi_ai=pi_ai)
+    )

@@ -11,11 +11,11 @@ A summary request is ``{systemPrompt, messages: [one user message], maxTokens}``
 - Pi 1.x (``completeSummarization``: no cache retention, a fresh routing id that puts no
   ``prompt_cache_key`` in the body; ``createSummarizationOptions``: no ``maxTokens``, so pi-ai's
   clamp of ``model.maxTokens``, computed by the caller, and the thinking level clamped to the
-  model's levels): the openai-completions body of ``openai_completions_1x`` with ``maxTokens`` as
-  ``max_completion_tokens``, or pi-ai 1.6.0's anthropic-messages body of
-  ``anthropic_messages_1x`` (no ``cache_control``; with a thinking budget the cap is clamped to
-  the context window again; its betas, ``summary_betas``, go as a header to
-  ``/v1/messages?beta=true``). The anthropic body is 1.6.0's for every 1.x generation.
+  model's levels): the openai-completions body of ``openai_completions`` with ``maxTokens`` as
+  ``max_completion_tokens``, or the anthropic-messages body of ``anthropic_messages`` (no
+  ``cache_control``; with a thinking budget the cap is clamped to the context window again; its
+  betas, ``summary_betas``, go as a header to ``/v1/messages?beta=true``), both for the pi-ai
+  generation ``variant`` (a ``PiAi`` or a name ``pi_ai.resolve`` knows).
 
 Usage: pi-ai's ``parseChunkUsage`` (openai-completions), the anthropic-messages stream's usage
 and ``calculateCost`` (models.js); 1.x also reports ``reasoning`` tokens (Anthropic: only when the
@@ -31,11 +31,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.entries import Json
 from contextlab.pi.providers import anthropic_messages, openai_completions
-from contextlab.pi.providers import anthropic_messages_1x as anthropic_1x
-from contextlab.pi.providers import openai_completions_1x as openai_1x
+from contextlab.pi.providers.options import clamp_max_tokens, estimate_context_tokens
+from contextlab.pi.providers.pi_ai import PiAi
 
 __all__ = [
     "anthropic_usage",
@@ -50,7 +49,7 @@ __all__ = [
 
 
 def summary_reasoning(
-    model: Mapping[str, Any], thinking_level: Any, variant: str | None
+    model: Mapping[str, Any], thinking_level: Any, variant: PiAi | str | None
 ) -> str | None:
     """The reasoning a summary call carries for the summariser's ``thinking_level``: only for a
     model that reasons and a level that is not ``off``; pi-ai 1.x (``variant``) clamps it to the
@@ -61,11 +60,11 @@ def summary_reasoning(
         return None
     if variant is None:
         return thinking_level
-    clamped = openai_1x.clamp_thinking_level(model, thinking_level)
+    clamped = openai_completions.clamp_thinking_level(model, thinking_level, variant)
     return clamped if clamped != "off" else None
 
 
-def summary_betas(model: Json, thinking_level: Any, variant: str | None) -> list[str] | None:
+def summary_betas(model: Json, thinking_level: Any, variant: PiAi | str | None) -> list[str] | None:
     """The ``anthropic-beta`` features pi-ai 1.x sends (as a header, to
     ``/v1/messages?beta=true``) with a summary to an anthropic-messages ``model``:
     ``getBetaFeatures`` with thinking enabled when the call carries reasoning. None: not such a
@@ -73,11 +72,12 @@ def summary_betas(model: Json, thinking_level: Any, variant: str | None) -> list
     if variant is None or model.get("api") != "anthropic-messages":
         return None
     reasoning = summary_reasoning(model, thinking_level, variant)
-    return anthropic_1x.beta_features(model, {"thinkingEnabled": reasoning is not None})
+    options = {"thinkingEnabled": reasoning is not None, "cacheRetention": "none"}
+    return anthropic_messages.beta_features(model, options, variant)
 
 
 def summary_request_body(
-    model: Json, request: Mapping[str, Any], *, thinking_level: Any, variant: str | None
+    model: Json, request: Mapping[str, Any], *, thinking_level: Any, variant: PiAi | str | None
 ) -> Json:
     """The JSON body pi-ai sends to ``model`` (its ``api`` picks the provider) for one summary
     ``request``, keys in pi-ai's order; ``variant`` is the pi-ai 1.x generation (None: 0.80.2)."""
@@ -89,19 +89,19 @@ def summary_request_body(
         *({**m, "timestamp": 0} for m in request["messages"]),
     ]
     if variant is not None and api == "anthropic-messages":
-        return anthropic_1x.build_simple_params(
+        return anthropic_messages.build_simple_params(
             model,
-            messages,
+            {"messages": messages},
             {"maxTokens": request["maxTokens"], "reasoning": reasoning, "cacheRetention": "none"},
+            pi_ai=variant,
             clamp_to_context=lambda cap: _clamp_to_context(model, messages, cap, variant),
         )
     if variant is not None and api == "openai-completions":
-        body = openai_1x.build_request_body(
-            model,
-            messages,
-            max_tokens=request["maxTokens"],
-            reasoning_effort=reasoning,
-            variant=variant,
+        stream_options = openai_completions.simple_options(
+            model, reasoning=reasoning, max_tokens=request["maxTokens"], pi_ai=variant
+        )
+        body = openai_completions.build_request_body(
+            model, {"messages": messages}, stream_options, pi_ai=variant
         )
         parsed: Json = json.loads(body)
         return parsed
@@ -120,17 +120,17 @@ def summary_request_body(
     raise ValueError(f"model api {api!r} sends no HTTP request")
 
 
-def _clamp_to_context(model: Json, messages: list[Json], cap: int, variant: str) -> int:
+def _clamp_to_context(model: Json, messages: list[Json], cap: int, variant: PiAi | str) -> int:
     """pi-ai 1.x's ``clampMaxTokensToContext`` of ``cap`` for this summary transcript."""
-    return pi_1_x.clamp_max_tokens(
+    return clamp_max_tokens(
         int(model.get("contextWindow") or 0),
         cap,
-        pi_1_x.estimate_context_tokens(messages, variant),
+        estimate_context_tokens(messages, variant),
         variant,
     )
 
 
-def calculate_cost(model: Mapping[str, Any], usage: Json, variant: str | None) -> Json:
+def calculate_cost(model: Mapping[str, Any], usage: Json, variant: PiAi | str | None) -> Json:
     """``calculateCost``: price per million tokens times tokens, per bucket (a 1h cache write at
     twice the input price); pi-ai 1.x picks the tier the input falls in and adds
     ``totalFromProvider: false``. Sets and returns ``usage["cost"]``."""
@@ -165,7 +165,7 @@ def usage_of(
     cache_read: int = 0,
     cache_write: int = 0,
     reasoning: int = 0,
-    variant: str | None = None,
+    variant: PiAi | str | None = None,
 ) -> Json:
     """A reply's ``usage`` as pi-ai records it for these token counts (1.x: with
     ``reasoning``), its cost from ``model``'s prices."""
@@ -192,7 +192,7 @@ def anthropic_usage(
     cache_write: int = 0,
     cache_write_1h: int = 0,
     reasoning: int | None = None,
-    variant: str | None = None,
+    variant: PiAi | str | None = None,
 ) -> Json:
     """A reply's ``usage`` as pi-ai's anthropic-messages stream records it. 1.x: the usage object
     it starts with (no ``reasoning``), ``cacheWrite1h`` added by ``message_start``, ``reasoning``
@@ -217,7 +217,9 @@ def anthropic_usage(
     return usage
 
 
-def openai_usage(model: Mapping[str, Any], raw: Mapping[str, Any], variant: str | None) -> Json:
+def openai_usage(
+    model: Mapping[str, Any], raw: Mapping[str, Any], variant: PiAi | str | None
+) -> Json:
     """``parseChunkUsage``: the usage of a chat-completions stream's usage chunk (``raw``, as
     the API sends it). Cached prompt tokens are cache reads, ``cache_write_tokens`` writes; the
     rest of the prompt is input."""

@@ -8,19 +8,21 @@
 //   complete: prompt, thinkingLevel? (one completeSummarization call, as createSummarizationOptions
 //             builds its options: the level only for a reasoning model and not "off")
 // stdout: {thinkingLevel, result} (complete: {stopReason, errorMessage})
-import { normalizeContext } from "@earendil-works/pi-ai";
-import {
-  SessionManager,
-  buildSessionProjection,
-} from "./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
-import {
+// Which Pi: 1.6.0 next to this script, unless a wrapper (oracle-1.x.y/jobs_summarise.mjs) set
+// globalThis.PI_ORACLE = {agent: <pi-coding-agent dist/ URL>, ai: <pi-ai dist/ URL>} first.
+const PI = globalThis.PI_ORACLE ?? {
+  agent: new URL("./node_modules/@earendil-works/pi-coding-agent/dist/", import.meta.url).href,
+  ai: new URL("./node_modules/@earendil-works/pi-ai/dist/", import.meta.url).href,
+};
+const { SessionManager, buildSessionProjection } = await import(`${PI.agent}core/session-manager.js`);
+const {
   collectEntriesForBranchSummary,
   compact,
   completeSummarization,
   generateBranchSummary,
   prepareCompaction,
-} from "./node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/index.js";
-import { SUMMARIZATION_SYSTEM_PROMPT } from "./node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/utils.js";
+} = await import(`${PI.agent}core/compaction/index.js`);
+const { SUMMARIZATION_SYSTEM_PROMPT } = await import(`${PI.agent}core/compaction/utils.js`);
 
 const input = JSON.parse(Buffer.concat(await Array.fromAsync(process.stdin)).toString("utf8"));
 const { mode, model, apiKey } = input;
@@ -64,6 +66,7 @@ if (mode === "compact") {
   const options = { apiKey };
   const level = input.thinkingLevel;
   if (model.reasoning && level && level !== "off") options.reasoning = level;
+  const { normalizeContext } = await import(`${PI.ai}index.js`);
   const context = normalizeContext({
     systemPrompt: SUMMARIZATION_SYSTEM_PROMPT,
     messages: [{ role: "user", content: [{ type: "text", text: input.prompt }], timestamp: Date.now() }],

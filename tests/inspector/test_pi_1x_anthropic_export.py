@@ -1,0 +1,72 @@
+"""A Pi 1.x turn to an Anthropic model in the request export: pi-ai 1.6.0's anthropic-messages
+body (not the provider-neutral context), and in the curl form the path and betas it went with.
+Byte-for-byte proof against the real Pi is tests/conformance/test_pi_1x_anthropic*.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from contextlab.library.importer import import_session_file
+from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.session import parse_session_file
+from contextlab.pi.turn import build_turn
+from tests.conftest import CORPUS_1X
+
+MODEL = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
+
+
+def _on_claude(path: Path) -> None:
+    """Rewrite a 1.x corpus session as if its replies came from Claude Sonnet 4.5."""
+    lines = []
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            message.update(MODEL)
+        if entry.get("type") == "model_change":
+            entry.update(provider=MODEL["provider"], modelId=MODEL["model"])
+        lines.append(json.dumps(entry))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _url(name, session, **params):  # type: ignore[no-untyped-def]
+    return reverse(f"inspector:{name}", args=[session.pk]) + "?" + urlencode(params)
+
+
+def test_a_1x_anthropic_turn_exports_pi_ais_anthropic_body_path_and_betas(
+    owner_client, tmp_path, blob_dir
+):
+    copy = tmp_path / "claude.jsonl"
+    copy.write_text((CORPUS_1X / "edits" / "session.jsonl").read_text())
+    _on_claude(copy)
+    session = import_session_file(path=copy, index_search=False).session
+    assert session is not None
+    parsed = parse_session_file(copy)
+    leaf = next(
+        e["id"]
+        for e in reversed(parsed.entries)
+        if e.get("type") == "message" and e["message"]["role"] == "user"
+    )
+    response = owner_client.get(_url("request", session, entry=leaf, format="json"))
+    assert response.status_code == 200
+    body = response.json()
+    # Anthropic's shape: the session's prompt as system blocks, tools with input_schema, the
+    # turn's cache markers, budget thinking for the session's "medium".
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert all("input_schema" in tool for tool in body["tools"])
+    assert body["thinking"]["type"] == "enabled"
+    assert body["messages"][-1]["role"] == "user"
+    turn = build_turn(parsed.entries, leaf, header=parsed.header)
+    assert response.content.decode() == turn.provider_body()
+    assert json.loads(response.content) == json.loads(json_stringify(body))
+    curl = owner_client.get(_url("request", session, entry=leaf, format="curl")).content.decode()
+    assert "/v1/messages?beta=true" in curl
+    assert "-H 'anthropic-beta: interleaved-thinking-2025-05-14'" in curl
+    assert "-H 'anthropic-version: 2023-06-01'" in curl
+    payload = curl.split("<<'PI_REQUEST_BODY'\n", 1)[1].rsplit("\nPI_REQUEST_BODY", 1)[0]
+    assert json.loads(payload) == body
