@@ -131,6 +131,9 @@ class Job(models.Model):
     # Compaction: the entry to compact at (normally the session's leaf). Branch summary: the leaf
     # being left (Pi's old leaf); `target_entry_id` is where the user navigates to.
     leaf_entry_id = models.CharField(max_length=100)
+    # The session's leaf when the job was queued: a job queued at an earlier entry ("Compact
+    # here…") is retried only while the session has not moved on since (blank: older rows).
+    session_leaf_entry_id = models.CharField(max_length=100, blank=True)
     target_entry_id = models.CharField(max_length=100, blank=True)
     # Everything the run needs besides the session: custom instructions, replaceInstructions,
     # summarize (branch), reserve/keep-recent tokens, context window, model max tokens.
