@@ -25,7 +25,15 @@ from contextlab.jobs.services import running
 from contextlab.library.models import Entry
 from tests.conftest import CORPUS
 from tests.jobs.fake_llm import Reply
-from tests.jobs.test_worker import REPO, broker, fake_model, job_done, send, worker  # noqa: F401
+from tests.jobs.test_worker import (  # noqa: F401
+    REPO,
+    broker,
+    fake_model,
+    job_done,
+    send,
+    wait_ready,
+    worker,
+)
 from tests.library.test_postgres_faults import (  # noqa: F401
     Cluster,
     cluster,
@@ -97,7 +105,8 @@ def test_a_killed_worker_main_process_s_job_is_recovered_by_another_worker_withi
     with worker(broker, fake_model, blob_dir, pool="prefork", lease=lease, **timing) as first:
         send(broker, job.pk)
         assert fake_model.received.wait(60), "the worker never called the model"
-        with worker(broker, fake_model, blob_dir, lease=lease, **timing):
+        with worker(broker, fake_model, blob_dir, lease=lease, **timing) as second:
+            wait_ready(second)  # the recovery is timed, not the start of a worker
             # The main process only: its pool child dies with it (Celery sets PDEATHSIG).
             os.kill(first.pid, signal.SIGKILL)
             first.wait(timeout=10)
@@ -115,19 +124,20 @@ def test_a_killed_worker_main_process_s_job_is_recovered_by_another_worker_withi
 @pytest.fixture
 def redis_outage(settings):
     """Celery pointed at a port where no Redis listens (what a Redis outage looks like); call
-    the returned function with a broker URL to end the outage."""
+    the returned function with a test's broker to end the outage."""
     app = tasks.run_job.app
     settings.CONTEXTLAB_JOBS_EMBEDDED = False
-    saved = app.conf.broker_url
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
 
-    def point_at(url: str) -> None:
+    def point_at(url: str, options: dict) -> None:
         app.conf.broker_url = url
+        app.conf.broker_transport_options = options
         app._pool = None
         app.amqp._producer_pool = None  # it holds on to the old connection pool
 
-    point_at("redis://127.0.0.1:9/0")
-    yield point_at
-    point_at(saved)
+    point_at("redis://127.0.0.1:9/0", saved[1])
+    yield lambda back: point_at(back.url, {**saved[1], "global_keyprefix": back.prefix})
+    point_at(*saved)
 
 
 def test_a_compaction_queued_while_redis_is_down_is_not_sent_blocks_nothing_and_runs_on_retry(
