@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -69,7 +70,6 @@ def job_create(
     if active is not None:
         raise JobConflict(_conflict_message(active))
     config = providers.active_provider()
-    _check_model_call_budget(requested_by, config)
     # What the user chose only: the model's limits come from the job's provider when it runs
     # (a retry after the model was changed must not keep the old model's limits).
     if not isinstance(parameters, JobParameters):
@@ -77,6 +77,7 @@ def job_create(
     params = parameters.as_json()
     try:
         with transaction.atomic():
+            _check_model_call_budget(requested_by, config)
             job = Job.objects.create(
                 kind=kind,
                 session=session,
@@ -107,10 +108,22 @@ def job_create(
 
 
 def _check_model_call_budget(requested_by: Any, config: providers.ProviderConfig) -> None:
-    """CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR: jobs that call a model, per user, last hour."""
+    """CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR: jobs that call a model, per user, last hour.
+
+    Called inside the transaction that stores the job. The user's row is locked first, so that
+    simultaneous requests by one user count and insert one after the other: without the lock,
+    each would count the jobs committed before it and all of them could pass (READ COMMITTED
+    gives the count after the lock a fresh snapshot, which sees the jobs the others stored).
+    """
     limit = settings.CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR
     if not limit or config.is_offline or not getattr(requested_by, "pk", None):
         return
+    list(
+        get_user_model()
+        .objects.select_for_update()
+        .filter(pk=requested_by.pk)
+        .values_list("pk", flat=True)
+    )
     since = timezone.now() - timedelta(hours=1)
     used = (
         Job.objects.filter(requested_by=requested_by, created_at__gte=since)
