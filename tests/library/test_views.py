@@ -366,3 +366,12 @@ def test_it_says_no_session_matches_a_filter_without_hits(owner_client, tmp_path
     assert b"No session matches these filters" in html and b"No sessions yet" not in html
     empty = owner_client.get(reverse("library:index")).content
     assert b"No session matches" not in empty
+
+
+def test_the_tokens_column_says_what_it_counts_for_each_pi_generation(owner_client, tmp_path):
+    _import(tmp_path, _linear("s-a", "/srv/a", "alpha task"), name="a.jsonl")
+    html = owner_client.get(reverse("library:index")).content.decode()
+    note = html.split('id="tokens-note">', 1)[1].split("</p>", 1)[0]
+    assert "Pi 1.x hold their system prompt as entries, so it is counted" in note
+    assert "Pi 0.x sessions do not hold it" in note
+    assert 'href="#tokens-note"' in html
