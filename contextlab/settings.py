@@ -7,6 +7,7 @@ raise ImproperlyConfigured at start-up rather than misbehaving later.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -145,6 +146,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # After auth and messages, so that its 400 page renders like any other page.
     "contextlab.middleware.RejectNulMiddleware",
+    # Before the login view reads the form: a refused attempt costs no password hash.
+    "contextlab.signin.SignInThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
@@ -194,7 +197,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Login throttling (django-axes): after CONTEXTLAB_LOGIN_FAILURE_LIMIT wrong passwords for one
-# username from one address, that pair is locked out for CONTEXTLAB_LOGIN_COOLOFF_MINUTES.
+# username from one address, that pair is locked out for CONTEXTLAB_LOGIN_COOLOFF_MINUTES (the
+# same username from another address still signs in).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -206,8 +210,25 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # No start-up banner on every manage.py command (it would mix into commands' output).
 AXES_VERBOSE = False
-# The address is REMOTE_ADDR (no ipware): behind a proxy that is the proxy's, so the lockout
-# then applies to the username from everywhere, which errs on the safe side.
+# The client's address (contextlab/signin.py): REMOTE_ADDR, or X-Forwarded-For as written by
+# the proxies listed in CONTEXTLAB_TRUSTED_PROXIES (addresses or networks, comma-separated).
+# Behind a proxy that is not listed, every client has the proxy's address: list it.
+AXES_CLIENT_IP_CALLABLE = "contextlab.signin.client_address"
+CONTEXTLAB_TRUSTED_PROXIES = env_list("CONTEXTLAB_TRUSTED_PROXIES", [])
+for _proxy in CONTEXTLAB_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"CONTEXTLAB_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network "
+            "(such as 10.0.0.1 or 10.0.0.0/8)"
+        ) from None
+# Sign-in posts counted before any password is hashed (contextlab/signin.py), per client
+# address and in total; 0 turns a limit off.
+CONTEXTLAB_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE = env_int(
+    "CONTEXTLAB_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", 10
+)
+CONTEXTLAB_LOGIN_ATTEMPTS_PER_MINUTE = env_int("CONTEXTLAB_LOGIN_ATTEMPTS_PER_MINUTE", 30)
 
 # Password reset mails a link, so it exists only when mail can be sent (EMAIL_HOST set).
 _email_host = os.environ.get("EMAIL_HOST", "")

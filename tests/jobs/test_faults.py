@@ -191,10 +191,47 @@ def test_the_job_page_says_when_no_worker_is_alive_and_when_none_took_the_job(
     Job.objects.filter(pk=job.pk).update(updated_at=job.updated_at.replace(year=2000))
     page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
     assert "No worker is running" in page
-    cache.set(tasks.WORKER_ALIVE_KEY, time.time(), 30)
+    # An ordinary user is not told to run a command on the server; an administrator is.
+    assert "Ask the administrator to start one" in page and "make worker" not in page
+    owner.is_staff = True
+    owner.save(update_fields=["is_staff"])
     page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
-    assert "No worker has taken this job" in page and "busy" in page
+    assert "make worker" in page
+    cache.set(tasks.WORKER_ALIVE_KEY, time.time(), 30)
+    # A worker that just started and runs nothing is not "busy with other jobs".
+    page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "No worker has taken this job" in page and "idle" in page and "busy" not in page
+    other, _ = import_corpus("branches")
+    running_job = _compaction(other)
+    Job.objects.filter(pk=running_job.pk).update(status="running")
+    page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "No worker has taken this job" in page and "busy with other jobs" in page
     cache.delete(tasks.WORKER_ALIVE_KEY)
+
+
+def test_the_job_page_says_who_asked_when_it_ran_how_long_and_what_it_used(
+    client, owner, import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    job = services.job_create(
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        requested_by=owner,
+        enqueue=False,
+    )
+    job = services.job_execute(job_id=job.pk)
+    assert job.status == "succeeded"
+    Job.objects.filter(pk=job.pk).update(
+        usage={"input": 1200, "output": 345, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1545}
+    )
+    client.force_login(owner)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert '<dd class="job-requester">owner</dd>' in page
+    for fact in ("Queued", "Started", "Finished", "Took", "Input tokens", "Output tokens"):
+        assert f"<dt>{fact}</dt>" in page, fact
+    assert "<dd>1200</dd>" in page and "<dd>345</dd>" in page
+    assert "Cache read" not in page  # nothing reported: no row
 
 
 def test_a_running_job_shows_the_request_sent_and_the_tokens_streaming_in(import_corpus, settings):
