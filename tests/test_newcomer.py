@@ -168,3 +168,44 @@ def test_a_celery_worker_on_the_memory_broker_refuses_to_start(tmp_path):
     )
     assert done.returncode == 1
     assert "celery worker: REDIS_URL is not set" in done.stderr
+
+
+def _readme_block(start: str) -> str:
+    """The README's indented command block that begins with `start`."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith(start))
+    block = []
+    for line in lines[first:]:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    return "\n".join(block)
+
+
+def test_the_readme_gives_the_address_and_runs_every_command_with_the_virtualenvs_python():
+    readme = (REPO / "README.md").read_text()
+    assert "http://127.0.0.1:8000/" in readme and "PORT=8001 make run" in readme
+    commands = [line.strip() for line in readme.splitlines() if "manage.py " in line]
+    bare = [c for c in commands if c.startswith(("python", "manage.py", "./manage.py"))]
+    assert bare == []  # `python` outside .venv has no Django
+
+
+def test_the_readmes_context_synopsis_has_every_option_of_the_command():
+    from django.core.management.base import BaseCommand
+
+    from contextlab.inspector.management.commands.context import Command
+
+    django_own = {
+        opt
+        for action in BaseCommand().create_parser("manage.py", "x")._actions
+        for opt in action.option_strings
+    }
+    options = {
+        opt
+        for action in Command().create_parser("manage.py", "context")._actions
+        for opt in action.option_strings
+        if opt.startswith("--") and opt not in django_own
+    }
+    synopsis = _readme_block(".venv/bin/python manage.py context SESSION_FILE")
+    assert {"--dialect", "--context-window", "--model-max-tokens"} <= options
+    assert [o for o in sorted(options) if o not in synopsis] == []
