@@ -29,17 +29,17 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from contextlab.inspector import services
+from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import chart_rows_html, message_rows_html, tree_rows_html
+from contextlab.inspector.requests import Abandoned, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
-from contextlab.inspector.requests import provider_request
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.library.models import Session
 from contextlab.library.selectors import (
@@ -525,11 +525,13 @@ def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
 
 
 @login_required
+@condition(**computed.conditional("compare", "a", "b"))  # a repeat is a 304, nothing computed
 def compare(request: HttpRequest, pk: int) -> HttpResponse:
     """Two requests side by side (any two entries, on any branches): model, system prompt and
     the messages as sent, with what differs marked. Without `b`, the previous request on the
-    path of `a`."""
-    session = session_for_user_or_404(request.user, pk)
+    path of `a`. The comparison is computed once per (revision, pair, inputs) and kept for
+    every web process (`computed`); a client that left stops it."""
+    session = computed.session_for(request, pk)
     index = session_index(session)
     a = request.GET.get("a", "") or (index.leaf_id or "")
     b = request.GET.get("b", "")
@@ -539,8 +541,17 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
         b = services.previous_request(index, a) or a
     if b not in index.items:
         raise Http404("No such entry in this session")
-    comparison = requests_compare(session, index, a, b)
-    return render(
+    try:
+        comparison, _ = computed.kept(
+            computed.computed_key("compare-pair", session, a, b),
+            lambda: requests_compare(
+                session, index, a, b, abandoned=lambda: computed.client_gone(request)
+            ),
+        )
+    except Abandoned:
+        # Nobody reads this answer (nginx logs the same code for a client that closed).
+        return HttpResponse(status=499)
+    response = render(
         request,
         "inspector/compare.html",
         {
@@ -552,6 +563,8 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             "choices": _request_points(index),
         },
     )
+    response["Cache-Control"] = "private, no-cache"  # kept, but asked again (ETag) every time
+    return response
 
 
 @login_required
