@@ -128,6 +128,10 @@ COMPARE_SECONDS = 5.0
 # What the page holds of one message or one diff line (the full text is one click away).
 SHOWN_CHARS = 4000
 SHOWN_LINE_CHARS = 1000
+# Of a run of messages only in A or only in B, the first and last RUN_EDGE are shown (a request
+# after 10,000 new messages is not a page of 10,000 messages); rows past MAX_ROWS are counted.
+RUN_EDGE = 10
+MAX_ROWS = 600
 
 TOO_DIFFERENT = "too different to show line by line: replaced"
 OUT_OF_TIME = "not compared line by line (this comparison's time for line diffs is spent)"
@@ -137,13 +141,16 @@ OUT_OF_TIME = "not compared line by line (this comparison's time for line diffs 
 class Row:
     """One line of the comparison: a message on the left, the right, or both."""
 
-    kind: str  # equal | changed | removed | added | same-run (a run of equal messages folded)
+    # changed | removed | added | same-run (a run of equal messages folded) | more (messages
+    # not shown: the middle of a long run only in A or B, or everything past MAX_ROWS)
+    kind: str
     left: dict[str, Any] | None = None
     right: dict[str, Any] | None = None
     count: int = 0  # for same-run
     lines: list[tuple[str, str]] = field(default_factory=list)  # (op, text) for changed
     # Why a changed message is shown whole on both sides, not line by line ("" when it is not).
     replaced: str = ""
+    note: str = ""  # for more: what the folded messages are
 
 
 @dataclass
@@ -276,28 +283,48 @@ def compare_requests(
     ids_right = [message_identity(m) for m in right.sent]
     chain = align(numbered(ids_left), numbered(ids_right))
     rows: list[Row] = []
+    counts = {"same": 0, "changed": 0, "replaced": 0, "removed": 0, "added": 0}
+    hidden = {"same": 0, "changed": 0, "removed": 0, "added": 0}  # past MAX_ROWS
     budget = COMPARE_WORK
     deadline = time.monotonic() + COMPARE_SECONDS
 
     def one_side(kind: str, first: int, last: int) -> None:
+        """Messages only in A (removed) or only in B (added); of a long run, its two ends."""
         sent, ids, owners, estimate = (
             (left.sent, ids_left, owners_left, estimate_left)
             if kind == "removed"
             else (right.sent, ids_right, owners_right, estimate_right)
         )
-        for n in range(first, last):
+        counts[kind] += last - first
+        if len(rows) >= MAX_ROWS:
+            hidden[kind] += last - first
+            return
+        shown = list(range(first, last))
+        if len(shown) > 2 * RUN_EDGE + 1:
+            shown = [*shown[:RUN_EDGE], -1, *shown[-RUN_EDGE:]]
+        for n in shown:
+            if n < 0:
+                more = last - first - 2 * RUN_EDGE
+                side = "A" if kind == "removed" else "B"
+                rows.append(Row("more", count=more, note=f"only in {side}"))
+                continue
             view = _view(sent[n], estimate, owners.get(ids[n]))
             rows.append(Row(kind, left=view) if kind == "removed" else Row(kind, right=view))
 
     def pair(ci: int, cj: int) -> None:
         nonlocal budget
         lm, rm = left.sent[ci], right.sent[cj]
-        if lm is rm or message_key(lm) == message_key(rm):
-            if rows and rows[-1].kind == "same-run":
-                rows[-1].count += 1
-            else:
-                view = _view(lm, estimate_left, owners_left.get(ids_left[ci]), text="")
-                rows.append(Row("same-run", count=1, left=view))
+        same = lm is rm or message_key(lm) == message_key(rm)
+        counts["same" if same else "changed"] += 1
+        if same and rows and rows[-1].kind == "same-run":
+            rows[-1].count += 1
+            return
+        if len(rows) >= MAX_ROWS:
+            hidden["same" if same else "changed"] += 1
+            return
+        if same:
+            view = _view(lm, estimate_left, owners_left.get(ids_left[ci]), text="")
+            rows.append(Row("same-run", count=1, left=view))
             return
         # 3.
         if abandoned():
@@ -317,6 +344,7 @@ def compare_requests(
                 row.replaced = TOO_DIFFERENT if budget > 0 else OUT_OF_TIME
             else:
                 row.lines = [_cut_line(line) for line in diff.lines]
+        counts["replaced"] += bool(row.replaced)
         rows.append(row)
 
     def gap(i: int, ci: int, j: int, cj: int) -> None:
@@ -340,17 +368,21 @@ def compare_requests(
         pair(ci, cj)
         i, j = ci + 1, cj + 1
     gap(i, len(left.sent), j, len(right.sent))
+    if any(hidden.values()):
+        parts = [
+            f"{n} {label}"
+            for n, label in (
+                (hidden["same"], "the same"),
+                (hidden["changed"], "changed"),
+                (hidden["removed"], "only in A"),
+                (hidden["added"], "only in B"),
+            )
+            if n
+        ]
+        rows.append(Row("more", count=sum(hidden.values()), note="not shown: " + ", ".join(parts)))
     # 4.
     prompt = prompt_changes(left.request, right.request)
-    summary = {
-        "a_messages": len(left.sent),
-        "b_messages": len(right.sent),
-        "same": sum(r.count for r in rows if r.kind == "same-run"),
-        "changed": sum(1 for r in rows if r.kind == "changed"),
-        "replaced": sum(1 for r in rows if r.replaced),
-        "removed": sum(1 for r in rows if r.kind == "removed"),
-        "added": sum(1 for r in rows if r.kind == "added"),
-    }
+    summary = {"a_messages": len(left.sent), "b_messages": len(right.sent), **counts}
     return Comparison(
         Side.of(left),
         Side.of(right),

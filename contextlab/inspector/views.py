@@ -504,12 +504,18 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
 
 # --- Compare two requests; one request as the provider received it ------------------------------
 
-# Entries offered for picking on the compare page: the points where Pi called the model.
+# Entries offered for picking on the compare page: the points where Pi called the model. The
+# page lists the first ones; typing in a picker asks for the matches among all of them.
 COMPARE_CHOICES = 500
+PICKER_MATCHES = 50
 
 
 def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
-    """(entry id, label) of every entry with an assistant reply below it, on every branch."""
+    """(entry id, label) of every entry with an assistant reply below it, on every branch
+    (kept on the index: the pickers ask for them at every keystroke)."""
+    kept = index.memo.get(("compare-points",))
+    if isinstance(kept, list):
+        return kept
     out: list[tuple[str, str]] = []
 
     def parent_of(entry_id: str) -> str | None:
@@ -519,9 +525,26 @@ def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
     for leaf, _ in request_points(index.order, index.type_of, index.role_of, parent_of):
         parent = index.items[leaf]
         out.append((parent.id, f"{parent.tag}{parent.text}"[:90]))
-        if len(out) >= COMPARE_CHOICES:
-            break
+    index.remember(("compare-points",), out)
     return out
+
+
+@login_required
+def compare_entries(request: HttpRequest, pk: int) -> HttpResponse:
+    """The compare form's picker: the request points whose label or id holds the text typed
+    (`q`, or the picker's own field `a` / `b`), as the options of its datalist (htmx swaps it)."""
+    session = session_for_user_or_404(request.user, pk)
+    index = session_index(session)
+    typed = (request.GET.get("q") or request.GET.get("a") or request.GET.get("b") or "").strip()
+    needle = typed.lower()[:200]
+    points = _request_points(index)
+    if needle:
+        points = [(i, label) for i, label in points if needle in i or needle in label.lower()]
+    return render(
+        request,
+        "inspector/compare.html#compare-choices",
+        {"choices": points[:PICKER_MATCHES], "session": session},
+    )
 
 
 @login_required
@@ -560,7 +583,7 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             "a": a,
             "b": b,
             "c": comparison,
-            "choices": _request_points(index),
+            "choices": _request_points(index)[:COMPARE_CHOICES],
         },
     )
     response["Cache-Control"] = "private, no-cache"  # kept, but asked again (ETag) every time

@@ -295,3 +295,72 @@ def test_a_compare_whose_client_is_gone_stops_and_keeps_nothing(owner_client, tm
     # Nothing was kept: the next request computes it, completely.
     html = owner_client.get(url).content.decode()
     assert html.count('class="diff-ins"') == 1
+
+
+# --- the entry pickers ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_pickers_offer_the_requests_whose_words_are_typed(
+    owner_client, owner, client, outsider, import_corpus
+):
+    session, _ = import_corpus("branches")
+    index = session_index(session)
+    points = dict(views._request_points(index))
+    licence = [i for i, label in points.items() if "licence" in label.lower()]
+    assert licence and len(licence) < len(points)
+    page = owner_client.get(_url(session, a=session.leaf_entry_id)).content.decode()
+    picker = reverse("inspector:compare_entries", args=[session.pk])
+    # Both inputs ask the picker as the user types, and fill the list they share.
+    assert page.count(f'hx-get="{picker}" hx-trigger="input changed delay:250ms"') == 2
+    assert all(f'<option value="{i}">' in page for i in points)
+    found = owner_client.get(picker, {"b": "LICENCE"}).content.decode()
+    assert found.startswith('<datalist id="compare-choices">')
+    assert re.findall(r'<option value="([^"]+)">', found) == licence
+    everything = owner_client.get(picker, {"q": ""}).content.decode()
+    assert len(re.findall(r"<option ", everything)) == min(len(points), views.PICKER_MATCHES)
+    session.project.memberships.create(user=owner, role="owner")
+    client.force_login(outsider)
+    assert client.get(picker, {"q": "licence"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_long_run_only_in_one_request_shows_its_two_ends_and_counts_the_rest(
+    owner_client, tmp_path, blob_dir
+):
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "0193a1b2-0000-7000-8000-00000000a11d",
+            "timestamp": "2025-11-20T10:00:00.000Z",
+            "cwd": "/home/ann/proj",
+        }
+    ]
+    parent = None
+    for n in range(40):
+        for role, entry_id in (("user", f"u{n:07d}"), ("assistant", f"a{n:07d}")):
+            stamp = 2 * n + (role == "assistant")
+            message = (
+                _user(f"question {n}", stamp)
+                if role == "user"
+                else _assistant([{"type": "text", "text": f"answer {n}"}], stamp)
+            )
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": f"2025-11-20T10:{stamp // 60:02d}:{stamp % 60:02d}.000Z",
+                    "message": message,
+                }
+            )
+            parent = entry_id
+    session = import_session_file(path=write_session(tmp_path, lines, name="long.jsonl")).session
+    html = owner_client.get(_url(session, a="u0000000", b="u0000039")).content.decode()
+    kinds = re.findall(r'data-kind="([a-z-]+)"', html)
+    # B holds 78 messages A has not: the first ten, a fold of 58, the last ten.
+    assert kinds == ["same-run", *["added"] * 10, "more", *["added"] * 10]
+    assert "⋯ 58 more messages only in B" in html
+    summary = re.search(r'<p id="compare-summary">(.*?)</p>', html, re.S).group(1)
+    assert "<b>78</b> only in B" in summary
