@@ -319,6 +319,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # Without Redis, jobs run in a thread of the web process (embedded mode); with it, on Celery
 # workers.
 CONTEXTLAB_JOBS_EMBEDDED = not REDIS_URL
+# Prepended to every Redis key contextlab writes (Celery's queues and acknowledgements, the
+# cache), so that several contextlabs, or test runs, can share one Redis database.
+CONTEXTLAB_REDIS_PREFIX = os.environ.get("CONTEXTLAB_REDIS_PREFIX", "")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
@@ -344,6 +347,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": CONTEXTLAB_JOB_LEASE_SECONDS,
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
+    "global_keyprefix": CONTEXTLAB_REDIS_PREFIX,
 }
 # A POST that queues a job must not hang when Redis is down: give up after ~1 s (the job is then
 # marked "not sent", with Retry).
@@ -415,7 +419,13 @@ CONTEXTLAB_MAX_REQUEST_BYTES = env_int("CONTEXTLAB_MAX_REQUEST_BYTES", 4 * 1024 
 CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR = env_int("CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR", 30)
 
 CACHES = (
-    {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": CONTEXTLAB_REDIS_PREFIX,
+        }
+    }
     if REDIS_URL
     else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 )

@@ -9,7 +9,7 @@ import pytest
 
 # As manage.py and the web process do (contextlab/__init__.py): tasks go to contextlab's broker.
 import contextlab.celery  # noqa: F401
-from tests.environment import unavailable
+from tests.environment import delete_redis_keys, unavailable
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -25,6 +25,17 @@ def real_session_path() -> Path:
     if not REAL_SESSION.exists():
         pytest.skip(f"{REAL_SESSION} is not on this machine")
     return REAL_SESSION
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_redis_keys_deleted_at_the_end():  # type: ignore[no-untyped-def]
+    """This run's Redis keys (the prefix tests/settings.py derives from the run's id) go when
+    the run ends; nothing else in the database is touched."""
+    yield
+    from django.conf import settings
+
+    if settings.REDIS_URL and settings.CONTEXTLAB_REDIS_PREFIX:
+        delete_redis_keys(settings.REDIS_URL, settings.CONTEXTLAB_REDIS_PREFIX)
 
 
 # --- Personas: the owner imported the sessions, a teammate shares the dashboard, an outsider

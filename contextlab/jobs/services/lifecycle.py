@@ -53,9 +53,8 @@ def job_create(
     if kind not in Job.Kind.values:
         raise JobError(f"Unknown job kind {kind!r}")
     # The stored leaf, not the caller's copy: a job that just finished may have moved it.
-    leaf = leaf_entry_id or Session.objects.values_list("leaf_entry_id", flat=True).get(
-        pk=session.pk
-    )
+    session_leaf = Session.objects.values_list("leaf_entry_id", flat=True).get(pk=session.pk)
+    leaf = leaf_entry_id or session_leaf
     if not leaf:
         raise JobError("The session has no entries to work on")
     if not Entry.objects.for_session(session).filter(entry_id=leaf).exists():
@@ -83,6 +82,7 @@ def job_create(
                 kind=kind,
                 session=session,
                 leaf_entry_id=leaf,
+                session_leaf_entry_id=session_leaf or "",
                 target_entry_id=target_entry_id,
                 parameters=params,
                 provider=config.public(),
@@ -193,9 +193,12 @@ def job_retry(*, job: Job, requested_by: Any = None) -> Job:
             f"{settings.CONTEXTLAB_JOB_MAX_RETRIES}); check the error and start a new job."
         )
     leaf = Session.objects.values_list("leaf_entry_id", flat=True).get(pk=job.session_id)
-    if leaf != job.leaf_entry_id:
+    # Compared with the leaf the session had when the job was queued, not the entry the job
+    # works at: "Compact here…" at an earlier entry is retried as long as nothing moved since.
+    queued_leaf = job.session_leaf_entry_id or job.leaf_entry_id
+    if leaf != queued_leaf:
         raise JobError(
-            f"The session's leaf moved from {job.leaf_entry_id} to {leaf} since job #{job.pk} "
+            f"The session's leaf moved from {queued_leaf} to {leaf} since job #{job.pk} "
             "was queued: retrying would branch off an old entry. Start a new job from the "
             "current leaf instead."
         )
