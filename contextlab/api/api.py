@@ -442,18 +442,24 @@ def export_session(request: HttpRequest, session_id: str) -> Any:
 # --- Pushing lines --------------------------------------------------------------------------
 
 PUSH_DESCRIPTION = """Append the bytes of the session's file from byte `offset` on (the body,
-raw). The answer's `offset` is how many bytes of the file the server now holds: the next push
-sends the file from there. A push whose `offset` is not the server's is answered 409 with the
-same object, so a client resumes from the server's offset after any failure without losing or
-duplicating a line. A torn last line (no newline, not JSON yet) is not kept: the answer's offset
-stops before it. `offset=0` sends the whole file: the same bytes change nothing, a file that grew
-is appended, a rewritten one becomes a new revision. The same import as files and uploads, with
-an upload's membership rules (a push that creates a project makes you its owner)."""
+raw). The answer's `offset` is how many bytes of the file the server now holds, always at the end
+of a line: the next push sends the file from there. Only complete lines are stored (bytes after
+the body's last newline are sent again by the next push). Every answer (200 and 409, and the GET)
+also carries `tailBytes` = min(offset, 4096) and `tailSha256`, the lowercase hex SHA-256 of the
+stored bytes [offset - tailBytes, offset): a client whose own bytes there differ sends its whole
+file again from 0. A push whose `offset` is not the server's is answered 409 with the same object,
+so a client resumes from the server's offset after any failure without losing or duplicating a
+line. `offset=0` sends the whole file: bytes that repeat what the server holds (all or a prefix of
+it) change nothing, a file that grew is appended, different bytes become a new revision. A session
+is written only by the account that first pushed or uploaded it and its project's owners (403 for
+anyone else); a session the user cannot see answers as one that is not stored (409 with offset 0
+to a push from another offset, 404 to the GET). The same import as files and uploads, with an
+upload's membership rules (a push that creates a project makes you its owner)."""
 
 
 @sessions_router.post(
     "/{session_id}/lines",
-    response=responses(s.PushOut, _409=s.PushOut, _413=s.ErrorOut),
+    response=responses(s.PushOut, _403=s.ErrorOut, _409=s.PushOut, _413=s.ErrorOut),
     summary="Push the session file's bytes from `offset` on",
     description=PUSH_DESCRIPTION,
     openapi_extra={
@@ -485,10 +491,7 @@ def push_lines(
     summary="Where to push from: the bytes of the file the server holds",
 )
 def push_state(request: HttpRequest, session_id: str) -> Any:
-    result = session_push_state(user=request.user, session_id=session_id)
-    if result.offset == 0 and not Session.objects.filter(session_id=session_id).exists():
-        raise ApiError(404, "Not Found")
-    return result.as_json()
+    return session_push_state(user=request.user, session_id=session_id).as_json()
 
 
 # --- Search ---------------------------------------------------------------------------------
