@@ -9,7 +9,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73
+.PHONY: install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint soak bench bench-load dialect-data dialect-data-1x dialect-data-0.73
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -73,6 +73,13 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy contextlab/pi
+
+# The extension's soak (issue 17): SOAK_RUNS (100) real `pi -p` runs, 0.80.2 and 1.6.0, against a
+# live contextlab that is stopped, SIGSTOPped, killed -9, answers 500 or slowly, refuses the token;
+# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (a 20-run
+# version is).
+soak: $(VENV)/.dev oracle oracle-1.6.0
+	CONTEXTLAB_SOAK_RUNS=$(or $(SOAK_RUNS),100) DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -p no:xdist -p no:cacheprovider -s -q tests/integrations/test_pi_soak.py
 
 # On the test settings (DEBUG off, a test-only key, plain-HTTP cookies), like the tests.
 bench: install-dev
