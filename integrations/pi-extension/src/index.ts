@@ -170,8 +170,12 @@ function install(pi: PiLike): void {
 		return pusher;
 	}
 
+	/** Sessions Pi wrote to in this run: flushed at exit even if the checkpoints came late. */
+	const written = new Map<string, string>();
+
 	/** Pushes `session` soon, once the checkpoints are loaded. Never throws, never waits. */
 	function push(session: { file: string; sessionId: string } | null, delayMs?: number, then?: () => void): void {
+		if (session) written.set(session.file, session.sessionId);
 		void loaded$
 			.then(() => {
 				if (exiting) return;
@@ -261,11 +265,14 @@ function install(pi: PiLike): void {
 	pi.on("session_shutdown", async () => {
 		// One bounded attempt to deliver the last lines, then every request still in flight is
 		// abandoned (aborted, so that nothing keeps Pi's process alive): Pi exits within
-		// SHUTDOWN_FLUSH_MS of its last output, and the next start resumes from the server's offset.
+		// 1.5 s of its last output, and the next start resumes from the server's offset.
 		try {
 			const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
 			await within(loaded$, deadline - Date.now());
 			exiting = true;
+			for (const [file, sessionId] of written) {
+				if (pushers.get(file)?.sessionId !== sessionId) pusherFor(file, sessionId);
+			}
 			await within(
 				Promise.all([...pushers.values()].map((pusher) => pusher.flushNow(Math.max(1, deadline - Date.now())).catch(() => undefined))),
 				deadline - Date.now(),
