@@ -16,6 +16,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -182,3 +183,86 @@ def test_an_unconfigured_extension_prints_nothing(tmp_path, model):
     assert _contextlab_lines(run) == []
     assert not (root / "agent" / "contextlab").exists()
     assert len(session_files(root)) == 1
+
+
+class ContractServer:
+    """The append endpoint's contract, scripted: offset 0 with a body replaces what is held, the
+    held length appends the complete lines, any other offset is 409; every answer carries
+    `offset`, `tailBytes` and `tailSha256` of the bytes held."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, bytes] = {}
+        self.requests: list[tuple[str, int, int, int]] = []  # (session, offset, bytes, status)
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                url = urlsplit(self.path)
+                session_id = url.path.split("/")[-2]
+                offset = int(parse_qs(url.query)["offset"][0])
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                held = owner.held.get(session_id, b"")
+                status = 200
+                if offset == 0 and body:
+                    held = body[: body.rfind(b"\n") + 1]
+                elif offset == len(held):
+                    joined = held + body
+                    held = joined[: joined.rfind(b"\n") + 1]
+                else:
+                    status = 409
+                owner.held[session_id] = held
+                owner.requests.append((session_id, offset, len(body), status))
+                tail = held[len(held) - min(len(held), 4096) :]
+                answer = {
+                    "sessionId": session_id,
+                    "offset": len(held),
+                    "tailBytes": len(tail),
+                    "tailSha256": hashlib.sha256(tail).hexdigest(),
+                }
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        ThreadingHTTPServer.daemon_threads = True
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("version", sorted(PI_DISTS))
+def test_a_409_mid_line_for_pi_s_file_makes_the_real_pi_resend_the_file_from_0(
+    version, tmp_path, model
+):
+    """Another writer's line after the owner's first lines: the server's offset is a line end of
+    its bytes but mid-line in the owner's file. The extension checks the answer's tail digest,
+    sends the file again from 0 (never from the server's offset), and the server ends with it."""
+    server = ContractServer()
+    try:
+        root = agent_root(tmp_path / "pi", version, model.port, {"url": server.url, "token": "t"})
+        _assert_clean(run_pi(version, root, ["-p", "Run first"]))
+        (file,) = session_files(root)
+        session_id = file.name.rsplit("_", 1)[1].removesuffix(".jsonl")
+        mine = file.read_bytes()
+        assert server.held[session_id] == mine
+        cut = mine.index(b"\n", len(mine) // 2) + 1
+        theirs = mine[:cut] + b'{"type":"message","id":"bob-was-here","parentId":null}\n'
+        assert mine[len(theirs) - 1 : len(theirs)] != b"\n", "mid-line in Pi's file"
+        server.held[session_id] = theirs
+        before = len(server.requests)
+
+        _assert_clean(run_pi(version, root, ["-c", "-p", "Run second"]))
+        assert server.held[session_id] == file.read_bytes()
+        offsets = [offset for sid, offset, *_ in server.requests[before:] if sid == session_id]
+        assert 0 in offsets and len(theirs) not in offsets, offsets
+    finally:
+        server.stop()
