@@ -164,11 +164,14 @@ class PushProxy:
                             return  # the client gave up first
                 with proxy.lock:
                     proxy.seen.append(status)
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    self.close_connection = True  # the client gave up (Pi exited): its loss
 
             def _hold(self, holding: Any) -> bool:
                 """Waits while `holding()`; False when the client closed the connection first."""
