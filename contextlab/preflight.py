@@ -65,9 +65,9 @@ def broker_problem(*, reach: bool = True) -> str | None:
     return None
 
 
-def database_problem() -> str | None:
-    """Whether the default database can be reached and has every migration applied (asked after
-    a command failed on a database error, to say which of the two it was)."""
+def database_problem(*, migrations: bool = True) -> str | None:
+    """Whether the default database can be reached and (`migrations`) has every migration
+    applied: asked after a command failed on a database error, to say which of the two it was."""
     from django.db import connections
     from django.db.migrations.executor import MigrationExecutor
     from django.db.utils import DatabaseError
@@ -87,6 +87,8 @@ def database_problem() -> str | None:
             f"the database at {where} cannot be reached ({_first_line(exc)}): "
             "start PostgreSQL or fix DATABASE_URL"
         )
+    if not migrations:
+        return None
     try:
         executor = MigrationExecutor(connection)
         plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
