@@ -433,34 +433,68 @@ def _middle_html(session: Session, entry_id: str, middle: list[MessageView], sta
 
 
 @login_required
+@condition(**computed.conditional("messages", "entry", "start"))
 def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
-    """The next page of collapsed messages of one projection (htmx "show more")."""
-    session, index, entry_id = _session_entry(request, pk)
+    """The next page of collapsed messages of one projection (htmx "show more"); kept for every
+    web process per (revision, entry, start, inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
     try:
         start = max(0, int(request.GET.get("start", "0")))
     except ValueError:
         raise Http404("Bad start") from None
-    middle = services.middle_messages(session, index, entry_id)
-    return HttpResponse(_middle_html(session, entry_id, middle, start))
+
+    def build() -> str:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        middle = services.middle_messages(session, index, entry_id)
+        return str(_middle_html(session, entry_id, middle, start))
+
+    html, _ = computed.kept(computed.computed_key("messages", session, entry_id, start), build)
+    return _revalidated(HttpResponse(html))
 
 
 @login_required
+@condition(**computed.conditional("message", "entry", "leaf", "all"))
 def message(request: HttpRequest, pk: int) -> HttpResponse:
-    """The body of one message of a projection (collapsed rows load it when opened)."""
-    session, index, entry_id = _session_entry(request, pk)
+    """The body of one message of a projection (collapsed rows load it when opened); kept for
+    every web process per (revision, entry, leaf, inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
     full = request.GET.get("all") == "1"
     leaf = request.GET.get("leaf") or None
-    blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
-    context = {"blocks": blocks, "session": session, "entry_id": entry_id}
-    return render(request, "inspector/_blocks.html", context)
+
+    def build() -> str:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
+        context = {"blocks": blocks, "session": session, "entry_id": entry_id}
+        return render_to_string("inspector/_blocks.html", context)
+
+    key = computed.computed_key("message", session, entry_id, leaf, full)
+    html, _ = computed.kept(key, build)
+    return _revalidated(HttpResponse(html))
+
+
+def _revalidated(response: HttpResponse) -> HttpResponse:
+    """Kept by the browser, but asked again every time (the ETag makes that a 304)."""
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @login_required
+@condition(**computed.conditional("chart"))
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
-    session = session_for_user_or_404(request.user, pk)
-    index = session_index(session)
-    growth = context_growth(session, index)
-    return render(
+    """The context growth chart; its figures kept for every web process per (revision,
+    inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    growth, _ = computed.kept(
+        computed.computed_key("chart", session),
+        lambda: context_growth(session, session_index(session)),
+    )
+    response = render(
         request,
         "inspector/chart.html",
         {
@@ -475,6 +509,7 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         },
     )
+    return _revalidated(response)
 
 
 @login_required
@@ -586,8 +621,7 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             "choices": _request_points(index)[:COMPARE_CHOICES],
         },
     )
-    response["Cache-Control"] = "private, no-cache"  # kept, but asked again (ETag) every time
-    return response
+    return _revalidated(response)
 
 
 @login_required
