@@ -406,7 +406,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         if gunicorn is not None and gunicorn.poll() is None:
             os.killpg(gunicorn.pid, signal.SIGTERM)
-            gunicorn.wait(timeout=30)
+            try:
+                gunicorn.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                # Workers still rendering requests whose clients left long ago (held keys).
+                os.killpg(gunicorn.pid, signal.SIGKILL)
+                gunicorn.wait(timeout=30)
         _psql(admin, f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
         shutil.rmtree(work, ignore_errors=True)
 
