@@ -101,6 +101,13 @@ if not SECRET_KEY:
 if not DEBUG and (SECRET_KEY == PLACEHOLDER_SECRET_KEY or len(SECRET_KEY) < 32):
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 32 characters when DEBUG is off"
+        + (
+            # Teammates' commands on the team database (import_sessions --watch) need one too.
+            " and DATABASE_URL names a shared database (the team server's key, or e.g. "
+            "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'))"
+            if not SECRET_KEY
+            else ""
+        )
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

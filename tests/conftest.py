@@ -27,6 +27,20 @@ def real_session_path() -> Path:
     return REAL_SESSION
 
 
+# Fixtures that need the real Pi under Node, or Chromium: a test using one is an `oracle` or a
+# `browser` test even where its module forgot the marker (`make test-fast` leaves both out).
+_MARK_BY_FIXTURE = {"oracle": "oracle", "chromium": "browser", "page": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            marker = _MARK_BY_FIXTURE.get(fixture)
+            if marker and not item.get_closest_marker(marker):
+                item.add_marker(marker)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _own_redis_keys_deleted_at_the_end():  # type: ignore[no-untyped-def]
     """This run's Redis keys (the prefix tests/settings.py derives from the run's id) go when

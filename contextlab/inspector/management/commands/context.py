@@ -45,6 +45,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from contextlab.inspector.cli import load_session, resolve_leaf
 from contextlab.inspector.turns import context_json
 from contextlab.pi.dialects.detect import CHOICES
+from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.request import LimitOverrides
@@ -119,6 +120,11 @@ class Command(BaseCommand):
             choices=CHOICES,
             help="the Pi version that sent the turn (default: detected; 0.80 for 0.x turns)",
         )
+        parser.add_argument(
+            "--pi-version",
+            type=release_argument,
+            help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
+        )
         parser.add_argument("--context-window", type=int, help="the model's context window")
         parser.add_argument("--model-max-tokens", type=int, help="the model's maxTokens")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -140,7 +146,7 @@ class Command(BaseCommand):
             tools=[t.strip() for t in tools_arg.split(",") if t.strip()]
             if tools_arg is not None
             else None,
-            chosen=options.get("dialect"),
+            chosen=options.get("pi_version") or options.get("dialect"),
             limits=LimitOverrides(options.get("context_window"), options.get("model_max_tokens")),
         )
         self._write(result, options)
