@@ -339,6 +339,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Worker recycling: a pool child is replaced after this many tasks, or after a task that left it
+# above this resident memory (KiB), since Python keeps the peak of the largest session it held.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = env_int("CELERY_WORKER_MAX_TASKS_PER_CHILD", 100)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 512 * 1024)
 # A job's claim on a worker lasts CONTEXTLAB_JOB_LEASE_SECONDS and is renewed by the running job
 # every third of it: a worker that dies (child or main process, SIGKILL included) stops renewing,
 # and the sweep below hands the job to another worker within a lease plus a sweep.
