@@ -38,7 +38,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 REPO = Path(__file__).resolve().parent.parent
 LOCUST = REPO / ".venv-load" / "bin" / "locust"
-DB_NAME = os.environ.get("LOAD_DATABASE", "contextlab_load")
+# A scratch database per run (two load tests at once on one server never drop each other's).
+DB_NAME = os.environ.get("LOAD_DATABASE") or f"contextlab_load_{secrets.token_hex(3)}"
 
 
 def _size(text: str) -> int:

@@ -15,9 +15,11 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from ninja import NinjaAPI, Query, Router, Status, Swagger
 from ninja.errors import AuthenticationError, ValidationError
+from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
 from contextlab.api import schemas as s
@@ -89,6 +91,21 @@ class BearerToken(HttpBearer):
         return user
 
 
+class BundledSwagger(Swagger):
+    """Swagger UI from django-ninja's bundled files, not a CDN. ninja renders those only when
+    "ninja" is in INSTALLED_APPS; its templates and static files are found through
+    settings.NINJA_DIR instead, so that processes that never serve the API never import ninja."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            "add_csrf": _csrf_needed(api),
+        }
+        return render(request, self.template, context)
+
+
 api = NinjaAPI(
     title="contextlab API",
     version="1",
@@ -99,7 +116,7 @@ api = NinjaAPI(
     ),
     auth=BearerToken(),
     urls_namespace="api-v1",
-    docs=Swagger(),
+    docs=BundledSwagger(),
     docs_url="/docs",
     openapi_url="/openapi.json",
 )

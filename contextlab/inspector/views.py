@@ -29,17 +29,17 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from contextlab.inspector import services
+from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.rendering import chart_rows_html, message_rows_html
+from contextlab.inspector.requests import Abandoned, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
-from contextlab.inspector.requests import provider_request
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.tree_pane import TABS, TreeState, tree_context, tree_pane
 from contextlab.jobs.models import Job
@@ -393,12 +393,18 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
 
 # --- Compare two requests; one request as the provider received it ------------------------------
 
-# Entries offered for picking on the compare page: the points where Pi called the model.
+# Entries offered for picking on the compare page: the points where Pi called the model. The
+# page lists the first ones; typing in a picker asks for the matches among all of them.
 COMPARE_CHOICES = 500
+PICKER_MATCHES = 50
 
 
 def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
-    """(entry id, label) of every entry with an assistant reply below it, on every branch."""
+    """(entry id, label) of every entry with an assistant reply below it, on every branch
+    (kept on the index: the pickers ask for them at every keystroke)."""
+    kept = index.memo.get(("compare-points",))
+    if isinstance(kept, list):
+        return kept
     out: list[tuple[str, str]] = []
 
     def parent_of(entry_id: str) -> str | None:
@@ -408,17 +414,36 @@ def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
     for leaf, _ in request_points(index.order, index.type_of, index.role_of, parent_of):
         parent = index.items[leaf]
         out.append((parent.id, f"{parent.tag}{parent.text}"[:90]))
-        if len(out) >= COMPARE_CHOICES:
-            break
+    index.remember(("compare-points",), out)
     return out
 
 
 @login_required
+def compare_entries(request: HttpRequest, pk: int) -> HttpResponse:
+    """The compare form's picker: the request points whose label or id holds the text typed
+    (`q`, or the picker's own field `a` / `b`), as the options of its datalist (htmx swaps it)."""
+    session = session_for_user_or_404(request.user, pk)
+    index = session_index(session)
+    typed = (request.GET.get("q") or request.GET.get("a") or request.GET.get("b") or "").strip()
+    needle = typed.lower()[:200]
+    points = _request_points(index)
+    if needle:
+        points = [(i, label) for i, label in points if needle in i or needle in label.lower()]
+    return render(
+        request,
+        "inspector/compare.html#compare-choices",
+        {"choices": points[:PICKER_MATCHES], "session": session},
+    )
+
+
+@login_required
+@condition(**computed.conditional("compare", "a", "b"))  # a repeat is a 304, nothing computed
 def compare(request: HttpRequest, pk: int) -> HttpResponse:
     """Two requests side by side (any two entries, on any branches): model, system prompt and
     the messages as sent, with what differs marked. Without `b`, the previous request on the
-    path of `a`."""
-    session = session_for_user_or_404(request.user, pk)
+    path of `a`. The comparison is computed once per (revision, pair, inputs) and kept for
+    every web process (`computed`); a client that left stops it."""
+    session = computed.session_for(request, pk)
     index = session_index(session)
     a = request.GET.get("a", "") or (index.leaf_id or "")
     b = request.GET.get("b", "")
@@ -428,8 +453,17 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
         b = services.previous_request(index, a) or a
     if b not in index.items:
         raise Http404("No such entry in this session")
-    comparison = requests_compare(session, index, a, b)
-    return render(
+    try:
+        comparison, _ = computed.kept(
+            computed.computed_key("compare-pair", session, a, b),
+            lambda: requests_compare(
+                session, index, a, b, abandoned=lambda: computed.client_gone(request)
+            ),
+        )
+    except Abandoned:
+        # Nobody reads this answer (nginx logs the same code for a client that closed).
+        return HttpResponse(status=499)
+    response = render(
         request,
         "inspector/compare.html",
         {
@@ -438,9 +472,11 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             "a": a,
             "b": b,
             "c": comparison,
-            "choices": _request_points(index),
+            "choices": _request_points(index)[:COMPARE_CHOICES],
         },
     )
+    response["Cache-Control"] = "private, no-cache"  # kept, but asked again (ETag) every time
+    return response
 
 
 @login_required
