@@ -43,7 +43,7 @@ from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.tree_pane import TABS, TreeState, tree_context, tree_pane
 from contextlab.jobs.models import Job
-from contextlab.library.models import Session
+from contextlab.library.models import ProjectMembership, Session
 from contextlab.library.selectors import (
     project_for_user_or_404,
     session_for_user_or_404,
@@ -176,6 +176,9 @@ def _inspector_context(
         "inspection": inspection,
         "tabs": _tabs(state, selected),
         "can_edit_profile": can_manage_members(request.user, session.project),
+        # Who edits the profile when this user cannot: the owners, or (an open project has
+        # none) an administrator. Asked only by the page that says so (the template calls it).
+        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
         # "Compact here…" is refused while another job of the session is queued or running:
         # the page says so before the form is opened, not after it is sent.
         "compact_blocked": (
