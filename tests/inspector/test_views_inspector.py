@@ -156,6 +156,14 @@ def test_it_diffs_against_the_previous_request_on_the_path(owner_client, rich):
     assert "<b>compactionSummary</b>" in added
     removed = body[body.index("Left the context") :]
     assert "Please read the file" in removed
+    # The counts add up: before - left + added = after, in the same messages the lists show.
+    counts = re.search(
+        r'data-testid="diff-counts">(\d+) → (\d+) messages: (\d+) added, (\d+) left', body
+    )
+    assert counts, body
+    before, after, n_added, n_left = map(int, counts.groups())
+    assert before - n_left + n_added == after
+    assert f"Added ({n_added})" in body and f"Left the context ({n_left})" in body
 
 
 def test_it_counts_a_summary_the_same_in_the_messages_and_diff_tabs(owner_client, rich):
