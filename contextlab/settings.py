@@ -7,6 +7,7 @@ raise ImproperlyConfigured at start-up rather than misbehaving later.
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import os
 from datetime import timedelta
@@ -114,6 +115,14 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # bare page (whose template is rendered without the request, so no layout could be used).
 CSRF_FAILURE_VIEW = "contextlab.urls.csrf_failure"
 
+# django-ninja's bundled templates and static files serve the API docs page (no CDN), found here
+# rather than through "ninja" in INSTALLED_APPS: an installed app is imported by every process,
+# and ninja brings pydantic along, which commands such as `manage.py context` never use.
+_ninja_spec = importlib.util.find_spec("ninja")  # finds the package without importing it
+if _ninja_spec is None or _ninja_spec.origin is None:
+    raise ImproperlyConfigured("django-ninja is not installed (pip install -r requirements.txt)")
+NINJA_DIR = Path(_ninja_spec.origin).parent
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -125,7 +134,6 @@ INSTALLED_APPS = [
     "django_htmx",
     "csp",
     "axes",
-    "ninja",  # the API docs page from its bundled static files, not a CDN
     "contextlab.library",
     "contextlab.inspector",
     "contextlab.jobs",
@@ -160,7 +168,7 @@ WSGI_APPLICATION = "contextlab.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -257,7 +265,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static", NINJA_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "static_root"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -331,6 +339,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Worker recycling: a pool child is replaced after this many tasks, or after a task that left it
+# above this resident memory (KiB), since Python keeps the peak of the largest session it held.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = env_int("CELERY_WORKER_MAX_TASKS_PER_CHILD", 100)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 512 * 1024)
 # A job's claim on a worker lasts CONTEXTLAB_JOB_LEASE_SECONDS and is renewed by the running job
 # every third of it: a worker that dies (child or main process, SIGKILL included) stops renewing,
 # and the sweep below hands the job to another worker within a lease plus a sweep.

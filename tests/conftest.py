@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# As manage.py and the web process do (contextlab/__init__.py): tasks go to contextlab's broker.
+import contextlab.celery  # noqa: F401
 from tests.environment import delete_redis_keys, unavailable
 
 if TYPE_CHECKING:

@@ -88,4 +88,7 @@ def context_json(
     )
     result = request.cli_json(with_dialect=chosen is not None)
     result["leafId"] = leaf_id
+    if request.choice is not None and request.choice.release is not None:
+        # Which release wrote the turn: candidates told from the file, the one used, why.
+        result["piRelease"] = request.choice.release.as_dict()
     return result
