@@ -15,7 +15,7 @@ PORT ?= 8000
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/\$$(PORT)/$(PORT)/g' \
-		| awk -F ':.*## ' '{ printf "  make %-19s %s\n", $$1, $$2 }'
+		| awk -F ':.*## ' '{ printf "  make %-22s %s\n", $$1, $$2 }'
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
