@@ -6,16 +6,24 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
-const root = path.resolve(process.argv[2] ?? "node_modules/@earendil-works/pi-coding-agent");
+// --lenient (the release table, tools/gen_release_table.py): a text a release does not have is
+// null instead of an error.
+const LENIENT = process.argv.includes("--lenient");
+const positional = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const root = path.resolve(positional[0] ?? "node_modules/@earendil-works/pi-coding-agent");
 const dist = path.join(root, "dist/core");
 
 function templateConst(file, name) {
   const src = readFileSync(path.join(dist, file), "utf8");
   const re = new RegExp(`(?:export )?const ${name} = (\`(?:\\\\.|[^\`\\\\])*\`);`, "s");
   const m = src.match(re);
+  if (!m && LENIENT) return null;
   if (!m) throw new Error(`${name} not found in ${file}`);
-  if (m[1].includes("${")) throw new Error(`${name} has interpolations`);
-  return (0, eval)(m[1]);
+  // Pi 1.x builds some prompts from other template constants of the same file: resolve those.
+  const used = [...new Set([...m[1].matchAll(/\$\{(\w+)\}/g)].map((x) => x[1]))];
+  if (m[1].replace(/\$\{\w+\}/g, "").includes("${")) throw new Error(`${name} has interpolations`);
+  const values = used.map((key) => templateConst(file, key));
+  return new Function(...used, `return ${m[1]};`)(...values);
 }
 
 // Pi writes many short texts inline (a string literal, or the fixed parts of a template
@@ -33,6 +41,7 @@ function literalParts(file, anchor, pkgDist = dist) {
     }
     found = parts;
   }
+  if (!found && LENIENT) return null;
   if (!found) throw new Error(`${JSON.stringify(anchor)} not found in ${file}`);
   return found;
 }
@@ -86,6 +95,7 @@ function literalPartsAt(src, at, file, anchor) {
 // notice is appended to), renumbering the rest from {0}.
 function formatTemplate(file, anchor, { dropFirst = false, pkgDist = dist } = {}) {
   let parts = literalParts(file, anchor, pkgDist);
+  if (parts === null) return null;
   if (dropFirst) {
     if (parts.length < 2 || parts[0] !== "") throw new Error(`${JSON.stringify(anchor)} does not start with an interpolation in ${file}`);
     parts = parts.slice(1);
@@ -99,6 +109,7 @@ function joinSeparator(file, name) {
   const src = readFileSync(path.join(dist, file), "utf8");
   const found = new Set();
   for (const m of src.matchAll(new RegExp(`\\b${name}\\.join\\(("(?:[^"\\\\]|\\\\.)*")\\)`, "g"))) found.add((0, eval)(m[1]));
+  if (found.size !== 1 && LENIENT) return null;
   if (found.size !== 1) throw new Error(`${name}.join in ${file}: ${JSON.stringify([...found])}`);
   return [...found][0];
 }
@@ -106,6 +117,7 @@ function joinSeparator(file, name) {
 // The one fixed part of a literal: `index` picks it out of a template's parts.
 function literalPart(file, anchor, index = 0, pkgDist = dist) {
   const parts = literalParts(file, anchor, pkgDist);
+  if (parts === null) return null;
   if (index >= parts.length) throw new Error(`${JSON.stringify(anchor)} has ${parts.length} parts in ${file}`);
   return parts[index];
 }
@@ -206,13 +218,21 @@ const out = {
   TOOL_IMAGE_PLACEHOLDER: literalPart(aiTransform, "(tool image omitted: model", 0, aiDist),
   NO_RESULT_TEXT: literalPart(aiTransform, "No result provided", 0, aiDist),
 };
+// A cross-check that fails: an error, or under --lenient a note in the output (the release
+// table keeps both texts instead of assuming one).
+const mismatches = [];
+const check = (ok, message) => {
+  if (ok) return;
+  if (!LENIENT) throw new Error(message);
+  mismatches.push(message);
+};
 for (const file of ["tools/find.js", "tools/ls.js"]) {
-  if (formatTemplate(file, "DEFAULT_MAX_BYTES)} limit reached") !== out.BYTE_LIMIT_REACHED) throw new Error(`${file} words the byte limit differently`);
-  if (literalPart(file, "${notices.join(", 0) !== out.NOTICES_OPEN || literalPart(file, "${notices.join(", 1) !== out.NOTICES_CLOSE) throw new Error(`${file} brackets its notices differently`);
-  if (joinSeparator(file, "notices") !== out.NOTICES_SEPARATOR) throw new Error(`${file} joins its notices differently`);
+  check(formatTemplate(file, "DEFAULT_MAX_BYTES)} limit reached") === out.BYTE_LIMIT_REACHED, `${file} words the byte limit differently`);
+  check(literalPart(file, "${notices.join(", 0) === out.NOTICES_OPEN && literalPart(file, "${notices.join(", 1) === out.NOTICES_CLOSE, `${file} brackets its notices differently`);
+  check(joinSeparator(file, "notices") === out.NOTICES_SEPARATOR, `${file} joins its notices differently`);
 }
-if (out.BRANCH_ADDITIONAL_FOCUS !== out.ADDITIONAL_FOCUS) throw new Error("the two 'Additional focus' texts differ");
-delete out.BRANCH_ADDITIONAL_FOCUS;
+check(out.BRANCH_ADDITIONAL_FOCUS === out.ADDITIONAL_FOCUS, "the two 'Additional focus' texts differ");
+if (out.BRANCH_ADDITIONAL_FOCUS === out.ADDITIONAL_FOCUS) delete out.BRANCH_ADDITIONAL_FOCUS;
 // Pi 0.73's markdown project context and its exploration guideline (absent from 0.80).
 const systemPromptSrc = readFileSync(path.join(dist, "system-prompt.js"), "utf8");
 if (systemPromptSrc.includes("# Project Context")) {
@@ -224,7 +244,99 @@ if (systemPromptSrc.includes("# Project Context")) {
 {
   const compactionSrc = readFileSync(path.join(dist, "compaction/compaction.js"), "utf8");
   const conversation = "`<conversation>\\n${conversationText}\\n</conversation>\\n\\n";
-  if (compactionSrc.split(conversation).length !== 3) throw new Error("compaction.js wraps the conversation differently");
+  check(compactionSrc.split(conversation).length === 3, "compaction.js wraps the conversation differently");
+}
+if (mismatches.length) out.MISMATCHES = mismatches;
+
+// --release (tools/gen_release_table.py): also the prompt's assembly and the limits.
+if (process.argv.includes("--release")) {
+  out.PROMPT = promptAssembly();
+  out.LIMITS = limits();
+}
+
+// How buildSystemPrompt (dist/core/system-prompt.js) assembles the prompt of a 0.x release, as
+// the engine's PromptRules fields; null for a release that persists sections instead (0.86+).
+function promptAssembly() {
+  const file = "system-prompt.js";
+  const src = readFileSync(path.join(dist, file), "utf8");
+  const anchor = "\n\nAvailable tools:\n${toolsList}";
+  if (!src.includes(anchor)) return null;
+  // The main template: identity, tools, guidelines and docs, with its interpolations named.
+  const at = src.indexOf(anchor);
+  const start = src.lastIndexOf("`", at);
+  const names = [];
+  const parts = literalParts(file, anchor);
+  for (const m of src.slice(start + 1, src.indexOf("`", at + anchor.length)).matchAll(/\$\{(\w+)\}/g)) names.push(m[1]);
+  const slot = { toolsList: "{tools}", guidelines: "{guidelines}", readmePath: "{readme}", docsPath: "{docs}", examplesPath: "{examples}" };
+  const full = parts.map((p, i) => (i === 0 ? p : `${slot[names[i - 1]]}${p}`)).join("");
+  const m = full.match(/^([^]*?)\n\n([^\n]*)\n\{tools\}\n\n([^]*?)\n\n([^\n]*)\n\{guidelines\}\n\n([^\n]*)\n([^]*)$/);
+  if (!m) throw new Error(`${file}: the prompt template has an unknown shape`);
+  const guidelines = [...src.matchAll(/addGuideline\(("(?:[^"\\]|\\.)*")\)/g)].map((g) => (0, eval)(g[1]));
+  const optional = (a) => (src.includes(a) ? literalPart(file, a) : null);
+  const bashGuideline = literalPart(file, "Use bash for file operations");
+  const explorers = optional("Prefer grep/find/ls tools over bash");
+  const psBoth = optional("Use bash or PowerShell for file operations");
+  const psOnly = optional("Use PowerShell for file operations");
+  const special = new Set([bashGuideline, explorers, psBoth, psOnly]);
+  const cwdLiterals = [...src.matchAll(/`\\nCurrent working directory: \$\{promptCwd\}((?:\\n)?)`/g)].map((x) => (0, eval)(`"${x[1]}"`));
+  const skills = readFileSync(path.join(dist, "skills.js"), "utf8");
+  const loader = readFileSync(path.join(dist, "resource-loader.js"), "utf8");
+  const candidates = loader.match(/const candidates = (\[[^\]]*\]);/);
+  const defaultTools = src.match(/selectedTools \|\| (\[[^\]]*\])/);
+  const markdown = src.includes("# Project Context");
+  return {
+    identity: m[1],
+    tools_header: m[2],
+    tools_footer: m[3],
+    guidelines_header: m[4],
+    docs_header: m[5],
+    docs_lines: m[6].split("\n"),
+    no_tools: literalPart(file, "(none)"),
+    bash_file_ops_guideline: bashGuideline,
+    bash_with_explorers_guideline: explorers,
+    powershell_and_bash_guideline: psBoth,
+    powershell_guideline: psOnly,
+    always_guidelines: guidelines.filter((g) => !special.has(g)),
+    project_context_open: markdown ? null : literalPart(file, "\\n\\n<project_context>\\n\\n") + literalPart(file, "Project-specific instructions and guidelines:\\n\\n"),
+    project_context_file: markdown ? null : formatTemplate(file, "<project_instructions path=").replace("{0}", "{path}").replace("{1}", "{content}"),
+    project_context_close: markdown ? null : literalPart(file, "</project_context>\\n"),
+    skills_open: literalPart("skills.js", "<available_skills>"),
+    skills_close: literalPart("skills.js", "</available_skills>"),
+    skills_intro: [
+      literalPart("skills.js", "The following skills provide specialized instructions"),
+      literalPart("skills.js", "Use the read tool to load a skill"),
+      ...(skills.includes("When a skill file references a relative path") ? [literalPart("skills.js", "When a skill file references a relative path")] : []),
+    ],
+    date_prefix: src.includes("Current date: ") ? literalPart(file, "\\nCurrent date: ") : null,
+    cwd_prefix: "\nCurrent working directory: ",
+    // What follows the cwd line: [after a built prompt, after a custom prompt] (0.84 ends a
+    // custom prompt with a newline).
+    cwd_suffixes: cwdLiterals.length === 2 ? [cwdLiterals[1], cwdLiterals[0]] : cwdLiterals,
+    default_tools: defaultTools ? JSON.parse(defaultTools[1]) : null,
+    context_file_names: candidates ? JSON.parse(candidates[1]) : null,
+    project_trust_gates_resources: existsSync(path.join(dist, "trust-manager.js")),
+    skill_max_name_length: Number(skills.match(/const MAX_NAME_LENGTH = (\d+);/)[1]),
+    skill_max_description_length: Number(skills.match(/const MAX_DESCRIPTION_LENGTH = (\d+);/)[1]),
+  };
+}
+
+// Numeric limits the engine follows: name -> value (null where a release has no such constant).
+function limits() {
+  const num = (file, name) => {
+    if (!existsSync(path.join(dist, file))) return null;
+    const m = readFileSync(path.join(dist, file), "utf8").match(new RegExp(`const ${name} = ([\\d_]+(?: \\* [\\d_]+)*);`));
+    return m ? (0, eval)(m[1].replaceAll("_", "")) : null;
+  };
+  return {
+    DEFAULT_MAX_LINES: num("tools/truncate.js", "DEFAULT_MAX_LINES"),
+    DEFAULT_MAX_BYTES: num("tools/truncate.js", "DEFAULT_MAX_BYTES"),
+    GREP_MAX_LINE_LENGTH: num("tools/truncate.js", "GREP_MAX_LINE_LENGTH"),
+    TOOL_RESULT_MAX_CHARS: num("compaction/utils.js", "TOOL_RESULT_MAX_CHARS"),
+    ESTIMATED_IMAGE_CHARS: num("compaction/compaction.js", "ESTIMATED_IMAGE_CHARS"),
+    GREP_DEFAULT_LIMIT: num("tools/grep.js", "DEFAULT_LIMIT"),
+    FIND_DEFAULT_LIMIT: num("tools/find.js", "DEFAULT_LIMIT"),
+    LS_DEFAULT_LIMIT: num("tools/ls.js", "DEFAULT_LIMIT"),
+  };
 }
 
 const { createAllToolDefinitions } = await import(path.join(dist, "tools/index.js"));

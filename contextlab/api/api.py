@@ -16,9 +16,11 @@ from django.conf import settings
 from django.db.models import Prefetch
 from django.db.utils import OperationalError
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from ninja import NinjaAPI, Query, Router, Status, Swagger
 from ninja.errors import AuthenticationError, ValidationError
+from ninja.openapi.docs import _csrf_needed
 from ninja.security import HttpBearer
 
 from contextlab.api import schemas as s
@@ -91,6 +93,21 @@ class BearerToken(HttpBearer):
         return user
 
 
+class BundledSwagger(Swagger):
+    """Swagger UI from django-ninja's bundled files, not a CDN. ninja renders those only when
+    "ninja" is in INSTALLED_APPS; its templates and static files are found through
+    settings.NINJA_DIR instead, so that processes that never serve the API never import ninja."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            "add_csrf": _csrf_needed(api),
+        }
+        return render(request, self.template, context)
+
+
 api = NinjaAPI(
     title="contextlab API",
     version="1",
@@ -101,7 +118,7 @@ api = NinjaAPI(
     ),
     auth=BearerToken(),
     urls_namespace="api-v1",
-    docs=Swagger(),
+    docs=BundledSwagger(),
     docs_url="/docs",
     openapi_url="/openapi.json",
 )
@@ -442,18 +459,24 @@ def export_session(request: HttpRequest, session_id: str) -> Any:
 # --- Pushing lines --------------------------------------------------------------------------
 
 PUSH_DESCRIPTION = """Append the bytes of the session's file from byte `offset` on (the body,
-raw). The answer's `offset` is how many bytes of the file the server now holds: the next push
-sends the file from there. A push whose `offset` is not the server's is answered 409 with the
-same object, so a client resumes from the server's offset after any failure without losing or
-duplicating a line. A torn last line (no newline, not JSON yet) is not kept: the answer's offset
-stops before it. `offset=0` sends the whole file: the same bytes change nothing, a file that grew
-is appended, a rewritten one becomes a new revision. The same import as files and uploads, with
-an upload's membership rules (a push that creates a project makes you its owner)."""
+raw). The answer's `offset` is how many bytes of the file the server now holds, always at the end
+of a line: the next push sends the file from there. Only complete lines are stored (bytes after
+the body's last newline are sent again by the next push). Every answer (200 and 409, and the GET)
+also carries `tailBytes` = min(offset, 4096) and `tailSha256`, the lowercase hex SHA-256 of the
+stored bytes [offset - tailBytes, offset): a client whose own bytes there differ sends its whole
+file again from 0. A push whose `offset` is not the server's is answered 409 with the same object,
+so a client resumes from the server's offset after any failure without losing or duplicating a
+line. `offset=0` sends the whole file: bytes that repeat what the server holds (all or a prefix of
+it) change nothing, a file that grew is appended, different bytes become a new revision. A session
+is written only by the account that first pushed or uploaded it and its project's owners (403 for
+anyone else); a session the user cannot see answers as one that is not stored (409 with offset 0
+to a push from another offset, 404 to the GET). The same import as files and uploads, with an
+upload's membership rules (a push that creates a project makes you its owner)."""
 
 
 @sessions_router.post(
     "/{session_id}/lines",
-    response=responses(s.PushOut, _409=s.PushOut, _413=s.ErrorOut),
+    response=responses(s.PushOut, _403=s.ErrorOut, _409=s.PushOut, _413=s.ErrorOut),
     summary="Push the session file's bytes from `offset` on",
     description=PUSH_DESCRIPTION,
     openapi_extra={
@@ -485,10 +508,7 @@ def push_lines(
     summary="Where to push from: the bytes of the file the server holds",
 )
 def push_state(request: HttpRequest, session_id: str) -> Any:
-    result = session_push_state(user=request.user, session_id=session_id)
-    if result.offset == 0 and not Session.objects.filter(session_id=session_id).exists():
-        raise ApiError(404, "Not Found")
-    return result.as_json()
+    return session_push_state(user=request.user, session_id=session_id).as_json()
 
 
 # --- Search ---------------------------------------------------------------------------------

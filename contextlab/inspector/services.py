@@ -17,6 +17,7 @@ database and arranges the results for templates. Steps of `inspect_entry`:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,10 +158,14 @@ class Inspection:
 
     @property
     def max_tokens_text(self) -> str:
-        """The output cap the request carried (``max_completion_tokens``)."""
+        """The output cap the request carried (``max_completion_tokens``); for an Anthropic
+        model, the ``max_tokens`` pi-ai's body always holds (from the model's limits)."""
         request = self.request
         if request is not None and request.max_tokens is not None:
             return str(request.max_tokens)
+        sent = _anthropic_output_cap(request)
+        if sent is not None:
+            return f"{sent} (max_tokens, from the model's limits)"
         if request is None or request.max_tokens_unknown:
             return "unknown: the model's limits are unknown"
         return "not sent"
@@ -168,6 +173,24 @@ class Inspection:
     @property
     def dialect_choices(self) -> tuple[tuple[str, str], ...]:
         return DIALECT_CHOICES
+
+
+def _anthropic_output_cap(request: pi_request.PiRequest | None) -> int | None:
+    """The ``max_tokens`` of the anthropic-messages body the request went out as (pi-ai sends
+    one on every call there, even where the turn set none); None for other apis."""
+    if request is None:
+        return None
+    model = request.limits_model if request.limits_model is not None else request.model
+    if not isinstance(model, dict) or model.get("api") != "anthropic-messages":
+        return None
+    try:
+        body = request.provider_body()
+    except (KeyError, TypeError, ValueError):
+        return None
+    if body is None:
+        return None
+    value = json.loads(body).get("max_tokens")
+    return value if isinstance(value, int) else None
 
 
 # --- resources, the dialect and the system prompt ---------------------------------------------

@@ -310,4 +310,7 @@ def request_json(request: pi_request.PiRequest, *, leaf_id: str | None, with_dia
     """The ``context`` object of a built request (the command's, the API's)."""
     result = request.cli_json(with_dialect=with_dialect)
     result["leafId"] = leaf_id
+    if request.choice is not None and request.choice.release is not None:
+        # Which release wrote the turn: candidates told from the file, the one used, why.
+        result["piRelease"] = request.choice.release.as_dict()
     return result

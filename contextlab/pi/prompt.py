@@ -212,9 +212,14 @@ def build_system_prompt_from_options(
                 guidelines.append(guideline)
 
         explorers = any(t in tools for t in rules.bash_guideline_suppressed_by)
-        if "bash" in tools and not explorers:
+        bash, powershell = "bash" in tools, "powershell" in tools
+        if bash and powershell and not explorers and rules.powershell_and_bash_guideline:
+            add(rules.powershell_and_bash_guideline)
+        elif powershell and not bash and not explorers and rules.powershell_guideline:
+            add(rules.powershell_guideline)
+        elif bash and not explorers:
             add(rules.bash_file_ops_guideline)
-        elif "bash" in tools and rules.bash_with_explorers_guideline:
+        elif bash and rules.bash_with_explorers_guideline:
             add(rules.bash_with_explorers_guideline)
         for guideline in prompt_guidelines or []:
             normalized = js_trim(guideline)
@@ -284,9 +289,11 @@ def build_system_prompt_from_options(
                 notes.append("Every skill has disable-model-invocation: none is listed.")
         else:
             notes.append("Skills are not listed: the read tool is not active.")
-    layers.append(_layer("date", "Current date", f"{rules.date_prefix}{date}"))
+    if rules.date_prefix is not None:
+        layers.append(_layer("date", "Current date", f"{rules.date_prefix}{date}"))
     prompt_cwd = cwd.replace("\\", "/")
-    layers.append(_layer("cwd", "Working directory", f"{rules.cwd_prefix}{prompt_cwd}"))
+    suffix = rules.custom_prompt_cwd_suffix if custom_prompt else ""
+    layers.append(_layer("cwd", "Working directory", f"{rules.cwd_prefix}{prompt_cwd}{suffix}"))
 
     options = {
         "customPrompt": custom_prompt,

@@ -19,6 +19,7 @@ from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.detect import DialectChoice, detect_turn_dialect
 from contextlab.pi.dialects.pi_0_73 import PI_0_73
 from contextlab.pi.dialects.pi_1_x_request import PI_1_X_VARIANTS
+from contextlab.pi.dialects.releases import dialect_for_release
 from contextlab.pi.entries import Json
 from contextlab.pi.request import (
     LimitOverrides,
@@ -37,7 +38,10 @@ _LAST: Any = object()
 
 
 def dialect_for(choice: DialectChoice) -> Dialect:
-    """The engine's dialect for a detected or chosen one."""
+    """The engine's dialect for a detected or chosen one: the release's when one was told or
+    chosen (``choice.release``), else the dialect's."""
+    if choice.release is not None:
+        return dialect_for_release(choice.release.chosen)
     if choice.dialect == "1.x":
         return PI_1_X_VARIANTS[choice.variant or "1.6"]
     if choice.dialect == "0.73":

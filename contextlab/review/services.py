@@ -180,6 +180,26 @@ def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
         )
 
 
+def session_writable_by(user: Any, session: Session) -> bool:
+    """One writer per session: the account that first pushed or uploaded it, the owners of its
+    project, and superusers. Anyone else (a teammate who sees it included) may read it but not
+    push to it or upload its file again. A session imported by a command has no such account:
+    only its project's owners write to it over HTTP."""
+    if user.is_superuser or (
+        session.imported_by_id is not None and session.imported_by_id == user.pk
+    ):
+        return True
+    return (
+        ProjectMembership.objects.owners()
+        .filter(project_id=session.project_id, user_id=user.pk)
+        .exists()
+    )
+
+
+UPLOAD_NOT_THE_WRITER = (
+    "refused: this session is written only by the account that first uploaded or pushed it and"
+    " its project's owners; nothing was stored."
+)
 UPLOAD_REFUSED = (
     "refused: its session id or working directory (cwd) cannot be used by you;"
     " nothing was stored. Ask the owners of the project it belongs to, if any, to add you."
@@ -200,9 +220,12 @@ def upload_refusal(
     if user.is_superuser:
         return None
     if session_exists:
-        if not Session.objects.filter(session_id=session_id).visible_to(user).exists():
+        session = Session.objects.filter(session_id=session_id).visible_to(user).first()
+        if session is None:
             return UPLOAD_REFUSED
-        return None  # syncing a session the user sees: its project is not changed
+        if not session_writable_by(user, session):
+            return UPLOAD_NOT_THE_WRITER
+        return None  # syncing a session the user writes: its project is not changed
     if project_exists and not Project.objects.filter(cwd=cwd).visible_to(user).exists():
         return UPLOAD_REFUSED
     return None

@@ -272,7 +272,7 @@ def test_the_context_command_prints_what_pi_1_6_0_sent(scenario, request_):
     ]
     assert result["dialect"] == "1.x"
     assert result["dialectSource"]["detected"] is True
-    assert list(result)[9:] == ["dialectSource", "promptSections", "toolOrigins"]
+    assert list(result)[9:] == ["dialectSource", "promptSections", "toolOrigins", "piRelease"]
     assert sorted(result["toolOrigins"]) == sorted(t["name"] for t in result["tools"])
     assert result["leafId"] == request_["leafId"]
     assert body["messages"][0] == {"role": "system", "content": result["systemPrompt"]}
@@ -302,7 +302,8 @@ def test_the_context_command_switches_dialect_at_the_first_system_message():
     assert new["systemPrompt"].startswith("You are a coding assistant running inside pi")
     chosen = _context(path, "--leaf", before["id"], "--dialect", "0.80")
     assert chosen["dialect"] == "0.80" and chosen["dialectSource"]["detected"] is False
-    assert list(chosen)[:8] == list(old)
+    assert list(chosen)[:8] == list(old)[:-1]
+    assert list(old)[-1] == list(chosen)[-1] == "piRelease"  # after the existing keys
 
 
 @pytest.mark.parametrize(

@@ -36,12 +36,18 @@ class PromptRules:
     skills_preamble: tuple[str, ...]
     skills_open: str
     skills_close: str
-    date_prefix: str
+    # None: no ``Current date:`` line (every release after 0.80.2).
+    date_prefix: str | None
     cwd_prefix: str
     default_tools: tuple[str, ...]
     context_file_names: tuple[str, ...]
     # 0.73 added a guideline when bash was active together with grep/find/ls; 0.80 has none.
     bash_with_explorers_guideline: str | None = None
+    # 0.84 words the file-operations guideline for PowerShell (with bash, or alone).
+    powershell_and_bash_guideline: str | None = None
+    powershell_guideline: str | None = None
+    # What follows the cwd line of a prompt built on a custom SYSTEM.md (0.84: a newline).
+    custom_prompt_cwd_suffix: str = ""
     config_dir_name: str = ".pi"
     # Project .pi/ resources and ancestor .agents/skills need project trust (0.80+).
     project_trust_gates_resources: bool = True

@@ -14,12 +14,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextlab.pi.context import session_path
+from contextlab.pi.dialects.release_detect import (
+    DEFAULT_0X as DEFAULT_0X_RELEASE,
+)
+from contextlab.pi.dialects.release_detect import (
+    DEFAULT_1X as DEFAULT_1X_RELEASE,
+)
+from contextlab.pi.dialects.release_detect import (
+    ReleaseFinding,
+    detect_release,
+    release_features,
+    release_span,
+)
+from contextlab.pi.dialects.release_table import parse_release
 from contextlab.pi.entries import Json
-from contextlab.pi.providers.pi_ai import VARIANTS
+from contextlab.pi.providers.pi_ai import VARIANTS, release_key
 from contextlab.pi.session import SessionTree
 
 __all__ = [
@@ -45,6 +58,9 @@ class DialectChoice:
     detected: bool  # told from the file (True) or chosen / defaulted (False)
     reason: str
     variant: str | None = None  # the pi-ai generation of a 1.x turn
+    # Which release wrote the turn (``release_detect``): candidates, the one used, why.
+    # (Not compared: ``dialects_per_entry`` labels entries without it.)
+    release: ReleaseFinding | None = field(default=None, compare=False)
 
     def as_dict(self) -> Json:
         out: Json = {"dialect": self.dialect, "detected": self.detected, "reason": self.reason}
@@ -54,14 +70,25 @@ class DialectChoice:
 
 
 def parse_choice(value: str | None) -> tuple[str | None, str | None]:
-    """``--dialect`` value -> (dialect, 1.x variant); ``ValueError`` for an unknown one."""
+    """``--dialect`` value or a release X.Y.Z (``--pi-version``) -> (dialect, 1.x variant);
+    ``ValueError`` for an unknown one."""
     if value is None:
         return None, None
+    if value not in CHOICES and value.count(".") == 2:
+        return _release_dialect(parse_release(value))
     if value not in CHOICES:
         raise ValueError(f"unknown dialect {value!r}; expected one of {', '.join(CHOICES)}")
     if value in VARIANTS:
         return "1.x", value
     return value, None
+
+
+def _release_dialect(release: str) -> tuple[str, str | None]:
+    """The dialect label of a release, and its pi-ai generation when it persists its prompt
+    (a release name: ``providers.pi_ai.resolve`` takes it)."""
+    if "systemMessages" in release_features(release):
+        return "1.x", ("1.6" if release == "1.6.0" else release)
+    return ("0.73" if release_key(release) < (0, 74, 0) else "0.80"), None
 
 
 def is_1x_entry(entry: Mapping[str, Any]) -> bool:
@@ -124,7 +151,21 @@ def detect_turn_dialect(
     (0.73 cannot be told from the file).
     """
     parse_choice(chosen)
-    return choice_for(first_system_message_id(entries, leaf_id, by_id), chosen)
+    choice = choice_for(first_system_message_id(entries, leaf_id, by_id), chosen)
+    found = detect_release(entries, leaf_id, by_id, chosen=chosen)
+    if chosen is not None:
+        return replace(choice, release=found)
+    if found.chosen in (DEFAULT_0X_RELEASE, DEFAULT_1X_RELEASE):
+        return replace(choice, release=found)
+    # The file rules out the release assumed by default: the detected one builds the turn.
+    dialect, variant = _release_dialect(found.chosen)
+    return DialectChoice(
+        dialect,
+        True,
+        f"the file points to Pi {release_span(found.candidates)}; {found.chosen} used",
+        variant,
+        found,
+    )
 
 
 def dialects_per_entry(

@@ -11,8 +11,10 @@
 import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
 import { join } from "node:path";
 
-const PI = "../oracle-0.73.1/node_modules/@mariozechner/pi-coding-agent/dist";
-const PI_AI = "../oracle-0.73.1/node_modules/@mariozechner/pi-ai/dist";
+// PI_MODULES: another installed 0.70-0.73 release (record_versions.py, the release matrix).
+const MODULES = process.env.PI_MODULES ?? "../oracle-0.73.1/node_modules";
+const PI = `${MODULES}/@mariozechner/pi-coding-agent/dist`;
+const PI_AI = `${MODULES}/@mariozechner/pi-ai/dist`;
 const { createAgentSession, buildSessionContext, convertToLlm, getPackageDir } = await import(
 	`${PI}/index.js`
 ).then(async (index) => ({ ...index, ...(await import(`${PI}/config.js`)) }));

@@ -15,9 +15,12 @@
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-const PI = "../oracle-1.6.0/node_modules/@earendil-works/pi-coding-agent/dist";
+// PI_MODULES: another installed release with the transcript API (record_versions.py, the
+// release matrix); markRuntimeStreamFunction exists from 1.5 (before, the wrapper needs no mark).
+const PI = `${process.env.PI_MODULES ?? "../oracle-1.6.0/node_modules"}/@earendil-works/pi-coding-agent/dist`;
 const { createAgentSession, SessionManager, SettingsManager, DefaultResourceLoader } = await import(`${PI}/index.js`);
-const { markRuntimeStreamFunction } = await import(`${PI}/core/agent-session.js`);
+const markRuntimeStreamFunction =
+	(await import(`${PI}/core/agent-session.js`)).markRuntimeStreamFunction ?? ((fn) => fn);
 const { getPackageDir } = await import(`${PI}/config.js`);
 
 const scenarioName = process.argv[2];

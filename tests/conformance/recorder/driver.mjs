@@ -11,12 +11,20 @@
 import { mkdirSync, writeFileSync, appendFileSync } from "node:fs";
 import { join } from "node:path";
 
-const PI = "../oracle/node_modules/@earendil-works/pi-coding-agent/dist";
-const PI_AI = "../oracle/node_modules/@earendil-works/pi-ai/dist";
+// PI_MODULES / PI_SCOPE: another installed release (record_versions.py, the release matrix);
+// by default the 0.80.2 oracle. The SDK differences of 0.74 to 0.85 are handled where they bite:
+// pi-ai's transform-messages.js under providers/ (to 0.7x) or api/, the agent's streamFn
+// (streamFunction from 0.82), the model registry (ModelRuntime.getModel from 0.80.3).
+const MODULES = process.env.PI_MODULES ?? "../oracle/node_modules";
+const SCOPE = process.env.PI_SCOPE ?? "@earendil-works";
+const PI = `${MODULES}/${SCOPE}/pi-coding-agent/dist`;
+const PI_AI = `${MODULES}/${SCOPE}/pi-ai/dist`;
 const { createAgentSession, buildSessionContext, convertToLlm, getPackageDir } = await import(
 	`${PI}/index.js`
 ).then(async (index) => ({ ...index, ...(await import(`${PI}/config.js`)) }));
-const { transformMessages } = await import(`${PI_AI}/api/transform-messages.js`);
+const { transformMessages } = await import(`${PI_AI}/api/transform-messages.js`).catch(() =>
+	import(`${PI_AI}/providers/transform-messages.js`),
+);
 
 const scenarioName = process.argv[2];
 const port = process.env.FAKE_PORT;
@@ -116,12 +124,15 @@ async function start() {
 	// defaultModel, defaultThinkingLevel), as in a plain `pi` run.
 	const result = await createAgentSession({ cwd, agentDir });
 	session = result.session;
-	session.agent.streamFn = tap(session.agent.streamFn);
+	const key = session.agent.streamFunction !== undefined ? "streamFunction" : "streamFn";
+	session.agent[key] = tap(session.agent[key]);
 	return session;
 }
 
 function findModel(modelId) {
-	const model = session.modelRegistry.find("fakeai", modelId);
+	const model = session.modelRegistry
+		? session.modelRegistry.find("fakeai", modelId)
+		: session.modelRuntime.getModel("fakeai", modelId);
 	if (!model) throw new Error(`model fakeai/${modelId} not in models.json`);
 	return model;
 }

@@ -21,12 +21,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contextlab.pi.dialects.release_detect import release_features
+from contextlab.pi.dialects.release_table import release_argument
+from contextlab.pi.providers.pi_ai import release_key
 from tests.conformance.recorder.fake_server import FakeChatServer
 from tests.conformance.recorder.record import (
     MODELS,
     RESOURCES,
     _ignore_generated,
     models_json,
+)
+from tests.conformance.recorder.record import (
+    SCENARIOS as SCENARIOS_0_80,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -75,7 +81,8 @@ EXTRA_MODELS: dict[str, list[dict[str, Any]]] = {
 
 
 def models_of(version: str) -> list[dict[str, Any]]:
-    return [*MODELS, *EXTRA_MODELS.get(version, [])]
+    driver = driver_of(version)[0]
+    return [*MODELS, *(EXTRA_MODELS["1.6.0"] if driver == "driver-1.6.0.mjs" else [])]
 
 
 # The installed Pi as the recorded prompts name it (Pi's getPackageDir() honours PI_PACKAGE_DIR):
@@ -86,10 +93,45 @@ PACKAGES = {
 }
 
 
+# Any other release of the table: installed pinned, with its sibling packages, outside the
+# repository by tools/pi_releases.py ($PI_RELEASES, default /work/pi-releases/<version>/).
+RELEASES_ROOT = Path(os.environ.get("PI_RELEASES", "/work/pi-releases"))
+
+
+def release_modules(version: str) -> Path:
+    """The node_modules the release runs from: the repository's oracle, else the release cache
+    (installed on first use)."""
+    if version in PACKAGES:
+        return REPO / "tests" / "conformance" / PACKAGES[version][0] / "node_modules"
+    modules = RELEASES_ROOT / version / "node_modules"
+    if not (modules / ".installed").exists():
+        subprocess.run(
+            [sys.executable, str(REPO / "tools" / "pi_releases.py"), "install", version],
+            check=True,
+            env={**os.environ, "PI_RELEASES": str(RELEASES_ROOT)},
+        )
+    return modules
+
+
+def scope_of(version: str) -> str:
+    return "@mariozechner" if release_key(version) < (0, 74, 0) else "@earendil-works"
+
+
+def driver_of(version: str) -> tuple[str, tuple[str, ...]]:
+    """The driver that speaks the release's SDK, and its scenarios: 0.73.1's (0.70 to 0.73),
+    1.6.0's (the releases that persist their prompt: 0.86 on), else 0.80.2's."""
+    if version in VERSIONS:
+        return f"driver-{version}.mjs", VERSIONS[version]
+    if release_key(version) < (0, 74, 0):
+        return "driver-0.73.1.mjs", VERSIONS["0.73.1"]
+    if "systemMessages" in release_features(version):
+        return "driver-1.6.0.mjs", VERSIONS["1.6.0"]
+    return "driver.mjs", SCENARIOS_0_80
+
+
 def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
     """``<base>/<version>/pi-coding-agent``, a symlink to that installed Pi (made if missing)."""
-    oracle, package = PACKAGES[version]
-    target = REPO / "tests" / "conformance" / oracle / "node_modules" / package
+    target = release_modules(version) / scope_of(version) / "pi-coding-agent"
     link = base / version / "pi-coding-agent"
     link.parent.mkdir(parents=True, exist_ok=True)
     if link.is_symlink() or link.exists():
@@ -99,7 +141,11 @@ def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
 
 
 def corpus_dir(version: str) -> Path:
-    return REPO / "tests" / "conformance" / f"corpus-{version}"
+    """The repository's corpus of a recorded release (0.73.1, 1.6.0); the matrix keeps the other
+    releases' in its cache (``$PI_MATRIX_DIR/corpus-<version>``)."""
+    if version in VERSIONS:
+        return REPO / "tests" / "conformance" / f"corpus-{version}"
+    return Path(os.environ.get("PI_MATRIX_DIR", "/work/pi-matrix")) / f"corpus-{version}"
 
 
 def node_binary() -> str:
@@ -121,7 +167,9 @@ def record_scenario(
     for path in (root, raw):
         if path.exists():
             shutil.rmtree(path)
-    server = FakeChatServer(raw / "bodies", accept_untagged=version.startswith("0.")).start()
+    server = FakeChatServer(
+        raw / "bodies", accept_untagged=driver_of(version)[0] != "driver-1.6.0.mjs"
+    ).start()
     try:
         shutil.copytree(RESOURCES, root)
         (root / "agent" / "models.json").write_text(
@@ -140,10 +188,12 @@ def record_scenario(
             "RECORD_DIR": str(raw),
             "SCENARIO_ROOT": str(root),
             "PI_PACKAGE_DIR": str(pinned_package_dir(version, base)),
+            "PI_MODULES": str(release_modules(version)),
+            "PI_SCOPE": scope_of(version),
         }
         date_before = dt.datetime.now(dt.UTC).date().isoformat()
         proc = subprocess.run(
-            [node_binary(), str(HERE / f"driver-{version}.mjs"), name],
+            [node_binary(), str(HERE / driver_of(version)[0]), name],
             cwd=HERE,
             env=env,
             capture_output=True,
@@ -173,7 +223,7 @@ def collect(
         shutil.rmtree(out)
     (out / "requests").mkdir(parents=True)
     shutil.copyfile(info["sessionFile"], out / "session.jsonl")
-    if version.startswith("0."):
+    if driver_of(version)[0] != "driver-1.6.0.mjs":
         # A 0.x prompt is rebuilt from the resource files: keep them (at their recorded paths).
         shutil.copytree(root, out / "fs", ignore=_ignore_generated(root))
     entries = [json.loads(line) for line in (out / "session.jsonl").read_text().splitlines()]
@@ -277,21 +327,37 @@ def collect(
     return manifest
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.conformance.recorder.record_versions")
-    parser.add_argument("version", choices=sorted(VERSIONS))
-    parser.add_argument("scenarios", nargs="*")
-    args = parser.parse_args(argv)
-    known = VERSIONS[args.version]
-    for name in args.scenarios or known:
+def record_release(version: str, scenarios: list[str] | None = None) -> list[dict[str, Any]]:
+    """Install ``version`` pinned (if needed), record its scenarios, return the manifests."""
+    known = driver_of(version)[1]
+    manifests = []
+    for name in scenarios or known:
         if name not in known:
             raise SystemExit(f"unknown scenario {name!r}; known: {', '.join(known)}")
-        manifest = record_scenario(args.version, name)
+        manifests.append(record_scenario(version, name))
+    return manifests
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.conformance.recorder.record_versions")
+    parser.add_argument("version", type=release_argument, help="a release X.Y.Z, 0.70.0 to 1.6.0")
+    parser.add_argument("scenarios", nargs="*")
+    args = parser.parse_args(argv)
+    for manifest in record_release(args.version, args.scenarios):
         kinds = [r["kind"] for r in manifest["requests"]]
         print(
-            f"{args.version}/{name}: {kinds.count('agent')} agent requests, "
+            f"{args.version}/{manifest['scenario']}: {kinds.count('agent')} agent requests, "
             f"{kinds.count('summary')} summary requests"
         )
+    if args.version not in VERSIONS:
+        # Check: every recorded agent request rebuilt from the session file.
+        import django
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+        django.setup()
+        from tests.conformance.matrix import check_release
+
+        print(check_release(args.version).line())
     return 0
 
 

@@ -43,7 +43,7 @@ file, the line and the reason; lines Pi would skip are reported on stderr and sk
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -51,6 +51,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from contextlab.inspector.cli import load_session, resolve_leaf
 from contextlab.inspector.turns import cli_inputs, context_json
 from contextlab.pi.dialects.detect import CHOICES
+from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.request import LimitOverrides
@@ -109,6 +110,9 @@ def render_text(result: Json) -> str:
 
 class Command(BaseCommand):
     help = "Print what Pi sent to the model at a leaf of a session file (in the turn's dialect)."
+    # A file in, JSON out: no database, no URLs. The system checks would import the URL
+    # configuration, and with it the whole web stack and the REST API's schema.
+    requires_system_checks: ClassVar[list[str]] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_file")
@@ -121,6 +125,11 @@ class Command(BaseCommand):
             "--dialect",
             choices=CHOICES,
             help="the Pi version that sent the turn (default: detected; 0.80 for 0.x turns)",
+        )
+        parser.add_argument(
+            "--pi-version",
+            type=release_argument,
+            help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
         )
         parser.add_argument("--context-window", type=int, help="the model's context window")
         parser.add_argument("--model-max-tokens", type=int, help="the model's maxTokens")
@@ -141,7 +150,7 @@ class Command(BaseCommand):
             tools=[t.strip() for t in tools_arg.split(",") if t.strip()]
             if tools_arg is not None
             else None,
-            chosen=options.get("dialect"),
+            chosen=options.get("pi_version") or options.get("dialect"),
             limits=LimitOverrides(options.get("context_window"), options.get("model_max_tokens")),
         )
         leaf_id = resolve_leaf(parsed, tree, options.get("leaf"))

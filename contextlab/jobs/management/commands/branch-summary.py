@@ -24,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.jobs import cli
 from contextlab.pi.dialects.detect import CHOICES
+from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.tokens import DEFAULT_RESERVE_TOKENS
 
 
@@ -68,6 +69,11 @@ class Command(BaseCommand):
             help="the Pi version (default: detected; 0.80 for 0.x turns)",
         )
         parser.add_argument(
+            "--pi-version",
+            type=release_argument,
+            help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
+        )
+        parser.add_argument(
             "--agent-dir", help="Pi's agent dir for models.json (default: $PI_CODING_AGENT_DIR)"
         )
         parser.add_argument("--dry-run", action="store_true", help="preview only, call no model")
@@ -98,7 +104,7 @@ class Command(BaseCommand):
                 leaf=old_leaf,
                 target=target,
                 parameters=cli.branch_parameters(options),
-                chosen=options.get("dialect"),
+                chosen=options.get("pi_version") or options.get("dialect"),
             )
             self.stdout.write(line)
             return

@@ -31,6 +31,7 @@ from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.jobs import cli
 from contextlab.pi import compaction
 from contextlab.pi.dialects.detect import CHOICES
+from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 
@@ -61,6 +62,11 @@ class Command(BaseCommand):
             "--dialect",
             choices=CHOICES,
             help="the Pi version (default: detected; 0.80 for 0.x turns)",
+        )
+        parser.add_argument(
+            "--pi-version",
+            type=release_argument,
+            help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
         )
         parser.add_argument(
             "--agent-dir", help="Pi's agent dir for models.json (default: $PI_CODING_AGENT_DIR)"
@@ -110,7 +116,7 @@ class Command(BaseCommand):
                 kind="compaction",
                 leaf=leaf or "",
                 parameters=cli.compaction_parameters(options),
-                chosen=options.get("dialect"),
+                chosen=options.get("pi_version") or options.get("dialect"),
             )
             self.stdout.write(line)
             return

@@ -1,0 +1,199 @@
+"""Which Pi release wrote a turn: narrowed from what the session file holds, chosen where it cannot.
+
+Every release's code is probed for what it can write (``releases_data.FEATURES``, generated from
+each release's dist by ``tools/gen_release_table.py``). On the path to a leaf:
+
+* a field or entry present (``usage.reasoning``, ``rawStopReason``, a ``usage`` or
+  ``context_edit`` entry, a system message, ``usage`` on a compaction, ``durationMs``,
+  ``cost.totalFromProvider``) rules out every release whose code cannot write it;
+* some are written every time the code exists, so their absence rules releases out too: a path
+  with a user message and no system message was not sent by a release that persists its prompt
+  (0.86 on); the newest chat-completions reply with parsed usage but no ``usage.reasoning``, or no
+  ``rawStopReason``, was not written by a release whose pi-ai always sets them; the newest tool
+  result without ``durationMs`` likewise.
+
+The candidates are the releases left. The chosen one is the caller's (``--pi-version``, a
+project's profile, a captured prompt), else the release the engine was first proved against when
+it is a candidate (0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest candidate::
+
+    found = detect_release(entries, leaf_id)
+    found.candidates, found.chosen, found.why
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from contextlab.pi.context import session_path
+from contextlab.pi.dialects import releases_data as data
+from contextlab.pi.dialects.release_table import RELEASES, parse_release, release_values
+from contextlab.pi.entries import Json
+
+__all__ = [
+    "CHOICE_RELEASES",
+    "ReleaseFinding",
+    "detect_release",
+    "features_of_path",
+    "release_span",
+]
+
+DEFAULT_0X = "0.80.2"
+DEFAULT_1X = "1.6.0"
+# The release a ``--dialect`` name stands for.
+CHOICE_RELEASES = {
+    "0.73": "0.73.1",
+    "0.80": "0.80.2",
+    "1.x": "1.6.0",
+    "1.0": "1.0.3",
+    "1.3": "1.3.0",
+    "1.5": "1.5.2",
+    "1.6": "1.6.0",
+}
+
+
+@dataclass(frozen=True)
+class ReleaseFinding:
+    candidates: tuple[str, ...]
+    chosen: str
+    why: str
+
+    def as_dict(self) -> Json:
+        return {"candidates": list(self.candidates), "chosen": self.chosen, "why": self.why}
+
+
+@cache
+def release_features(version: str) -> frozenset[str]:
+    """The features release ``version``'s code can write."""
+    values = release_values(version)
+    return frozenset(name for name in data.FEATURES if values.get(f"FEATURES.{name}"))
+
+
+def _message(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict):
+        return message
+    return None
+
+
+def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str]]:
+    """(features present, features whose absence is telling, the reasons) on a path."""
+    present: set[str] = set()
+    absent: set[str] = set()
+    reasons: list[str] = []
+
+    def saw(name: str, entry: Mapping[str, Any]) -> None:
+        if name not in present:
+            present.add(name)
+            reasons.append(f"{data.FEATURES[name]} ({entry.get('id')})")
+
+    has_user = False
+    last_reply: Mapping[str, Any] | None = None
+    last_result: Mapping[str, Any] | None = None
+    for entry in path:
+        kind = entry.get("type")
+        if kind == "context_edit":
+            saw("contextEdit", entry)
+        elif kind == "usage":
+            saw("usageEntry", entry)
+        elif kind in ("compaction", "branch_summary") and isinstance(entry.get("usage"), dict):
+            saw("summaryUsage", entry)
+        if kind == "compaction" and isinstance(entry.get("systemMessage"), dict):
+            saw("systemMessages", entry)
+        message = _message(entry)
+        if message is None:
+            continue
+        role = message.get("role")
+        if role == "system":
+            saw("systemMessages", entry)
+        elif role == "user":
+            has_user = True
+        elif role == "assistant":
+            usage = message.get("usage")
+            if isinstance(usage, dict):
+                if "reasoning" in usage:
+                    saw("usageReasoning", entry)
+                cost = usage.get("cost")
+                if isinstance(cost, dict) and "totalFromProvider" in cost:
+                    saw("totalFromProvider", entry)
+            if "rawStopReason" in message:
+                saw("rawStopReason", entry)
+            if "durationMs" in message:
+                saw("durationMs", entry)
+            last_reply = message
+        elif role == "toolResult":
+            if "durationMs" in message:
+                saw("durationMs", entry)
+            last_result = message
+    if has_user and "systemMessages" not in present:
+        absent.add("systemMessages")
+        reasons.append("no system message before a user message: the prompt was not persisted")
+    if last_reply is not None and last_reply.get("api") == "openai-completions":
+        usage = last_reply.get("usage")
+        parsed = isinstance(usage, dict) and (usage.get("input") or 0) > 0
+        stopped = last_reply.get("stopReason") in ("stop", "length", "toolUse")
+        if parsed and "usageReasoning" not in present:
+            absent.add("usageReasoning")
+            reasons.append("the newest chat-completions reply has usage without reasoning")
+        if stopped and "rawStopReason" not in present:
+            absent.add("rawStopReason")
+            reasons.append("the newest chat-completions reply has no rawStopReason")
+    if last_result is not None and "durationMs" not in present:
+        absent.add("durationMs")
+        reasons.append("the newest tool result has no durationMs")
+    return present, absent, reasons
+
+
+def _fits(version: str, present: Iterable[str], absent: Iterable[str]) -> bool:
+    has = release_features(version)
+    return all(f in has for f in present) and not any(f in has for f in absent)
+
+
+def release_span(candidates: Sequence[str]) -> str:
+    """``0.80.3–0.83.0`` (or the one release)."""
+    if not candidates:
+        return "none"
+    return candidates[0] if len(candidates) == 1 else f"{candidates[0]}–{candidates[-1]}"
+
+
+def detect_release(
+    entries: Sequence[Json],
+    leaf_id: Any,
+    by_id: Mapping[Any, Json] | None = None,
+    *,
+    chosen: str | None = None,
+    chosen_by: str = "--pi-version",
+) -> ReleaseFinding:
+    """The releases that can have sent the request at ``leaf_id``, and the one used.
+
+    ``chosen`` (a release X.Y.Z, or a ``--dialect`` name) wins; ``chosen_by`` says who chose it.
+    """
+    if by_id is None:
+        by_id = {e.get("id"): e for e in entries}
+    path = session_path(entries, leaf_id, by_id)
+    present, absent, reasons = features_of_path(path)
+    candidates = tuple(v for v in RELEASES if _fits(v, present, absent))
+    told = "; ".join(reasons) if reasons else "nothing on the path tells the releases apart"
+    if not candidates:
+        candidates = tuple(v for v in RELEASES if _fits(v, present, ()))
+        told += " (no release fits every absence: only what is present counts)"
+    if not candidates:
+        candidates = RELEASES
+        told += " (no release writes all of it: every release kept)"
+    if chosen is not None:
+        release = CHOICE_RELEASES.get(chosen) or parse_release(chosen)
+        fits = (
+            ""
+            if release in candidates
+            else f", although the file points to {release_span(candidates)}"
+        )
+        return ReleaseFinding(candidates, release, f"chosen ({chosen_by}){fits}; {told}")
+    transcript = "systemMessages" in present
+    default = DEFAULT_1X if transcript else DEFAULT_0X
+    if default in candidates:
+        pick, how = default, f"{default} assumed among {release_span(candidates)}"
+    else:
+        pick, how = candidates[-1], f"the newest of {release_span(candidates)}"
+    return ReleaseFinding(candidates, pick, f"{how}; {told}")

@@ -1,0 +1,195 @@
+"""The release matrix: every recorded request of a release rebuilt from its session file alone.
+
+``check_release(version)`` reads the corpus recorded for ``version`` (``record_versions``; the
+releases of the repository's own corpora under ``tests/conformance/corpus-<version>``, the others
+in the cache ``$PI_MATRIX_DIR/corpus-<version>``), and rebuilds the body of every agent request
+twice: with the release the engine tells from the file (the default) and with the release chosen
+(``--pi-version``); a request matches when the bytes are equal. ``python -m
+tests.conformance.matrix`` (``make matrix``) records what is missing and prints the table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextlab.pi.dialects.release_table import RELEASES
+from contextlab.pi.entries import Json
+from contextlab.pi.request import PromptSource, steps_of
+from contextlab.pi.resources.discovery import discover_resources
+from contextlab.pi.session import parse_session_file
+from contextlab.pi.turn import build_turn
+from tests.conformance.recorder.record_versions import corpus_dir
+
+CACHE_RESULTS = "matrix.json"
+
+
+@dataclass
+class Row:
+    release: str
+    total: int = 0
+    default: int = 0
+    chosen: int = 0
+    first_difference: str = ""
+    detected: str = ""
+    error: str = ""
+
+    def line(self) -> str:
+        if self.error:
+            return f"| {self.release} | — | — | {self.error} |"
+        return (
+            f"| {self.release} | {self.default} / {self.total} | {self.chosen} / {self.total} | "
+            f"{self.first_difference or ''} |"
+        )
+
+
+def _restore_fs(manifest: Json, scenario_dir: Path) -> None:
+    """Put a 0.x scenario's resource files back at the paths Pi read them from."""
+    source = scenario_dir / "fs"
+    root = Path(manifest["scenarioRoot"])
+    for path in sorted(source.rglob("*")) if source.exists() else []:
+        if path.is_file():
+            target = root / path.relative_to(source)
+            if not target.exists() or target.read_bytes() != path.read_bytes():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(path.read_bytes())
+
+
+def _difference(ours: str, theirs: str) -> str:
+    a, b = json.loads(ours), json.loads(theirs)
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            if key == "messages":
+                for i, (x, y) in enumerate(zip(a[key], b[key], strict=False)):
+                    if x != y:
+                        return f"messages[{i}] ({y.get('role')})"
+                return f"messages: {len(a[key])} vs {len(b[key])}"
+            return key
+    return "bytes (same JSON)"
+
+
+def rebuild(
+    manifest: Json, scenario_dir: Path, request: Json, chosen: str | None
+) -> tuple[str, Any]:
+    """The body the engine builds for a recorded agent request, and the release finding."""
+    session = parse_session_file(scenario_dir / "session.jsonl")
+    models = {m["id"]: {**m, "name": m["id"]} for m in manifest["models"]}
+    home = manifest.get("home")
+
+    def prompt_for(dialect: Any) -> PromptSource:
+        resources = discover_resources(
+            cwd=manifest["cwd"], agent_dir=manifest["agentDir"], home=home, dialect=dialect
+        )
+        return PromptSource(
+            cwd=manifest["cwd"],
+            resources=resources,
+            tools=request.get("tools"),
+            pi_root=manifest["piPackageDir"],
+            date=manifest["recordedDate"],
+        )
+
+    turn = build_turn(
+        session.entries,
+        request["leafId"],
+        header=session.header,
+        chosen=chosen,
+        model_lookup=lambda provider, model_id: models.get(model_id),
+        prompt_for=prompt_for,
+    )
+    model = models[request["model"]["id"]]
+    body = steps_of(turn.dialect).request_body(turn, model)
+    return body, turn.choice.release if turn.choice else None
+
+
+def corpus_of(version: str) -> Path:
+    own = corpus_dir(version)
+    if own.exists() and version in ("1.6.0", "0.73.1"):
+        return own
+    return matrix_dir() / f"corpus-{version}"
+
+
+def matrix_dir() -> Path:
+    return Path(os.environ.get("PI_MATRIX_DIR", "/work/pi-matrix"))
+
+
+def check_release(version: str) -> Row:
+    row = Row(version)
+    corpus = corpus_of(version)
+    manifests = sorted(corpus.glob("*/manifest.json")) if corpus.exists() else []
+    if not manifests:
+        row.error = "not recorded"
+        return row
+    detected: set[str] = set()
+    for path in manifests:
+        manifest = json.loads(path.read_text())
+        scenario_dir = path.parent
+        _restore_fs(manifest, scenario_dir)
+        if home := manifest.get("home"):
+            os.environ["HOME"] = home  # ~/.agents/skills is read from HOME, as Pi does
+        for request in manifest["requests"]:
+            if request["kind"] != "agent":
+                continue
+            row.total += 1
+            recorded = (scenario_dir / request["body"]).read_text()
+            try:
+                ours, found = rebuild(manifest, scenario_dir, request, None)
+                chosen_body, _ = rebuild(manifest, scenario_dir, request, version)
+            except Exception as error:  # a crash is a difference the table must show
+                row.first_difference = row.first_difference or f"error: {error!r}"[:120]
+                continue
+            if found is not None:
+                detected.add(f"{found.candidates[0]}–{found.candidates[-1]}→{found.chosen}")
+            row.default += ours == recorded
+            row.chosen += chosen_body == recorded
+            if chosen_body != recorded and not row.first_difference:
+                row.first_difference = (
+                    f"{manifest['scenario']} {request['seq']}: {_difference(chosen_body, recorded)}"
+                )
+    row.detected = ", ".join(sorted(detected))
+    return row
+
+
+def main(argv: list[str]) -> int:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    django.setup()
+    from tests.conformance.recorder import record_versions
+
+    versions = argv or list(RELEASES)
+    cache = matrix_dir() / CACHE_RESULTS
+    results: dict[str, Any] = json.loads(cache.read_text()) if cache.exists() else {}
+    rows = []
+    for version in versions:
+        corpus = corpus_of(version)
+        if not corpus.exists():
+            started = time.monotonic()
+            try:
+                record_versions.record_release(version)
+            except SystemExit as error:
+                print(f"{version}: recording failed: {str(error)[:300]}", file=sys.stderr)
+            print(f"{version}: recorded in {time.monotonic() - started:.0f}s", file=sys.stderr)
+        row = check_release(version)
+        results[version] = row.__dict__
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(results, indent=1) + "\n")
+        rows.append(row)
+        print(row.line(), file=sys.stderr, flush=True)
+    print("| release | requests matched, default | with the chosen release | first difference |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print(row.line())
+    total = sum(r.total for r in rows)
+    default = sum(r.default for r in rows)
+    chosen = sum(r.chosen for r in rows)
+    print(f"\nall: {default} / {total} matched by default detection, {chosen} / {total} chosen")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

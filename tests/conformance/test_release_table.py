@@ -1,0 +1,91 @@
+"""The release table (contextlab/pi/dialects/releases_data.py, tools/gen_release_table.py) holds
+what each release's own dist says, and the dialect it builds for a release is the one the engine
+was proved with where a hand-built dialect exists (0.73.1, 0.80.2)."""
+
+from dataclasses import fields
+
+import pytest
+
+from contextlab.pi.dialects import releases_data
+from contextlab.pi.dialects.pi_0_73 import PI_0_73
+from contextlab.pi.dialects.pi_0_80 import PI_0_80
+from contextlab.pi.dialects.releases import (
+    RELEASES,
+    build_release_dialect,
+    dialect_for_release,
+    parse_release,
+    release_values,
+)
+from contextlab.pi.prompt import build_system_prompt_from_options
+from contextlab.pi.request import steps_of
+
+# Project trust strings: 0.73.1 has no trust-manager.js, its hand-built dialect keeps 0.80's.
+_NOT_IN_0_73 = {"trust_store_unreadable", "trust_store_not_object"}
+
+
+@pytest.mark.parametrize(("version", "hand_built"), [("0.80.2", PI_0_80), ("0.73.1", PI_0_73)])
+def test_it_builds_the_hand_built_dialect_of_a_release_from_the_table(version, hand_built):
+    built = build_release_dialect(version)
+    assert dialect_for_release(version) is hand_built
+    for f in fields(hand_built):
+        if f.name in ("version", "steps", "prompt"):
+            continue
+        assert getattr(built, f.name) == getattr(hand_built, f.name), f.name
+    for f in fields(hand_built.prompt):
+        if version == "0.73.1" and f.name in _NOT_IN_0_73:
+            continue
+        assert getattr(built.prompt, f.name) == getattr(hand_built.prompt, f.name), f.name
+    hand_steps = steps_of(hand_built)
+    assert (built.steps.pi_ai, built.steps.sends_max_tokens) == (
+        hand_steps.pi_ai,
+        hand_steps.sends_max_tokens,
+    )
+
+
+def test_it_holds_every_release_from_0_70_0_to_1_6_0_of_both_package_names():
+    assert RELEASES[0] == "0.70.0"
+    assert RELEASES[-1] == "1.6.0"
+    assert release_values("0.73.1")["PACKAGE"] == "@mariozechner/pi-coding-agent"
+    assert release_values("0.74.0")["PACKAGE"] == "@earendil-works/pi-coding-agent"
+    # Each text once: far fewer texts than release x key.
+    assert len(releases_data.TEXTS) < 10 * len(RELEASES)
+
+
+def test_it_refuses_a_release_it_does_not_hold():
+    with pytest.raises(ValueError, match=r"unknown Pi release '0\.80\.99'.*0\.70\.0 to 1\.6\.0"):
+        parse_release("0.80.99")
+
+
+def _prompt(version, **options):
+    return build_system_prompt_from_options(
+        cwd="/w",
+        date="2026-12-06",
+        selected_tools=["read", "bash", "edit", "write"],
+        tool_snippets={"read": "Read", "bash": "Run"},
+        pi_root="/pkg",
+        dialect=dialect_for_release(version),
+        **options,
+    ).text
+
+
+def test_it_drops_the_date_line_after_0_80_2():
+    assert "\nCurrent date: 2026-12-06\n" in _prompt("0.80.2")
+    assert "Current date:" not in _prompt("0.80.10")
+    assert _prompt("0.80.10").endswith("\nCurrent working directory: /w")
+
+
+def test_it_ends_a_custom_prompt_with_a_newline_from_0_84():
+    assert _prompt("0.82.1", custom_prompt="Mine").endswith("directory: /w")
+    assert _prompt("0.84.4", custom_prompt="Mine").endswith("directory: /w\n")
+
+
+def test_it_lists_the_environment_variables_docs_from_0_82():
+    assert "environment variables (docs/environment-variables.md)" not in _prompt("0.80.10")
+    assert "environment variables (docs/environment-variables.md)" in _prompt("0.82.1")
+
+
+def test_it_takes_the_1x_releases_prompt_from_the_session():
+    dialect = dialect_for_release("1.0.3")
+    assert dialect.steps is not None and dialect.steps.prompt_in_session
+    assert dialect.steps.pi_ai.name == "1.0"
+    assert dialect.version == "1.0.3"
