@@ -24,7 +24,7 @@ from django.http import (
     JsonResponse,
     QueryDict,
 )
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
@@ -48,6 +48,7 @@ from contextlab.library.selectors import (
     project_for_user_or_404,
     session_for_user_or_404,
     session_problems,
+    sessions_for_user,
 )
 from contextlab.pi.held import request_points
 from contextlab.review.selectors import review_panel, session_labels
@@ -536,3 +537,13 @@ def request_export(request: HttpRequest, pk: int) -> HttpResponse:
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
     return response
+
+
+@login_required
+def session_by_pi_id(request: HttpRequest, session_id: str) -> HttpResponse:
+    """``/sessions/<Pi session id>/``: the session page (its numeric URL, the query kept), for
+    the sessions the user may see; any other id is 404, as on the numeric URL."""
+    session = get_object_or_404(sessions_for_user(request.user), session_id=session_id)
+    url = reverse("inspector:session", args=[session.pk])
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(f"{url}?{query}" if query else url)
