@@ -518,25 +518,37 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@condition(**computed.conditional("request", "entry", "format", "download"))
 def request_export(request: HttpRequest, pk: int) -> HttpResponse:
     """The request of `entry` as the JSON body the provider received (`format=json`, tools
-    included) or as a curl command (`format=curl`); `download=1` as an attachment."""
-    session, index, entry_id = _session_entry(request, pk)
-    built = provider_request(session, index, entry_id)
-    kind = request.GET.get("format", "json")
+    included) or as a curl command (`format=curl`); `download=1` as an attachment. Kept for
+    every web process per (revision, entry, format, inputs) when small; a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
+    kind = "curl" if request.GET.get("format", "json") == "curl" else "json"
+
+    def build() -> tuple[str, str]:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        built = provider_request(session, index, entry_id)
+        return (built.curl if kind == "curl" else built.body_text), built.note
+
+    key = computed.computed_key("request", session, entry_id, kind)
+    (text, note), _ = computed.kept(key, build)
     if kind == "curl":
-        response = HttpResponse(built.curl, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
         name = f"request-{entry_id}.sh"
     else:
-        response = HttpResponse(built.body_text, content_type="application/json")
+        response = HttpResponse(text, content_type="application/json")
         name = f"request-{entry_id}.json"
-    if built.note:
+    if note:
         # What could make this differ from Pi's own request (ASCII: it is a header).
-        response["X-Contextlab-Note"] = built.note.encode("ascii", "replace").decode()
+        response["X-Contextlab-Note"] = note.encode("ascii", "replace").decode()
     if request.GET.get("download"):
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return _revalidated(response)
 
 
 @login_required
