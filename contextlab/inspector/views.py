@@ -128,9 +128,9 @@ def live(request: HttpRequest, pk: int) -> HttpResponse:
 def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag: str) -> str:
     context = {**_live_context(session, etag), "oob": True}
     html = [render_to_string("inspector/session.html#live", context, request)]
+    current = request.htmx.current_url or "" if request.htmx else ""
+    state = TreeState.from_query(QueryDict(urlsplit(current).query))
     if "session" in changed:
-        current = request.htmx.current_url or "" if request.htmx else ""
-        state = TreeState.from_query(QueryDict(urlsplit(current).query))
         index = session_index(session)
         selected = state.entry if state.entry in index.items else index.leaf_id
         pane = tree_pane(session, index, state, selected)
@@ -140,7 +140,23 @@ def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag:
             html.append(render_to_string(f"inspector/session.html#{part}", context, request))
     if "jobs" in changed:
         html.append(render_to_string("inspector/session.html#jobs", context, request))
+        if state.entry or session.leaf_entry_id:
+            context["compact_blocked"] = _compact_blocked(session)
+            context["entry_id"] = state.entry or session.leaf_entry_id
+            html.append(render_to_string("inspector/_compact_control.html", context, request))
     return "".join(html)
+
+
+def _compact_blocked(session: Session) -> str:
+    """Why "Compact here…" is refused now ("" if it is not): another job of the session is
+    queued or running. The page says so before the form is opened, not after it is sent."""
+    active = Job.objects.active().filter(session=session).first()
+    if active is None:
+        return ""
+    return (
+        f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
+        " wait for it to finish or cancel it first."
+    )
 
 
 def _tabs(state: TreeState, selected: str | None) -> list[tuple[str, str, str]]:
@@ -172,7 +188,6 @@ def _inspector_context(
         if selected
         else None
     )
-    active = Job.objects.active().filter(session=session).first()
     context: dict[str, object] = {
         "inspection": inspection,
         "tabs": _tabs(state, selected),
@@ -180,14 +195,7 @@ def _inspector_context(
         # Who edits the profile when this user cannot: the owners, or (an open project has
         # none) an administrator. Asked only by the page that says so (the template calls it).
         "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
-        # "Compact here…" is refused while another job of the session is queued or running:
-        # the page says so before the form is opened, not after it is sent.
-        "compact_blocked": (
-            f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
-            " wait for it to finish or cancel it first."
-            if active is not None
-            else ""
-        ),
+        "compact_blocked": _compact_blocked(session),
         **review_panel(session, selected),
     }
     if inspection is not None and inspection.middle:
