@@ -120,6 +120,12 @@ def tree_rows_html(
         else:
             parts.append(f'<span class="{item.css}">{escape(item.text)}</span>')
         parts.append("</span>")
+        if item.hint:
+            hint_kind = "system" if item.role == "system" else "edit"
+            parts.append(
+                f'<span class="hint hint-{hint_kind}" title="{escape(item.hint_title)}">'
+                f"{escape(item.hint)}</span>"
+            )
         if row.is_leaf:
             parts.append('<span class="leaf" title="current leaf: where Pi resumes">leaf</span>')
         comments = comment_counts.get(item.id, 0) if comment_counts else 0
