@@ -128,9 +128,9 @@ def live(request: HttpRequest, pk: int) -> HttpResponse:
 def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag: str) -> str:
     context = {**_live_context(session, etag), "oob": True}
     html = [render_to_string("inspector/session.html#live", context, request)]
+    current = request.htmx.current_url or "" if request.htmx else ""
+    state = TreeState.from_query(QueryDict(urlsplit(current).query))
     if "session" in changed:
-        current = request.htmx.current_url or "" if request.htmx else ""
-        state = TreeState.from_query(QueryDict(urlsplit(current).query))
         index = session_index(session)
         selected = state.entry if state.entry in index.items else index.leaf_id
         pane = tree_pane(session, index, state, selected)
@@ -140,7 +140,23 @@ def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag:
             html.append(render_to_string(f"inspector/session.html#{part}", context, request))
     if "jobs" in changed:
         html.append(render_to_string("inspector/session.html#jobs", context, request))
+        if state.entry or session.leaf_entry_id:
+            context["compact_blocked"] = _compact_blocked(session)
+            context["entry_id"] = state.entry or session.leaf_entry_id
+            html.append(render_to_string("inspector/_compact_control.html", context, request))
     return "".join(html)
+
+
+def _compact_blocked(session: Session) -> str:
+    """Why "Compact here…" is refused now ("" if it is not): another job of the session is
+    queued or running. The page says so before the form is opened, not after it is sent."""
+    active = Job.objects.active().filter(session=session).first()
+    if active is None:
+        return ""
+    return (
+        f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
+        " wait for it to finish or cancel it first."
+    )
 
 
 def _tabs(state: TreeState, selected: str | None) -> list[tuple[str, str, str]]:
@@ -172,7 +188,6 @@ def _inspector_context(
         if selected
         else None
     )
-    active = Job.objects.active().filter(session=session).first()
     context: dict[str, object] = {
         "inspection": inspection,
         "tabs": _tabs(state, selected),
@@ -180,14 +195,7 @@ def _inspector_context(
         # Who edits the profile when this user cannot: the owners, or (an open project has
         # none) an administrator. Asked only by the page that says so (the template calls it).
         "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
-        # "Compact here…" is refused while another job of the session is queued or running:
-        # the page says so before the form is opened, not after it is sent.
-        "compact_blocked": (
-            f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
-            " wait for it to finish or cancel it first."
-            if active is not None
-            else ""
-        ),
+        "compact_blocked": _compact_blocked(session),
         **review_panel(session, selected),
     }
     if inspection is not None and inspection.middle:
@@ -518,25 +526,37 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@condition(**computed.conditional("request", "entry", "format", "download"))
 def request_export(request: HttpRequest, pk: int) -> HttpResponse:
     """The request of `entry` as the JSON body the provider received (`format=json`, tools
-    included) or as a curl command (`format=curl`); `download=1` as an attachment."""
-    session, index, entry_id = _session_entry(request, pk)
-    built = provider_request(session, index, entry_id)
-    kind = request.GET.get("format", "json")
+    included) or as a curl command (`format=curl`); `download=1` as an attachment. Kept for
+    every web process per (revision, entry, format, inputs) when small; a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
+    kind = "curl" if request.GET.get("format", "json") == "curl" else "json"
+
+    def build() -> tuple[str, str]:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        built = provider_request(session, index, entry_id)
+        return (built.curl if kind == "curl" else built.body_text), built.note
+
+    key = computed.computed_key("request", session, entry_id, kind)
+    (text, note), _ = computed.kept(key, build)
     if kind == "curl":
-        response = HttpResponse(built.curl, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
         name = f"request-{entry_id}.sh"
     else:
-        response = HttpResponse(built.body_text, content_type="application/json")
+        response = HttpResponse(text, content_type="application/json")
         name = f"request-{entry_id}.json"
-    if built.note:
+    if note:
         # What could make this differ from Pi's own request (ASCII: it is a header).
-        response["X-Contextlab-Note"] = built.note.encode("ascii", "replace").decode()
+        response["X-Contextlab-Note"] = note.encode("ascii", "replace").decode()
     if request.GET.get("download"):
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return _revalidated(response)
 
 
 @login_required

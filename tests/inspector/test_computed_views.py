@@ -90,3 +90,22 @@ def test_show_more_pages_answer_304_on_a_repeat(owner_client, tmp_path, blob_dir
     assert again.status_code == 304
     later = owner_client.get(url, {"entry": "u0000039", "start": "5"})
     assert later.status_code == 200 and later["ETag"] != first["ETag"]
+
+
+def test_a_request_export_is_computed_once_and_a_repeat_answers_304(
+    owner_client, rich, monkeypatch
+):
+    url = reverse("inspector:request", args=[rich.pk])
+    first = owner_client.get(url, {"entry": "u0000004"})
+    assert first.status_code == 200 and first.json()["messages"]
+    assert (
+        owner_client.get(url, {"entry": "u0000004"}, HTTP_IF_NONE_MATCH=first["ETag"]).status_code
+        == 304
+    )
+    curl = owner_client.get(url, {"entry": "u0000004", "format": "curl"})
+    assert curl["ETag"] != first["ETag"] and curl.content.decode().startswith("curl ")
+    clear_cache()
+    monkeypatch.setattr(views, "provider_request", _not_again("the request body"))
+    again = owner_client.get(url, {"entry": "u0000004"})
+    assert again.content == first.content
+    assert again.get("X-Contextlab-Note") == first.get("X-Contextlab-Note")
