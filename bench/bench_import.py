@@ -20,11 +20,11 @@ is stored. Two contextlab figures are reported next to it:
   process's share of it (PostgreSQL works in its own process meanwhile), steadier than wall time
   on a loaded machine. Search indexing runs after the import and is reported apart.
 
-Runs against a scratch PostgreSQL database (<DATABASE_URL's name>_bench, dropped afterwards) so
-timings never depend on, or pollute, another database. Pi opens a COPY of the file (open()
-rewrites files it migrates). Environment: BENCH_IMPORT_BYTES (e.g. 200M), BENCH_IMPORT_ENTRIES,
-BENCH_IMPORT_LINE_BYTES (the session with one long line, default 100M), BENCH_RUNS (repetitions
-of the real-file comparison, default 11; medians are reported, since
+Runs against a scratch PostgreSQL database (<DATABASE_URL's name>_bench_<run id>, dropped
+afterwards) so timings never depend on, or pollute, another database. Pi opens a COPY of the
+file (open() rewrites files it migrates). Environment: BENCH_IMPORT_BYTES (e.g. 200M),
+BENCH_IMPORT_ENTRIES, BENCH_IMPORT_LINE_BYTES (the session with one long line, default 100M),
+BENCH_RUNS (repetitions of the real-file comparison, default 11; medians are reported, since
 single runs swing by a third on a shared machine).
 """
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import statistics
 import subprocess
@@ -81,7 +82,8 @@ def scratch_database() -> Iterator[str]:
         shutil.rmtree(blobs, ignore_errors=True)
         return
     base = dict(settings.DATABASES["default"])
-    name = f"{base['NAME']}_bench"
+    # Per run (tests/settings.py's run id): two benchmarks at once never drop each other's.
+    name = f"{base['NAME']}_bench_{getattr(settings, 'TEST_RUN', '') or secrets.token_hex(3)}"
     import psycopg
 
     admin = psycopg.connect(

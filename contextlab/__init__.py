@@ -1,5 +1,8 @@
-"""contextlab: inspect the context of Pi coding-agent sessions."""
+"""contextlab: inspect the context of Pi coding-agent sessions.
 
-from contextlab.celery import app as celery_app
-
-__all__ = ("celery_app",)
+The Celery app (contextlab.celery) is not loaded with the package: `manage.py context`, `compact`
+and `branch-summary` read a file and print, and importing Celery would cost them ~0.3 s of CPU.
+The processes that queue work load it first: the web process (contextlab/wsgi.py), every other
+management command (manage.py), the test suite (tests/conftest.py); `celery -A contextlab` finds
+contextlab.celery by itself.
+"""

@@ -7,6 +7,8 @@ raise ImproperlyConfigured at start-up rather than misbehaving later.
 
 from __future__ import annotations
 
+import importlib.util
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -99,12 +101,27 @@ if not SECRET_KEY:
 if not DEBUG and (SECRET_KEY == PLACEHOLDER_SECRET_KEY or len(SECRET_KEY) < 32):
     raise ImproperlyConfigured(
         "SECRET_KEY must be set to a random value of at least 32 characters when DEBUG is off"
+        + (
+            # Teammates' commands on the team database (import_sessions --watch) need one too.
+            " and DATABASE_URL names a shared database (the team server's key, or e.g. "
+            "SECRET_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'))"
+            if not SECRET_KEY
+            else ""
+        )
     )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # A refused form (missing or stale CSRF token) says so inside the site layout, not on Django's
 # bare page (whose template is rendered without the request, so no layout could be used).
 CSRF_FAILURE_VIEW = "contextlab.urls.csrf_failure"
+
+# django-ninja's bundled templates and static files serve the API docs page (no CDN), found here
+# rather than through "ninja" in INSTALLED_APPS: an installed app is imported by every process,
+# and ninja brings pydantic along, which commands such as `manage.py context` never use.
+_ninja_spec = importlib.util.find_spec("ninja")  # finds the package without importing it
+if _ninja_spec is None or _ninja_spec.origin is None:
+    raise ImproperlyConfigured("django-ninja is not installed (pip install -r requirements.txt)")
+NINJA_DIR = Path(_ninja_spec.origin).parent
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -117,7 +134,6 @@ INSTALLED_APPS = [
     "django_htmx",
     "csp",
     "axes",
-    "ninja",  # the API docs page from its bundled static files, not a CDN
     "contextlab.library",
     "contextlab.inspector",
     "contextlab.jobs",
@@ -131,6 +147,8 @@ MIDDLEWARE = [
     # Static files from the app itself, so a plain `gunicorn contextlab.wsgi` serves CSS.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Before anything that queries: every query of the request runs under its time budget.
+    "contextlab.budgets.RequestBudgetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -138,6 +156,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # After auth and messages, so that its 400 page renders like any other page.
     "contextlab.middleware.RejectNulMiddleware",
+    # Before the login view reads the form: a refused attempt costs no password hash.
+    "contextlab.signin.SignInThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
@@ -150,7 +170,7 @@ WSGI_APPLICATION = "contextlab.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -187,7 +207,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Login throttling (django-axes): after CONTEXTLAB_LOGIN_FAILURE_LIMIT wrong passwords for one
-# username from one address, that pair is locked out for CONTEXTLAB_LOGIN_COOLOFF_MINUTES.
+# username from one address, that pair is locked out for CONTEXTLAB_LOGIN_COOLOFF_MINUTES (the
+# same username from another address still signs in).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -199,8 +220,25 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # No start-up banner on every manage.py command (it would mix into commands' output).
 AXES_VERBOSE = False
-# The address is REMOTE_ADDR (no ipware): behind a proxy that is the proxy's, so the lockout
-# then applies to the username from everywhere, which errs on the safe side.
+# The client's address (contextlab/signin.py): REMOTE_ADDR, or X-Forwarded-For as written by
+# the proxies listed in CONTEXTLAB_TRUSTED_PROXIES (addresses or networks, comma-separated).
+# Behind a proxy that is not listed, every client has the proxy's address: list it.
+AXES_CLIENT_IP_CALLABLE = "contextlab.signin.client_address"
+CONTEXTLAB_TRUSTED_PROXIES = env_list("CONTEXTLAB_TRUSTED_PROXIES", [])
+for _proxy in CONTEXTLAB_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"CONTEXTLAB_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network "
+            "(such as 10.0.0.1 or 10.0.0.0/8)"
+        ) from None
+# Sign-in posts counted before any password is hashed (contextlab/signin.py), per client
+# address and in total; 0 turns a limit off.
+CONTEXTLAB_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE = env_int(
+    "CONTEXTLAB_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", 10
+)
+CONTEXTLAB_LOGIN_ATTEMPTS_PER_MINUTE = env_int("CONTEXTLAB_LOGIN_ATTEMPTS_PER_MINUTE", 30)
 
 # Password reset mails a link, so it exists only when mail can be sent (EMAIL_HOST set).
 _email_host = os.environ.get("EMAIL_HOST", "")
@@ -229,7 +267,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static", NINJA_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "static_root"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -268,6 +306,15 @@ CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_cou
 
 # The largest body one push to /api/v1/sessions/<id>/lines may carry (a client pushes a larger
 # file in parts), and how many days a new share link lasts unless its owner picks otherwise.
+# Seconds one web request may take, per kind (contextlab.budgets): PostgreSQL's
+# statement_timeout and the deadline long loops check. Each stays under gunicorn's --timeout
+# (README: 300; the load test: 120), so a request past it gets a 503, never a killed worker.
+CONTEXTLAB_REQUEST_BUDGETS = {
+    "page": env_int("CONTEXTLAB_BUDGET_PAGE_SECONDS", 20),
+    "api": env_int("CONTEXTLAB_BUDGET_API_SECONDS", 30),
+    "export": env_int("CONTEXTLAB_BUDGET_EXPORT_SECONDS", 100),
+    "upload": env_int("CONTEXTLAB_BUDGET_UPLOAD_SECONDS", 240),
+}
 CONTEXTLAB_API_MAX_PUSH_BYTES = env_int("CONTEXTLAB_API_MAX_PUSH_BYTES", 64 * 1024 * 1024)
 CONTEXTLAB_SHARE_DAYS = env_int("CONTEXTLAB_SHARE_DAYS", 7)
 # A push of at most this many bytes has its entries' search text indexed before it is answered
@@ -290,6 +337,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # Without Redis, jobs run in a thread of the web process (embedded mode); with it, on Celery
 # workers.
 CONTEXTLAB_JOBS_EMBEDDED = not REDIS_URL
+# Prepended to every Redis key contextlab writes (Celery's queues and acknowledgements, the
+# cache), so that several contextlabs, or test runs, can share one Redis database.
+CONTEXTLAB_REDIS_PREFIX = os.environ.get("CONTEXTLAB_REDIS_PREFIX", "")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
@@ -300,6 +350,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Worker recycling: a pool child is replaced after this many tasks, or after a task that left it
+# above this resident memory (KiB), since Python keeps the peak of the largest session it held.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = env_int("CELERY_WORKER_MAX_TASKS_PER_CHILD", 100)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 512 * 1024)
 # A job's claim on a worker lasts CONTEXTLAB_JOB_LEASE_SECONDS and is renewed by the running job
 # every third of it: a worker that dies (child or main process, SIGKILL included) stops renewing,
 # and the sweep below hands the job to another worker within a lease plus a sweep.
@@ -315,6 +369,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": CONTEXTLAB_JOB_LEASE_SECONDS,
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
+    "global_keyprefix": CONTEXTLAB_REDIS_PREFIX,
 }
 # A POST that queues a job must not hang when Redis is down: give up after ~1 s (the job is then
 # marked "not sent", with Retry).
@@ -386,7 +441,13 @@ CONTEXTLAB_MAX_REQUEST_BYTES = env_int("CONTEXTLAB_MAX_REQUEST_BYTES", 4 * 1024 
 CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR = env_int("CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR", 30)
 
 CACHES = (
-    {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": CONTEXTLAB_REDIS_PREFIX,
+        }
+    }
     if REDIS_URL
     else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 )

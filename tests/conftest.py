@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.environment import unavailable
+# As manage.py and the web process do (contextlab/__init__.py): tasks go to contextlab's broker.
+import contextlab.celery  # noqa: F401
+from tests.environment import delete_redis_keys, unavailable
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -23,6 +25,38 @@ def real_session_path() -> Path:
     if not REAL_SESSION.exists():
         pytest.skip(f"{REAL_SESSION} is not on this machine")
     return REAL_SESSION
+
+
+# Fixtures that need the real Pi under Node, or Chromium: a test using one is an `oracle` or a
+# `browser` test even where its module forgot the marker (`make test-fast` leaves both out).
+_MARK_BY_FIXTURE = {"oracle": "oracle", "chromium": "browser", "page": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            marker = _MARK_BY_FIXTURE.get(fixture)
+            if marker and not item.get_closest_marker(marker):
+                item.add_marker(marker)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_redis_keys_and_blobs_deleted_at_the_end():  # type: ignore[no-untyped-def]
+    """This run's Redis keys (the prefix tests/settings.py derives from the run's id) and its
+    blob store go when the run ends; nothing else is touched."""
+    yield
+    import shutil
+
+    from django.conf import settings
+
+    if settings.REDIS_URL and settings.CONTEXTLAB_REDIS_PREFIX:
+        delete_redis_keys(settings.REDIS_URL, settings.CONTEXTLAB_REDIS_PREFIX)
+    run = getattr(settings, "TEST_RUN", "")  # tests/settings.py's, not production's
+    if run:
+        store = Path(settings.VAR_DIR) / "test-blobs" / f"{run}-{settings.TEST_PROCESS}"
+        if Path(settings.CONTEXTLAB_BLOB_DIR) == store:
+            shutil.rmtree(store, ignore_errors=True)
 
 
 # --- Personas: the owner imported the sessions, a teammate shares the dashboard, an outsider

@@ -36,3 +36,28 @@ def postgres_tool(name: str) -> str | None:
     candidates = glob.glob(f"/usr/lib/postgresql/*/bin/{name}")
     candidates.sort(key=lambda path: int(path.split("/")[4]) if path.split("/")[4].isdigit() else 0)
     return candidates[-1] if candidates else None
+
+
+def delete_redis_keys(url: str, prefix: str) -> int:
+    """Delete the keys under `prefix` in the Redis database at `url` (a test's or a run's own),
+    never anything else: the suite shares Redis with other runs and other programs. Returns how
+    many were deleted; an unreachable Redis deletes nothing."""
+    import redis
+
+    if not prefix:
+        raise ValueError("refusing to delete every key: give a prefix")
+    pattern = "".join("\\" + c if c in "*?[]\\" else c for c in prefix) + "*"
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
+        deleted = 0
+        batch: list[bytes] = []
+        for key in client.scan_iter(match=pattern, count=1000):
+            batch.append(key)
+            if len(batch) == 500:
+                deleted += client.unlink(*batch)
+                batch.clear()
+        if batch:
+            deleted += client.unlink(*batch)
+        return deleted
+    except redis.ConnectionError:
+        return 0

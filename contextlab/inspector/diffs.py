@@ -3,7 +3,9 @@ prompt: Pi 1.x's by persisted section and tool declaration, Pi 0.x's rebuilt tex
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import hashlib
 from typing import Any
 
 from contextlab import jsonsafe
@@ -15,6 +17,72 @@ Estimate = Any  # message -> tokens, the dialect's estimate
 
 def message_key(message: dict[str, Any]) -> bytes:
     return jsonsafe.sorted_bytes(message)
+
+
+def message_identity(message: dict[str, Any], role: str | None = None) -> tuple[Any, ...]:
+    """Which message this is, whatever its content and position: the same message in two
+    requests (on two branches, before and after a compaction, edited by a Pi 1.x context edit)
+    has the same identity. A tool result is its tool call's id; an assistant message with tool
+    calls, their ids; any other message, its role and the time Pi stamped on it (a summary or a
+    custom message converted to a user message keeps its own). A message without any of these
+    is its content. ``role``: the role the provider sees (default: the message's own)."""
+    role = role or str(message.get("role"))
+    if role == "toolResult" and message.get("toolCallId"):
+        return ("toolResult", str(message["toolCallId"]))
+    content = message.get("content")
+    if role == "assistant" and isinstance(content, list):
+        calls = tuple(
+            str(b.get("id"))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "toolCall" and b.get("id")
+        )
+        if calls:
+            return ("assistant", *calls)
+    stamp = message.get("timestamp")
+    if isinstance(stamp, int | float | str) and not isinstance(stamp, bool) and stamp != "":
+        return (role, "at", stamp)
+    return (role, "content", hashlib.sha1(message_key(message)).hexdigest())
+
+
+def numbered(keys: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The keys made unique: the n-th occurrence of a key gets n appended (a message sent twice
+    is two messages, matched in order)."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out = []
+    for key in keys:
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        out.append((*key, n))
+    return out
+
+
+def align(left: list[tuple[Any, ...]], right: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
+    """The pairs (i, j) with ``left[i] == right[j]`` (unique keys, see ``numbered``) that keep
+    both orders: the longest such chain (patience sorting, O(n log n)). Messages keep their
+    order in every request Pi builds, so this is every common message but for a reordering."""
+    where = {key: j for j, key in enumerate(right)}
+    pairs = [(i, where[key]) for i, key in enumerate(left) if key in where]
+    # Longest increasing subsequence of the j's.
+    tails: list[int] = []  # tails[l]: index in pairs of the smallest tail of a chain of l + 1
+    tail_js: list[int] = []  # their j's, for the binary search
+    back: list[int] = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        lo = bisect.bisect_left(tail_js, j)
+        if lo > 0:
+            back[n] = tails[lo - 1]
+        if lo == len(tails):
+            tails.append(n)
+            tail_js.append(j)
+        else:
+            tails[lo] = n
+            tail_js[lo] = j
+    chain: list[tuple[int, int]] = []
+    n = tails[-1] if tails else -1
+    while n >= 0:
+        chain.append(pairs[n])
+        n = back[n]
+    chain.reverse()
+    return chain
 
 
 def first_text(message: dict[str, Any]) -> str:
@@ -135,6 +203,11 @@ def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
         ],
         "before_count": len(before.sent),
         "after_count": len(after.sent),
+        # The messages as Pi holds them (what "added" and "left" count), beside the ones sent
+        # (after convertToLlm: a bash execution excluded from context, a 1.x system message
+        # moved into the prompt, and so on are not sent).
+        "before_messages": len(old),
+        "after_messages": len(new),
         "prompt": prompt,
         "prompt_changed": prompt["changed"],
         "prompt_dates": prompt["dates"],

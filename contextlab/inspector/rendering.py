@@ -61,7 +61,8 @@ def _fold(row: Row, page_url: str, query: str, text: str, title: str) -> str:
     action = "unfold" if row.folded else "fold"
     url = escape(f"{page_url}?{query}")
     return (
-        f'<a class="fold-toggle fold" data-action="{action}" title="{title}" href="{url}">'
+        f'<a class="fold-toggle fold" data-action="{action}" title="{title}" href="{url}" '
+        f'hx-target="#tree">'
         f"{text}</a>"
     )
 
@@ -75,8 +76,9 @@ def tree_rows_html(
     selected_id: str | None,
     comment_counts: dict[str, int] | None = None,
 ) -> SafeString:
-    """One <li> per row. Plain links (static/js/app.js turns a click into a selection); the
-    selected row is `aria-selected="true"`, every row names its entry in `data-entry-id`."""
+    """One <li> per row. Plain links, which htmx boosts (the list's hx-boost: a row fetches the
+    inspector, a fold toggle the tree); the selected row is `aria-selected="true"`, every row
+    names its entry in `data-entry-id`."""
     out: list[str] = []
     base = escape(f"{page_url}?{qs_prefix}entry=")
     for row in rows:

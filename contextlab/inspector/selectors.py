@@ -30,6 +30,7 @@ from django.db.models.functions import Cast
 
 from contextlab.inspector.models import TreeIndex
 from contextlab.library.models import Entry, Session
+from contextlab.library.storage.values import loads_entry
 from contextlab.pi.held import condensed_path, held_span, settings_read_before
 from contextlab.pi.session import SessionTree
 from contextlab.pi.tree_selector import (
@@ -203,7 +204,7 @@ class SessionIndex:
         fetched: list[tuple[int, dict[str, Any], int]] = []
         for seq, raw in rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw"):
             if seq in wanted:
-                entry = orjson.loads(raw)
+                entry = loads_entry(raw)
                 fetched.append((seq, entry, len(raw)))
                 found[entry["id"]] = entry
                 self.json_bytes[entry["id"]] = len(raw)
@@ -252,7 +253,7 @@ class SessionIndex:
             rows = Entry.objects.filter(revision_id=revision_id).order_by("seq")
             for seq, raw in rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw"):
                 if seq in wanted:
-                    found[wanted[seq]] = tree_item(orjson.loads(raw), {}).search_text
+                    found[wanted[seq]] = tree_item(loads_entry(raw), {}).search_text
             texts = [found.get(entry_id, "") for entry_id in self.items]
         with _cache_lock:
             if not self.search_loaded:
@@ -526,7 +527,7 @@ def _index_rows(session: Session) -> list[tuple[int, int, dict[str, Any]]]:
         .annotate(raw=Cast("data", TextField()))
         .values_list("seq", "tokens", "raw")
     )
-    return [(seq, tokens, orjson.loads(raw)) for seq, tokens, raw in rows.iterator(chunk_size=2000)]
+    return [(seq, tokens, loads_entry(raw)) for seq, tokens, raw in rows.iterator(chunk_size=2000)]
 
 
 def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:

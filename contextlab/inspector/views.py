@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -23,231 +22,46 @@ from django.http import (
     HttpResponse,
     HttpResponseNotModified,
     JsonResponse,
+    QueryDict,
 )
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from contextlab.inspector import services
+from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.rendering import chart_rows_html, message_rows_html, tree_rows_html
+from contextlab.inspector.rendering import chart_rows_html, message_rows_html
+from contextlab.inspector.requests import Abandoned, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
-from contextlab.inspector.requests import provider_request
 from contextlab.inspector.selectors import SessionIndex, session_index
-from contextlab.library.models import Session
+from contextlab.inspector.tree_pane import TABS, TreeState, tree_context, tree_pane
+from contextlab.jobs.models import Job
+from contextlab.library.models import ProjectMembership, Session
 from contextlab.library.selectors import (
     project_for_user_or_404,
     session_for_user_or_404,
     session_problems,
+    sessions_for_user,
 )
 from contextlab.pi.held import request_points
-from contextlab.pi.tree_selector import (
-    FILTER_MODES,
-    TreeView,
-    build_view,
-    finish,
-    select_rows,
-)
-from contextlab.review.selectors import comment_counts, review_panel, session_labels
+from contextlab.review.selectors import review_panel, session_labels
 from contextlab.review.services import can_manage_members
-
-TABS = ("context", "prompt", "diff", "json", "entry")
 
 # Rows sent per lazy request; a larger gap comes back as rows plus another placeholder.
 ROWS_PER_REQUEST = 400
 # The chart holds every request; its table (the no-JavaScript view of it) only the first ones.
 CHART_TABLE_LIMIT = 1000
-
-
-@dataclass(frozen=True)
-class TreeState:
-    """What the URL says about the tree and the selection."""
-
-    mode: str = "default"
-    query: str = ""
-    folded: tuple[str, ...] = ()
-    entry: str | None = None
-    tab: str = "context"
-
-    @classmethod
-    def from_request(cls, request: HttpRequest) -> TreeState:
-        mode = request.GET.get("mode", "default")
-        tab = request.GET.get("tab", "context")
-        folded = tuple(f for f in request.GET.get("fold", "").split(",") if f)[:200]
-        return cls(
-            mode=mode if mode in FILTER_MODES else "default",
-            query=request.GET.get("q", "").strip()[:200],
-            folded=folded,
-            entry=request.GET.get("entry") or None,
-            tab=tab if tab in TABS else "context",
-        )
-
-    def query_string(self, **changes: object) -> str:
-        """The URL query for this state with `changes` applied (defaults left out)."""
-        values = {
-            "mode": self.mode,
-            "q": self.query,
-            "fold": ",".join(self.folded),
-            "tab": self.tab,
-            "entry": self.entry or "",
-        }
-        values.update({k: v for k, v in changes.items()})
-        defaults = {"mode": "default", "tab": "context"}
-        pairs = [(k, v) for k, v in values.items() if v and defaults.get(k) != v and k != "entry"]
-        if values["entry"]:
-            pairs.append(("entry", values["entry"]))
-        return urlencode(pairs)
-
-    def toggled(self, entry_id: str) -> tuple[str, ...]:
-        if entry_id in self.folded:
-            return tuple(f for f in self.folded if f != entry_id)
-        return (*self.folded, entry_id)
-
-
-def _tree_view(index: SessionIndex, state: TreeState, selected: str | None) -> TreeView:
-    """The tree under the URL's mode, search and folds, showing the selected entry if only the
-    "assistant message with tool calls only" rule hides it (Pi shows such an entry when it is
-    the leaf; the inspector links to replies, which are often such messages). An entry that a
-    fold, the search or the mode hides is not shown: the selection moves to its nearest visible
-    ancestor, as in Pi's /tree."""
-    view = index.view(state.mode, state.query, state.folded)
-    if selected is None or selected in view.index_of or index.leaf_id == selected:
-        return view
-    item = index.items.get(selected)
-    if item is None or not item.toolcall_only or _folded_away(index, state, selected):
-        return view
-    key = ("view-showing", selected, state.mode, state.query, state.folded)
-    kept = index.memo.get(key)
-    if isinstance(kept, TreeView):
-        return kept
-    items = dict(index.items)
-    items[selected] = replace(item, toolcall_only=False)
-    kept = build_view(
-        index.order,
-        items,
-        index.labels,
-        index.leaf_id,
-        set(index.path_ids),
-        mode=state.mode,
-        query=state.query,
-        folded=state.folded,
-    )
-    index.remember(key, kept)
-    return kept
-
-
-def _tree_ids(index: SessionIndex) -> frozenset[str]:
-    """Entries in Pi's tree. An entry of a parentId cycle is stored but in no tree: the
-    inspector can show it, no row can be selected for it."""
-    ids = index.memo.get(("tree-ids",))
-    if not isinstance(ids, frozenset):
-        ids = frozenset(index.order)
-        index.remember(("tree-ids",), ids)
-    return ids
-
-
-def _folded_away(index: SessionIndex, state: TreeState, entry_id: str) -> bool:
-    if not state.folded:
-        return False
-    folded = set(state.folded)
-    parent = index.parent_of.get(entry_id)
-    hops = 0
-    while parent is not None and hops <= len(index.items):
-        if parent in folded:
-            return True
-        parent = index.parent_of.get(parent)
-        hops += 1
-    return False
-
-
-def _tree_context(
-    session: Session, index: SessionIndex, state: TreeState, selected: str | None
-) -> dict[str, object]:
-    view = _tree_view(index, state, selected)
-    selected_index = -1
-    if selected is not None and selected in _tree_ids(index):
-        selected_index = view.nearest_visible(selected, index.parent_of.get)
-    selected_id = view.rows[selected_index].item.id if selected_index >= 0 else None
-    leaf_index = view.index_of.get(index.leaf_id or "", -1)
-    ranges = select_rows(view, [selected_index, leaf_index])
-    links: dict[str, object] = {
-        "page_url": reverse("inspector:session", args=[session.pk]),
-        "qs_prefix": _with_amp(state.query_string(entry="")),
-        "fold_links": _fold_links(view, state, selected_id),
-        "selected_id": selected_id,
-        "comment_counts": comment_counts(session),  # one query, whatever the tree's size
-    }
-    return {
-        **links,
-        "links": links,
-        "view": view,
-        "segments": _segments(view, ranges, 0, len(view.rows) - 1, links),
-        "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
-        "mode_links": [
-            (m, state.query_string(mode=m, fold="", entry=selected_id or "")) for m in FILTER_MODES
-        ],
-        "tree_state": state.query_string(entry="", tab="context"),
-    }
-
-
-def _segments(
-    view: TreeView,
-    ranges: list[tuple[int, int]],
-    start: int,
-    end: int,
-    links: dict[str, object],
-) -> list[dict[str, object]]:
-    """Rows to render and the gaps between them (placeholders that load lazily)."""
-    out: list[dict[str, object]] = []
-    cursor = start
-    for first, last in ranges:
-        first, last = max(first, start), min(last, end)
-        if first > last:
-            continue
-        if first > cursor:
-            out.append(_gap(view, cursor, first - 1))
-        rows = view.rows[first : last + 1]
-        finish(view, rows)
-        out.append({"html": tree_rows_html(rows, **links)})  # type: ignore[arg-type]
-        cursor = last + 1
-    if cursor <= end:
-        out.append(_gap(view, cursor, end))
-    return out
-
-
-def _gap(view: TreeView, first: int, last: int) -> dict[str, object]:
-    finish(view, [view.rows[first]])
-    return {
-        "gap": True,
-        "start": first,
-        "end": last,
-        "count": last - first + 1,
-        "first_id": view.rows[first].item.id,
-        "last_id": view.rows[last].item.id,
-        "prefix": view.rows[first].prefix,
-    }
-
-
-def _with_amp(query: str) -> str:
-    return f"{query}&" if query else ""
-
-
-def _fold_links(view: TreeView, state: TreeState, selected: str | None) -> dict[str, str]:
-    # The link keeps the selection: a fold that hides it moves it to the folded entry.
-    return {
-        row.item.id: state.query_string(
-            fold=",".join(state.toggled(row.item.id)), entry=selected or ""
-        )
-        for row in view.rows
-        if row.foldable or row.folded
-    }
+# What an htmx request may ask the session page for (`HX-Target`): the inspector, or the tree
+# (a change of mode, search or folds) with the inspector out of band, since the server decides
+# which entry stays selected. Anything else, and Back restoring history, gets the whole page.
+PARTIALS = ("inspector", "tree")
 
 
 def live_version(session: Session) -> dict[str, str]:
@@ -266,20 +80,44 @@ def live_version(session: Session) -> dict[str, str]:
 
 
 def _etag(version: dict[str, str]) -> str:
-    return '"' + hashlib.sha1(json.dumps(version, sort_keys=True).encode()).hexdigest()[:20] + '"'
+    """One tag for both parts, readable back part by part (`_changed_parts`): the poll fetches
+    only the parts that changed."""
+    digests = [hashlib.sha1(version[part].encode()).hexdigest()[:12] for part in LIVE_PARTS]
+    return '"' + ".".join(digests) + '"'
+
+
+LIVE_PARTS = ("session", "jobs")
+
+
+def _changed_parts(held: str, etag: str) -> set[str]:
+    before = held.strip().strip('"').split(".")
+    now = etag.strip('"').split(".")
+    if len(before) != len(now):
+        return set(LIVE_PARTS)
+    return {part for part, old, new in zip(LIVE_PARTS, before, now, strict=True) if old != new}
+
+
+def _live_context(session: Session, etag: str) -> dict[str, object]:
+    return {
+        "session": session,
+        "live_headers": json.dumps({"If-None-Match": etag}),
+    }
 
 
 @login_required
 def live(request: HttpRequest, pk: int) -> HttpResponse:
-    """The session's live version, for the page's poll: 304 when nothing changed since the
-    version the page holds (If-None-Match), else the version as JSON. No page is rendered here;
-    the page fetches only the part that changed."""
+    """The session page's poll (htmx, every few seconds, `If-None-Match` the tag it holds): 304
+    while nothing changed; else the poll element with the new tag, and out of band the parts
+    that changed: the head's figures and the tree (for the tree state and selection of the
+    page's URL, `HX-Current-URL`), or the job history. Without htmx: the version as JSON."""
     session = session_for_user_or_404(request.user, pk)
     version = live_version(session)
     etag = _etag(version)
-    held = [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]
-    if etag in held:
+    held = request.headers.get("If-None-Match", "")
+    if etag in [tag.strip() for tag in held.split(",")]:
         response: HttpResponse = HttpResponseNotModified()
+    elif request.htmx:
+        response = HttpResponse(_live_parts(request, session, _changed_parts(held, etag), etag))
     else:
         response = JsonResponse(version)
     response["ETag"] = etag
@@ -287,9 +125,82 @@ def live(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-# What an htmx request may ask for: one pane, both panes (a change of tree state, where the
-# server decides which entry stays selected), or the live parts (head facts and tree).
-PARTIALS = ("inspector", "tree", "panes", "live")
+def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag: str) -> str:
+    context = {**_live_context(session, etag), "oob": True}
+    html = [render_to_string("inspector/session.html#live", context, request)]
+    current = request.htmx.current_url or "" if request.htmx else ""
+    state = TreeState.from_query(QueryDict(urlsplit(current).query))
+    if "session" in changed:
+        index = session_index(session)
+        selected = state.entry if state.entry in index.items else index.leaf_id
+        pane = tree_pane(session, index, state, selected)
+        context.update(tree_context(pane, session, index))
+        context.update({"index": index, "state": state})
+        for part in ("facts", "tree"):
+            html.append(render_to_string(f"inspector/session.html#{part}", context, request))
+    if "jobs" in changed:
+        html.append(render_to_string("inspector/session.html#jobs", context, request))
+        if state.entry or session.leaf_entry_id:
+            context["compact_blocked"] = _compact_blocked(session)
+            context["entry_id"] = state.entry or session.leaf_entry_id
+            html.append(render_to_string("inspector/_compact_control.html", context, request))
+    return "".join(html)
+
+
+def _compact_blocked(session: Session) -> str:
+    """Why "Compact here…" is refused now ("" if it is not): another job of the session is
+    queued or running. The page says so before the form is opened, not after it is sent."""
+    active = Job.objects.active().filter(session=session).first()
+    if active is None:
+        return ""
+    return (
+        f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
+        " wait for it to finish or cancel it first."
+    )
+
+
+def _tabs(state: TreeState, selected: str | None) -> list[tuple[str, str, str]]:
+    return [
+        (tab, TAB_LABELS[tab], state.query_string(tab=tab, entry=selected or "")) for tab in TABS
+    ]
+
+
+TAB_LABELS = {
+    "context": "Messages",
+    "prompt": "System prompt",
+    "diff": "Diff vs previous request",
+    "json": "Copy as JSON",
+    "entry": "Raw entry",
+}
+
+
+def _inspector_context(
+    request: HttpRequest,
+    session: Session,
+    index: SessionIndex,
+    state: TreeState,
+    selected: str | None,
+) -> dict[str, object]:
+    inspection = (
+        services.inspect_entry(
+            session, index, selected, tab=state.tab, full=request.GET.get("all") == "1"
+        )
+        if selected
+        else None
+    )
+    context: dict[str, object] = {
+        "inspection": inspection,
+        "tabs": _tabs(state, selected),
+        "can_edit_profile": can_manage_members(request.user, session.project),
+        # Who edits the profile when this user cannot: the owners, or (an open project has
+        # none) an administrator. Asked only by the page that says so (the template calls it).
+        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
+        "compact_blocked": _compact_blocked(session),
+        **review_panel(session, selected),
+    }
+    if inspection is not None and inspection.middle:
+        context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
+    return context
 
 
 @login_required
@@ -297,11 +208,13 @@ PARTIALS = ("inspector", "tree", "panes", "live")
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
-    state = TreeState.from_request(request)
+    state = TreeState.from_query(request.GET)
     if state.entry is not None and state.entry not in index.items:
         raise Http404("No such entry in this session")
     requested = state.entry or index.leaf_id
-    target = request.htmx.target if request.htmx else None
+    target = (
+        request.htmx.target if request.htmx and not request.htmx.history_restore_request else None
+    )
     if target not in PARTIALS:
         target = None
     page_url = reverse("inspector:session", args=[session.pk])
@@ -315,40 +228,24 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     selected = requested
     if target != "inspector":
-        context.update(_tree_context(session, index, state, requested))
-        shown = context["selected_id"]
-        if isinstance(shown, str) and shown != requested:
+        pane = tree_pane(session, index, state, requested)
+        context.update(tree_context(pane, session, index))
+        if pane.selected_id is not None and pane.selected_id != requested:
             # The tree cannot show the requested entry (folded away, filtered out): the
-            # selection is its nearest visible ancestor, in the tree, the inspector and the URL.
-            if target is None and state.entry:
-                return redirect(f"{page_url}?{state.query_string(entry=shown)}")
-            selected = shown
-        if target in (None, "live"):  # the other partials keep the version the page holds
-            context["live_version"] = _etag(live_version(session))
-    context["tabs"] = [(t, state.query_string(tab=t, entry=selected or "")) for t in TABS]
-    if target not in ("tree", "live"):
-        context["inspection"] = (
-            services.inspect_entry(
-                session, index, selected, tab=state.tab, full=request.GET.get("all") == "1"
-            )
-            if selected
-            else None
-        )
-        context.update(review_panel(session, selected))
-        context["can_edit_profile"] = can_manage_members(request.user, session.project)
-    inspection = context.get("inspection")
-    if isinstance(inspection, services.Inspection) and inspection.middle:
-        context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
+            # selection is its nearest visible ancestor, in the tree, the inspector and the URL
+            # (htmx follows the redirect and puts the URL it lands on in the history).
+            if state.entry:
+                return redirect(f"{page_url}?{state.query_string(entry=pane.selected_id)}")
+            selected = pane.selected_id
+    context.update(_inspector_context(request, session, index, state, selected))
     if target == "inspector":
         return render(request, "inspector/session.html#inspector", context)
     if target == "tree":
-        return render(request, "inspector/session.html#tree", context)
-    if target in ("panes", "live"):
-        parts = ["facts", "tree"] + (["inspector"] if target == "panes" else [])
-        html = "".join(
-            render_to_string(f"inspector/session.html#{part}", context, request) for part in parts
-        )
-        return HttpResponse(html)
+        tree = render_to_string("inspector/session.html#tree", context, request)
+        context["oob"] = True
+        inspector = render_to_string("inspector/session.html#inspector", context, request)
+        return HttpResponse(tree + inspector)
+    context.update(_live_context(session, _etag(live_version(session))))
     context["problems"] = list(session_problems(session)[:200])
     context["review_labels"] = session_labels(session)
     return render(request, "inspector/session.html", context)
@@ -359,19 +256,23 @@ def tree_rows(request: HttpRequest, pk: int) -> HttpResponse:
     """A run of tree rows that the first response left out (htmx replaces its placeholder)."""
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
-    state = TreeState.from_request(request)
-    context = _tree_context(session, index, state, state.entry)
-    view = context["view"]
-    assert isinstance(view, TreeView)
+    state = TreeState.from_query(request.GET)
+    pane = tree_pane(session, index, state, state.entry)
     try:
         start = max(0, int(request.GET.get("start", "0")))
-        end = min(len(view.rows) - 1, int(request.GET.get("end", "0")))
+        end = min(len(pane.view.rows) - 1, int(request.GET.get("end", "0")))
     except ValueError:
         raise Http404("Bad row range") from None
     last = min(end, start + ROWS_PER_REQUEST - 1)
-    context["segments"] = _segments(view, [(start, last)], start, end, context["links"])  # type: ignore[arg-type]
-    context["session"] = session
-    context["state"] = state
+    context = {
+        "page_url": pane.links.page_url,
+        "qs_prefix": pane.links.qs_prefix,
+        "selected_id": pane.selected_id,
+        "rows_url": reverse("inspector:tree_rows", args=[session.pk]),
+        "segments": pane.segments([(start, last)], start, end),
+        "session": session,
+        "state": state,
+    }
     return render(request, "inspector/session.html#tree-segments", context)
 
 
@@ -433,34 +334,68 @@ def _middle_html(session: Session, entry_id: str, middle: list[MessageView], sta
 
 
 @login_required
+@condition(**computed.conditional("messages", "entry", "start"))
 def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
-    """The next page of collapsed messages of one projection (htmx "show more")."""
-    session, index, entry_id = _session_entry(request, pk)
+    """The next page of collapsed messages of one projection (htmx "show more"); kept for every
+    web process per (revision, entry, start, inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
     try:
         start = max(0, int(request.GET.get("start", "0")))
     except ValueError:
         raise Http404("Bad start") from None
-    middle = services.middle_messages(session, index, entry_id)
-    return HttpResponse(_middle_html(session, entry_id, middle, start))
+
+    def build() -> str:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        middle = services.middle_messages(session, index, entry_id)
+        return str(_middle_html(session, entry_id, middle, start))
+
+    html, _ = computed.kept(computed.computed_key("messages", session, entry_id, start), build)
+    return _revalidated(HttpResponse(html))
 
 
 @login_required
+@condition(**computed.conditional("message", "entry", "leaf", "all"))
 def message(request: HttpRequest, pk: int) -> HttpResponse:
-    """The body of one message of a projection (collapsed rows load it when opened)."""
-    session, index, entry_id = _session_entry(request, pk)
+    """The body of one message of a projection (collapsed rows load it when opened); kept for
+    every web process per (revision, entry, leaf, inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
     full = request.GET.get("all") == "1"
     leaf = request.GET.get("leaf") or None
-    blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
-    context = {"blocks": blocks, "session": session, "entry_id": entry_id}
-    return render(request, "inspector/_blocks.html", context)
+
+    def build() -> str:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
+        context = {"blocks": blocks, "session": session, "entry_id": entry_id}
+        return render_to_string("inspector/_blocks.html", context)
+
+    key = computed.computed_key("message", session, entry_id, leaf, full)
+    html, _ = computed.kept(key, build)
+    return _revalidated(HttpResponse(html))
+
+
+def _revalidated(response: HttpResponse) -> HttpResponse:
+    """Kept by the browser, but asked again every time (the ETag makes that a 304)."""
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @login_required
+@condition(**computed.conditional("chart"))
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
-    session = session_for_user_or_404(request.user, pk)
-    index = session_index(session)
-    growth = context_growth(session, index)
-    return render(
+    """The context growth chart; its figures kept for every web process per (revision,
+    inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    growth, _ = computed.kept(
+        computed.computed_key("chart", session),
+        lambda: context_growth(session, session_index(session)),
+    )
+    response = render(
         request,
         "inspector/chart.html",
         {
@@ -475,6 +410,7 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         },
     )
+    return _revalidated(response)
 
 
 @login_required
@@ -504,12 +440,18 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
 
 # --- Compare two requests; one request as the provider received it ------------------------------
 
-# Entries offered for picking on the compare page: the points where Pi called the model.
+# Entries offered for picking on the compare page: the points where Pi called the model. The
+# page lists the first ones; typing in a picker asks for the matches among all of them.
 COMPARE_CHOICES = 500
+PICKER_MATCHES = 50
 
 
 def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
-    """(entry id, label) of every entry with an assistant reply below it, on every branch."""
+    """(entry id, label) of every entry with an assistant reply below it, on every branch
+    (kept on the index: the pickers ask for them at every keystroke)."""
+    kept = index.memo.get(("compare-points",))
+    if isinstance(kept, list):
+        return kept
     out: list[tuple[str, str]] = []
 
     def parent_of(entry_id: str) -> str | None:
@@ -519,17 +461,36 @@ def _request_points(index: SessionIndex) -> list[tuple[str, str]]:
     for leaf, _ in request_points(index.order, index.type_of, index.role_of, parent_of):
         parent = index.items[leaf]
         out.append((parent.id, f"{parent.tag}{parent.text}"[:90]))
-        if len(out) >= COMPARE_CHOICES:
-            break
+    index.remember(("compare-points",), out)
     return out
 
 
 @login_required
+def compare_entries(request: HttpRequest, pk: int) -> HttpResponse:
+    """The compare form's picker: the request points whose label or id holds the text typed
+    (`q`, or the picker's own field `a` / `b`), as the options of its datalist (htmx swaps it)."""
+    session = session_for_user_or_404(request.user, pk)
+    index = session_index(session)
+    typed = (request.GET.get("q") or request.GET.get("a") or request.GET.get("b") or "").strip()
+    needle = typed.lower()[:200]
+    points = _request_points(index)
+    if needle:
+        points = [(i, label) for i, label in points if needle in i or needle in label.lower()]
+    return render(
+        request,
+        "inspector/compare.html#compare-choices",
+        {"choices": points[:PICKER_MATCHES], "session": session},
+    )
+
+
+@login_required
+@condition(**computed.conditional("compare", "a", "b"))  # a repeat is a 304, nothing computed
 def compare(request: HttpRequest, pk: int) -> HttpResponse:
     """Two requests side by side (any two entries, on any branches): model, system prompt and
     the messages as sent, with what differs marked. Without `b`, the previous request on the
-    path of `a`."""
-    session = session_for_user_or_404(request.user, pk)
+    path of `a`. The comparison is computed once per (revision, pair, inputs) and kept for
+    every web process (`computed`); a client that left stops it."""
+    session = computed.session_for(request, pk)
     index = session_index(session)
     a = request.GET.get("a", "") or (index.leaf_id or "")
     b = request.GET.get("b", "")
@@ -539,8 +500,17 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
         b = services.previous_request(index, a) or a
     if b not in index.items:
         raise Http404("No such entry in this session")
-    comparison = requests_compare(session, index, a, b)
-    return render(
+    try:
+        comparison, _ = computed.kept(
+            computed.computed_key("compare-pair", session, a, b),
+            lambda: requests_compare(
+                session, index, a, b, abandoned=lambda: computed.client_gone(request)
+            ),
+        )
+    except Abandoned:
+        # Nobody reads this answer (nginx logs the same code for a client that closed).
+        return HttpResponse(status=499)
+    response = render(
         request,
         "inspector/compare.html",
         {
@@ -549,28 +519,51 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             "a": a,
             "b": b,
             "c": comparison,
-            "choices": _request_points(index),
+            "choices": _request_points(index)[:COMPARE_CHOICES],
         },
     )
+    return _revalidated(response)
 
 
 @login_required
+@condition(**computed.conditional("request", "entry", "format", "download"))
 def request_export(request: HttpRequest, pk: int) -> HttpResponse:
     """The request of `entry` as the JSON body the provider received (`format=json`, tools
-    included) or as a curl command (`format=curl`); `download=1` as an attachment."""
-    session, index, entry_id = _session_entry(request, pk)
-    built = provider_request(session, index, entry_id)
-    kind = request.GET.get("format", "json")
+    included) or as a curl command (`format=curl`); `download=1` as an attachment. Kept for
+    every web process per (revision, entry, format, inputs) when small; a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
+    kind = "curl" if request.GET.get("format", "json") == "curl" else "json"
+
+    def build() -> tuple[str, str]:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        built = provider_request(session, index, entry_id)
+        return (built.curl if kind == "curl" else built.body_text), built.note
+
+    key = computed.computed_key("request", session, entry_id, kind)
+    (text, note), _ = computed.kept(key, build)
     if kind == "curl":
-        response = HttpResponse(built.curl, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
         name = f"request-{entry_id}.sh"
     else:
-        response = HttpResponse(built.body_text, content_type="application/json")
+        response = HttpResponse(text, content_type="application/json")
         name = f"request-{entry_id}.json"
-    if built.note:
+    if note:
         # What could make this differ from Pi's own request (ASCII: it is a header).
-        response["X-Contextlab-Note"] = built.note.encode("ascii", "replace").decode()
+        response["X-Contextlab-Note"] = note.encode("ascii", "replace").decode()
     if request.GET.get("download"):
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return _revalidated(response)
+
+
+@login_required
+def session_by_pi_id(request: HttpRequest, session_id: str) -> HttpResponse:
+    """``/sessions/<Pi session id>/``: the session page (its numeric URL, the query kept), for
+    the sessions the user may see; any other id is 404, as on the numeric URL."""
+    session = get_object_or_404(sessions_for_user(request.user), session_id=session_id)
+    url = reverse("inspector:session", args=[session.pk])
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(f"{url}?{query}" if query else url)

@@ -8,6 +8,14 @@ class JobsConfig(AppConfig):
     label = "jobs"
 
     def ready(self) -> None:
-        # The queue listens for committed jobs (contextlab.jobs.signals) in every process that
-        # can create one, not only in Celery workers (which import the tasks themselves).
-        from contextlab.jobs import tasks  # noqa: F401
+        from contextlab.jobs.signals import job_committed
+
+        def enqueue_committed(sender: object, *, job_id: int, **kwargs: object) -> None:
+            # The queue hears of committed jobs in every process that can create one, not only
+            # in Celery workers. It is imported on the first job, not when the app loads:
+            # commands that queue nothing (context, compact, branch-summary) need not load it.
+            from contextlab.jobs.tasks import enqueue
+
+            enqueue(job_id)
+
+        job_committed.connect(enqueue_committed, weak=False, dispatch_uid="jobs-enqueue-committed")

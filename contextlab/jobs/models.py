@@ -131,6 +131,9 @@ class Job(models.Model):
     # Compaction: the entry to compact at (normally the session's leaf). Branch summary: the leaf
     # being left (Pi's old leaf); `target_entry_id` is where the user navigates to.
     leaf_entry_id = models.CharField(max_length=100)
+    # The session's leaf when the job was queued: a job queued at an earlier entry ("Compact
+    # here…") is retried only while the session has not moved on since (blank: older rows).
+    session_leaf_entry_id = models.CharField(max_length=100, blank=True)
     target_entry_id = models.CharField(max_length=100, blank=True)
     # Everything the run needs besides the session: custom instructions, replaceInstructions,
     # summarize (branch), reserve/keep-recent tokens, context window, model max tokens.
@@ -198,6 +201,32 @@ class Job(models.Model):
         return "not sent" if self.status == Job.Status.NOT_SENT else self.status
 
     @property
+    def no_worker(self) -> bool:
+        """True while the job waits and no worker said it is alive lately (who can start one
+        is told how, on the page)."""
+        return not self.is_done and worker_seen_at() is None
+
+    @property
+    def duration_seconds(self) -> float | None:
+        """From the first claim to the end (or until now while it runs)."""
+        if self.started_at is None:
+            return None
+        end = self.finished_at or timezone.now()
+        return max(0.0, (end - self.started_at).total_seconds())
+
+    @property
+    def usage_rows(self) -> list[tuple[str, int]]:
+        """The provider's reported usage, summed over the job's requests, as label/value rows."""
+        names = (
+            ("input", "input tokens"),
+            ("output", "output tokens"),
+            ("cacheRead", "cache read"),
+            ("cacheWrite", "cache write"),
+        )
+        usage = self.usage or {}
+        return [(label, int(usage[key])) for key, label in names if usage.get(key)]
+
+    @property
     def waiting_note(self) -> str:
         """Why an active job is not moving, once that lasted a few seconds ("" otherwise)."""
         if self.is_done or settings.CONTEXTLAB_JOBS_EMBEDDED:
@@ -217,10 +246,18 @@ class Job(models.Model):
         if worker_seen_at() is None:
             return (
                 f"No worker is running: nothing has taken this job in {waited:.0f} s, and "
-                "nothing will until a worker starts (make worker)."
+                "nothing will until a worker starts."
             )
         if self.progress_message == "waiting to retry" and waited < 60:
             return ""
+        if not Job.objects.filter(status=Job.Status.RUNNING).exclude(pk=self.pk).exists():
+            # An idle worker (one that just started, say) has not taken it: its message was
+            # lost or is still on its way; the worker's sweep sends queued jobs again.
+            return (
+                f"No worker has taken this job in {waited:.0f} s although one is running and "
+                "idle; it is sent again within "
+                f"{settings.CONTEXTLAB_JOB_SWEEP_SECONDS:.0f} s."
+            )
         return (
             f"No worker has taken this job in {waited:.0f} s: the workers are busy with other jobs."
         )

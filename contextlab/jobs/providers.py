@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from celery.exceptions import SoftTimeLimitExceeded
+# Celery's soft time limit (celery.exceptions re-exports it), without importing Celery.
+from billiard.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from contextlab.pi.entries import Json

@@ -32,13 +32,11 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections, connection
 from django.db.models import Q
-from django.dispatch import receiver
 from django.utils import timezone
 
 from contextlab.inspector.services import tree_index_refresh
 from contextlab.jobs import services
 from contextlab.jobs.models import WORKER_ALIVE_KEY, Job, owner_is_dead, stale_lease
-from contextlab.jobs.signals import job_committed
 from contextlab.library.importer.blobs import prune_temp_files
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_pending, index_revision
@@ -227,8 +225,3 @@ def enqueue(job_id: int) -> bool:
         )
         return False
     return True
-
-
-@receiver(job_committed, dispatch_uid="jobs-enqueue-committed")
-def _enqueue_committed(sender: object, *, job_id: int, **kwargs: object) -> None:
-    enqueue(job_id)

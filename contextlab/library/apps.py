@@ -6,3 +6,11 @@ class LibraryConfig(AppConfig):
 
     name = "contextlab.library"
     label = "library"
+
+    def ready(self) -> None:
+        # Entries' JSON may nest deeper than json.loads recurses (JSON.parse reads any depth).
+        from psycopg.types.json import set_json_loads
+
+        from contextlab.library.storage.values import load_data
+
+        set_json_loads(load_data)

@@ -6,11 +6,13 @@ and the markers turned into <mark> afterwards: ts_headline itself does not escap
 
 from __future__ import annotations
 
+import operator
 import queue
 import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import reduce
 from html import escape
 
 from django.conf import settings
@@ -337,6 +339,27 @@ def split_query(query: str) -> str | None:
     return " ".join(out) if changed else None
 
 
+def compound_parts(query: str) -> list[str]:
+    """The humps of the query's compound words (`readFileUtf8`: read, File, Utf8), for marking
+    what a hit on those parts holds when it lacks the whole identifier; pieces of one or two
+    letters are left out (they would mark half the snippet)."""
+    split = split_query(query)
+    if split is None:
+        return []
+    plain = set(query_terms(query))
+    return list(dict.fromkeys(h for h in split.split() if len(h) >= 3 and h not in plain))
+
+
+def whole_identifiers(query: str) -> list[str]:
+    """The query's compound words as typed (`readFileUtf8`, `binding.readFileUtf8`): an entry
+    holding one whole ranks above one that only holds its parts somewhere."""
+    return [
+        word
+        for quoted, word in re.findall(r'("[^"]*"?)|(\S+)', query)
+        if word and not word.startswith("-") and _COMPOUND.search(word) is not None
+    ]
+
+
 def substring_terms(query: str) -> list[str]:
     """The query's words for substring search, cut at separators as words are (`ding.readF`:
     ding, readf) and in lower case: each must occur inside a word of the entry. Pieces shorter
@@ -428,9 +451,23 @@ def apply_search(
             return qs.none()
         hits = qs.filter(substring_match(terms))
     ranked = 0 < found <= RANK_LIMIT
+    # A compound word (`readFileUtf8`) also matches an entry that holds only its parts, apart
+    # (`readFileSync(c, "utf8")`): the entries holding it whole come first.
+    wholes = whole_identifiers(query) if ranked else []
+    whole = (
+        Case(
+            When(
+                reduce(operator.or_, (Q(search_text__contains=w) for w in wholes)),
+                then=Value(1),
+            ),
+            default=Value(0),
+        )
+        if wholes
+        else Value(0)
+    )
     if ranked:
-        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
-        order = ("-rank", "-session__last_activity", "session_id", "seq")
+        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery), whole=whole)
+        order = ("-whole", "-rank", "-session__last_activity", "session_id", "seq")
     else:
         # Too many to rank: the most recently stored first, which PostgreSQL reads backwards
         # from the primary key until it has `limit` hits, instead of sorting every hit.
@@ -440,15 +477,18 @@ def apply_search(
     best = hits.order_by(*order).values("id")[:limit]
     hits = qs.filter(id__in=best)
     if ranked:
-        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery))
+        hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery), whole=whole)
     first = (query_terms(query) or [""])[0].strip('"')
+    # Without the word as typed, the snippet is cut where its first part stands.
+    part = (compound_parts(query) or [""])[0].lower()
     # Where the first word of the query stands literally (0: nowhere, e.g. a stemmed match).
     # As typed, then in lower case: lower() of a 100 KB text (~8 ms) would cost more than the
     # search; a hit found otherwise shows its first lines.
     position = (
         Coalesce(
             NullIf(StrIndex("search_text", Value(first)), Value(0)),
-            StrIndex("search_text", Value(first.lower())),
+            NullIf(StrIndex("search_text", Value(first.lower())), Value(0)),
+            StrIndex("search_text", Value(part or first.lower())),
         )
         if first
         else Value(0)
@@ -492,7 +532,9 @@ def query_terms(query: str) -> list[str]:
 
 def snippet_html(entry) -> SafeString:  # type: ignore[no-untyped-def]
     headline = getattr(entry, "headline", None)
-    terms = query_terms(getattr(entry, "search_query", ""))
+    query = getattr(entry, "search_query", "")
+    # The parts of a compound word too: a hit on `read … utf8` shows them marked.
+    terms = query_terms(query) + compound_parts(query)
     if headline is None or START not in headline:
         # SQLite, or a hit on identifier parts or a substring that ts_headline cannot mark.
         text = getattr(entry, "snippet_window", None)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast, Coalesce
 from django.shortcuts import get_object_or_404
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import apply_search, uses_postgres
+from contextlab.library.storage.values import loads_entry
 
 
 def sessions_for_user(user: Any) -> QuerySet[Session]:
@@ -141,7 +141,7 @@ def engine_entries(session: Session) -> list[dict[str, Any]]:
         .annotate(raw=Cast("data", TextField()))
         .values_list("raw", flat=True)
     )
-    return [orjson.loads(raw) for raw in rows]
+    return [loads_entry(raw) for raw in rows]
 
 
 def search_entries(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from functools import partial
-from itertools import groupby
 from pathlib import Path
 
 from django.contrib import messages
@@ -19,6 +18,7 @@ from contextlab.inspector.selectors import context_entry_ids
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import import_session_file
+from contextlab.library.models import Session
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     filter_sessions,
@@ -56,10 +56,14 @@ def index(request: HttpRequest) -> HttpResponse:
     sessions = sessions.prefetch_related(
         Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
     )
-    sessions = list(sessions.order_by("project__cwd", "project_id", *SORTS[sort])[:LIBRARY_LIMIT])
-    groups = [
-        (project, list(items)) for project, items in groupby(sessions, key=lambda s: s.project)
-    ]
+    # Sorted as asked across the whole library (the limit keeps the first sessions of that
+    # order); each project group comes where its first session does, so "oldest" and "recent"
+    # reorder the groups too, not only the rows inside them.
+    sessions = list(sessions.order_by(*SORTS[sort])[:LIBRARY_LIMIT])
+    by_project: dict[int | None, list[Session]] = {}
+    for item in sessions:
+        by_project.setdefault(item.project_id, []).append(item)
+    groups = [(items[0].project, items) for items in by_project.values()]
     context = {
         "nav": "library",
         "form": form,

@@ -24,6 +24,7 @@ import math
 import posixpath
 import re
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from json.encoder import encode_basestring as _encode_string
@@ -326,6 +327,35 @@ def json_stringify(value: Any) -> str:
     return "".join(out)
 
 
+def json_stringify_chunks(value: Any, *, depth: int = 2) -> Iterator[str]:
+    """``json_stringify(value)`` in pieces whose concatenation is the same text: each member of
+    an object and each item of an array down to ``depth`` levels is its own piece, so a large
+    object (a request of thousands of messages) is written out without its whole text held."""
+    if depth <= 0 or not isinstance(value, dict | list | tuple):
+        yield json_stringify(value)
+        return
+    if isinstance(value, dict):
+        yield "{"
+        first = True
+        for key, item in value.items():
+            if not _defined(item):
+                continue  # an undefined member is left out, as JSON.stringify does
+            yield ("" if first else ",") + _quote(str(key)) + ":"
+            yield from json_stringify_chunks(item, depth=depth - 1)
+            first = False
+        yield "}"
+        return
+    yield "["
+    for i, item in enumerate(value):
+        if i:
+            yield ","
+        if _defined(item):
+            yield from json_stringify_chunks(item, depth=depth - 1)
+        else:
+            yield "null"
+    yield "]"
+
+
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 
@@ -430,12 +460,105 @@ def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def json_parse(text: str) -> Any:
-    """``JSON.parse``: doubles for numbers, no NaN, integer-like keys first (object key order)."""
-    if _INDEX_KEY.search(text) is None:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
-    return json.loads(
-        text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
-    )
+    """``JSON.parse``: doubles for numbers, no NaN, integer-like keys first (object key order).
+
+    V8's parser is iterative: it reads any depth. Python's recurses per level, so text nested
+    too deep for it is read again by json_parse_deep."""
+    try:
+        if _INDEX_KEY.search(text) is None:
+            return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
+        return json.loads(
+            text, parse_constant=_reject_constant, parse_int=_js_int, object_pairs_hook=_js_object
+        )
+    except RecursionError:
+        return json_parse_deep(text)
+
+
+# One token of JSON text after optional whitespace: a string, a number, a literal or a bracket,
+# comma or colon (group 1..4). A string is checked strictly (no raw control characters, only
+# JSON's escapes), as JSON.parse does; its value is then read by json.loads (one level).
+_JSON_TOKEN = re.compile(
+    r'[ \t\n\r]*(?:("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    r"|(true|false|null)|([\[\]{},:]))"
+)
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+
+
+def json_parse_deep(text: str) -> Any:
+    """``JSON.parse`` of text nested at any depth (the semantics of json_parse), with an explicit
+    stack instead of recursion; ValueError for what JSON.parse rejects.
+
+    1. Read one token; a value (string, number, literal) goes to the innermost open container
+       (after a key and a colon in an object), `[` or `{` opens a new one.
+    2. `]` or `}` closes the innermost container: an object becomes a dict in JavaScript's key
+       order (_js_object); the closed container is a value of the one around it.
+    3. After the outermost value only whitespace may follow."""
+    # Open containers: (items or key/value pairs, is an object, the key it is the value of).
+    stack: list[tuple[list[Any], bool, str | None]] = []
+    key: str | None = None
+    pos = 0
+    done = False
+    result: Any = None
+    # What may come next: "value", "value_or_close" (after an opening bracket), "key",
+    # "key_or_close", "colon", "comma_or_close".
+    expect = "value"
+    while True:
+        match = _JSON_TOKEN.match(text, pos)
+        if match is None:
+            if done and not text[pos:].strip(" \t\n\r"):
+                return result
+            raise ValueError(f"invalid JSON at position {pos}")
+        string, number, literal, punct = match.groups()
+        pos = match.end()
+        if done:
+            raise ValueError(f"unexpected text after the JSON value at position {match.start()}")
+        value: Any
+        has_value = False
+        if punct is not None:
+            if punct in "[{" and expect in ("value", "value_or_close"):
+                stack.append(([], punct == "{", key))
+                expect = "key_or_close" if punct == "{" else "value_or_close"
+                continue
+            if punct in "]}" and expect in ("value_or_close", "key_or_close", "comma_or_close"):
+                items, is_object, key = stack[-1]
+                if is_object != (punct == "}") or (expect == "value_or_close" and is_object):
+                    raise ValueError(f"unexpected {punct!r} at position {match.start()}")
+                stack.pop()
+                value = _js_object(items) if is_object else items
+                has_value = True
+            elif punct == "," and expect == "comma_or_close":
+                expect = "key" if stack[-1][1] else "value"
+                continue
+            elif punct == ":" and expect == "colon":
+                expect = "value"
+                continue
+            else:
+                raise ValueError(f"unexpected {punct!r} at position {match.start()}")
+        elif expect in ("key", "key_or_close"):
+            if string is None:
+                raise ValueError(f"expected a string key at position {match.start()}")
+            key = json.loads(string)
+            expect = "colon"
+            continue
+        elif expect not in ("value", "value_or_close"):
+            raise ValueError(f"unexpected value at position {match.start()}")
+        if not has_value:
+            if string is not None:
+                value = json.loads(string)
+            elif number is not None:
+                value = _js_int(number) if number.lstrip("-").isdigit() else float(number)
+            else:
+                value = _LITERALS[literal]
+        if not stack:
+            result, done = value, True
+            continue
+        items, is_object, _ = stack[-1]
+        if is_object:
+            items.append((key, value))
+        else:
+            items.append(value)
+        expect = "comma_or_close"
 
 
 def js_number(value: Any) -> float:

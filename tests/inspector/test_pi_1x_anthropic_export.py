@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 from urllib.parse import urlencode
 
+import pytest
 from django.urls import reverse
 
 from contextlab.library.importer import import_session_file
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import parse_session_file
 from contextlab.pi.turn import build_turn
-from tests.conftest import CORPUS_1X
+from tests.conftest import CORPUS, CORPUS_1X
 
 MODEL = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
 
@@ -70,3 +71,27 @@ def test_a_1x_anthropic_turn_exports_pi_ais_anthropic_body_path_and_betas(
     assert "-H 'anthropic-version: 2023-06-01'" in curl
     payload = curl.split("<<'PI_REQUEST_BODY'\n", 1)[1].rsplit("\nPI_REQUEST_BODY", 1)[0]
     assert json.loads(payload) == body
+
+
+@pytest.mark.parametrize("corpus", [CORPUS_1X / "edits", CORPUS / "tools"], ids=["1.x", "0.80"])
+def test_the_inspector_states_the_max_tokens_the_anthropic_body_carried(
+    owner_client, tmp_path, blob_dir, corpus
+):
+    """pi-ai's anthropic-messages body always holds ``max_tokens``: the inspector says what it
+    was, never "not sent" beside a request body that has it."""
+    copy = tmp_path / "claude.jsonl"
+    copy.write_text((corpus / "session.jsonl").read_text())
+    _on_claude(copy)
+    session = import_session_file(path=copy, index_search=False).session
+    assert session is not None
+    parsed = parse_session_file(copy)
+    leaf = next(
+        e["id"]
+        for e in reversed(parsed.entries)
+        if e.get("type") == "message" and e["message"]["role"] == "user"
+    )
+    body = owner_client.get(_url("request", session, entry=leaf, format="json")).json()
+    page = owner_client.get(_url("session", session, entry=leaf)).content.decode()
+    shown = page.split('data-testid="max-tokens">', 1)[1].split("</b>", 1)[0]
+    assert shown.split(" ", 1)[0] == str(body["max_tokens"])
+    assert "not sent" not in shown

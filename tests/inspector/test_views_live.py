@@ -88,18 +88,37 @@ def test_it_answers_not_modified_until_the_session_or_its_jobs_change(owner_clie
     assert jobs.json()["jobs"] != grown.json()["jobs"]
 
 
-def test_the_live_parts_are_the_head_and_the_tree_with_the_selection_of_the_url(
+def test_the_poll_sends_the_head_and_the_tree_for_the_page_url_once_the_session_changed(
     owner_client, tmp_path
 ):
     session = import_session_file(path=write_session(tmp_path)).session
-    url = reverse("inspector:session", args=[session.pk])
+    live = reverse("inspector:live", args=[session.pk])
+    page = reverse("inspector:session", args=[session.pk])
+    etag = owner_client.get(live)["ETag"]
+    unchanged = owner_client.get(live, HTTP_IF_NONE_MATCH=etag, **PARTIAL)
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    # A tag from before the session changed (its session part differs, its jobs part not).
+    stale = '"000000000000.' + etag.strip('"').split(".")[1] + '"'
     body = owner_client.get(
-        url, {"entry": "u0000003"}, HTTP_HX_TARGET="live", **PARTIAL
+        live,
+        HTTP_IF_NONE_MATCH=stale,
+        HTTP_HX_CURRENT_URL=f"http://testserver{page}?mode=all&entry=u0000003",
+        **PARTIAL,
     ).content.decode()
-    assert body.lstrip().startswith('<span class="facts" id="facts">')
-    assert 'id="tree"' in body and 'id="inspector"' not in body
+    # The poll element first, holding the new tag; then the parts that changed, out of band.
+    assert body.lstrip().startswith('<div id="live" hidden')
+    assert "If-None-Match" in body and etag.strip('"') in body.replace("\\", "")
+    assert '<span class="facts" id="facts" hx-swap-oob="true">' in body
+    assert re.search(r'<div id="tree"[^>]*hx-swap-oob="true"', body)
+    assert 'id="inspector"' not in body and 'id="jobs-panel"' not in body
+    # The tree of the page's URL: its mode and its selection.
     assert re.search(r'data-entry-id="u0000003"[^>]*aria-selected="true"', body)
-    assert 'data-version="&quot;' in body
+    assert '<a class="mode" href="/sessions/' in body and 'aria-current="true">all</a>' in body
+
+    # A job changed: the job history only.
+    Job.objects.create(kind="compaction", session=session, leaf_entry_id="u0000003")
+    jobs = owner_client.get(live, HTTP_IF_NONE_MATCH=etag, **PARTIAL).content.decode()
+    assert 'id="jobs-panel" hx-swap-oob="true"' in jobs and 'id="tree"' not in jobs
 
 
 def test_it_holds_the_weight_and_queries_of_the_session_page_on_the_real_session(
@@ -111,19 +130,20 @@ def test_it_holds_the_weight_and_queries_of_the_session_page_on_the_real_session
         page = owner_client.get(url)
     assert page.status_code == 200
     assert len(page.content) < 420_000, len(page.content)
-    assert len(queries) <= 10, [q["sql"] for q in queries]
+    # One more than before "Compact here…" knew of the session's active job.
+    assert len(queries) <= 11, [q["sql"] for q in queries]
 
     leaf = session_index(real).leaf_id
     with CaptureQueriesContext(connection) as queries:
         inspector = owner_client.get(url, {"entry": leaf}, HTTP_HX_TARGET="inspector", **PARTIAL)
     assert inspector.status_code == 200
     assert len(inspector.content) < 120_000, len(inspector.content)
-    assert len(queries) <= 6, [q["sql"] for q in queries]
+    assert len(queries) <= 7, [q["sql"] for q in queries]
 
     with CaptureQueriesContext(connection) as queries:
-        panes = owner_client.get(url, {"mode": "user-only"}, HTTP_HX_TARGET="panes", **PARTIAL)
+        panes = owner_client.get(url, {"mode": "user-only"}, HTTP_HX_TARGET="tree", **PARTIAL)
     assert panes.status_code == 200
-    assert len(queries) <= 7, [q["sql"] for q in queries]
+    assert len(queries) <= 9, [q["sql"] for q in queries]
     # One tree, one inspector, and they name the same entry.
     html = panes.content.decode()
     selected = re.findall(r'data-entry-id="([^"]+)"[^>]*aria-selected="true"', html)

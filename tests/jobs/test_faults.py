@@ -25,7 +25,15 @@ from contextlab.jobs.services import running
 from contextlab.library.models import Entry
 from tests.conftest import CORPUS
 from tests.jobs.fake_llm import Reply
-from tests.jobs.test_worker import REPO, broker, fake_model, job_done, send, worker  # noqa: F401
+from tests.jobs.test_worker import (  # noqa: F401
+    REPO,
+    broker,
+    fake_model,
+    job_done,
+    send,
+    wait_ready,
+    worker,
+)
 from tests.library.test_postgres_faults import (  # noqa: F401
     Cluster,
     cluster,
@@ -97,7 +105,8 @@ def test_a_killed_worker_main_process_s_job_is_recovered_by_another_worker_withi
     with worker(broker, fake_model, blob_dir, pool="prefork", lease=lease, **timing) as first:
         send(broker, job.pk)
         assert fake_model.received.wait(60), "the worker never called the model"
-        with worker(broker, fake_model, blob_dir, lease=lease, **timing):
+        with worker(broker, fake_model, blob_dir, lease=lease, **timing) as second:
+            wait_ready(second)  # the recovery is timed, not the start of a worker
             # The main process only: its pool child dies with it (Celery sets PDEATHSIG).
             os.kill(first.pid, signal.SIGKILL)
             first.wait(timeout=10)
@@ -115,19 +124,20 @@ def test_a_killed_worker_main_process_s_job_is_recovered_by_another_worker_withi
 @pytest.fixture
 def redis_outage(settings):
     """Celery pointed at a port where no Redis listens (what a Redis outage looks like); call
-    the returned function with a broker URL to end the outage."""
+    the returned function with a test's broker to end the outage."""
     app = tasks.run_job.app
     settings.CONTEXTLAB_JOBS_EMBEDDED = False
-    saved = app.conf.broker_url
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
 
-    def point_at(url: str) -> None:
+    def point_at(url: str, options: dict) -> None:
         app.conf.broker_url = url
+        app.conf.broker_transport_options = options
         app._pool = None
         app.amqp._producer_pool = None  # it holds on to the old connection pool
 
-    point_at("redis://127.0.0.1:9/0")
-    yield point_at
-    point_at(saved)
+    point_at("redis://127.0.0.1:9/0", saved[1])
+    yield lambda back: point_at(back.url, {**saved[1], "global_keyprefix": back.prefix})
+    point_at(*saved)
 
 
 def test_a_compaction_queued_while_redis_is_down_is_not_sent_blocks_nothing_and_runs_on_retry(
@@ -181,10 +191,47 @@ def test_the_job_page_says_when_no_worker_is_alive_and_when_none_took_the_job(
     Job.objects.filter(pk=job.pk).update(updated_at=job.updated_at.replace(year=2000))
     page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
     assert "No worker is running" in page
-    cache.set(tasks.WORKER_ALIVE_KEY, time.time(), 30)
+    # An ordinary user is not told to run a command on the server; an administrator is.
+    assert "Ask the administrator to start one" in page and "make worker" not in page
+    owner.is_staff = True
+    owner.save(update_fields=["is_staff"])
     page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
-    assert "No worker has taken this job" in page and "busy" in page
+    assert "make worker" in page
+    cache.set(tasks.WORKER_ALIVE_KEY, time.time(), 30)
+    # A worker that just started and runs nothing is not "busy with other jobs".
+    page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "No worker has taken this job" in page and "idle" in page and "busy" not in page
+    other, _ = import_corpus("branches")
+    running_job = _compaction(other)
+    Job.objects.filter(pk=running_job.pk).update(status="running")
+    page = client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "No worker has taken this job" in page and "busy with other jobs" in page
     cache.delete(tasks.WORKER_ALIVE_KEY)
+
+
+def test_the_job_page_says_who_asked_when_it_ran_how_long_and_what_it_used(
+    client, owner, import_corpus, offline_provider
+):
+    session, _ = import_corpus("tools")
+    job = services.job_create(
+        session=session,
+        kind="compaction",
+        parameters=JobParameters(keep_recent_tokens=10),
+        requested_by=owner,
+        enqueue=False,
+    )
+    job = services.job_execute(job_id=job.pk)
+    assert job.status == "succeeded"
+    Job.objects.filter(pk=job.pk).update(
+        usage={"input": 1200, "output": 345, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1545}
+    )
+    client.force_login(owner)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert '<dd class="job-requester">owner</dd>' in page
+    for fact in ("Queued", "Started", "Finished", "Took", "Input tokens", "Output tokens"):
+        assert f"<dt>{fact}</dt>" in page, fact
+    assert "<dd>1200</dd>" in page and "<dd>345</dd>" in page
+    assert "Cache read" not in page  # nothing reported: no row
 
 
 def test_a_running_job_shows_the_request_sent_and_the_tokens_streaming_in(import_corpus, settings):

@@ -54,6 +54,30 @@ def test_retrying_twice_after_another_job_compacted_the_leaf_adds_no_sibling(
     assert _compactions_of(session, leaf) == other.result_entry_ids
 
 
+def test_a_cancelled_compaction_queued_at_an_earlier_entry_is_retried_while_nothing_moved(
+    owner_client, import_corpus, offline_provider
+):
+    """A compaction queued ("Compact here…") at an entry above the leaf: cancel, then Retry,
+    queues the retry at the same entry; only a leaf that moved since then refuses it."""
+    session, _ = import_corpus("tools")
+    leaf = session.leaf_entry_id
+    earlier = Entry.objects.get(session=session, entry_id=leaf).parent_id
+    assert earlier and earlier != leaf
+    queued = services.job_create(
+        session=session,
+        kind="compaction",
+        leaf_entry_id=earlier,
+        parameters=JobParameters(keep_recent_tokens=10),
+        enqueue=False,
+    )
+    assert queued.session_leaf_entry_id == leaf
+    services.job_cancel(job=queued)
+    page = _retry(owner_client, queued).content.decode()
+    assert "leaf moved" not in page
+    retried = Job.objects.get(retry_of=queued)
+    assert (retried.leaf_entry_id, retried.session_leaf_entry_id) == (earlier, leaf)
+
+
 def test_a_retry_is_refused_when_the_same_compaction_already_exists(
     owner_client, import_corpus, offline_provider
 ):

@@ -1,8 +1,8 @@
 """A real Celery worker on Redis runs jobs against the committed database.
 
-The worker is `celery -A contextlab worker` in a subprocess with its own Redis db number, the test
-database's URL and the fake model server's base URL. Bounded waits everywhere; the worker's
-process group is killed by id at the end.
+The worker is `celery -A contextlab worker` in a subprocess with a Redis key prefix of its own
+(in REDIS_URL's database), the test database's URL and the fake model server's base URL. Bounded
+waits everywhere; the worker's process group is killed by id at the end.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ from contextlab.jobs import services, tasks
 from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
 from contextlab.library.models import Entry, Session
-from tests.environment import unavailable
+from tests.environment import delete_redis_keys, unavailable
 from tests.jobs.fake_llm import FakeLLMServer, Reply
 from tests.review.helpers import session_lines, upload
 from tests.waiting import wait_until
@@ -32,42 +34,50 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 REPO = Path(__file__).resolve().parents[2]
-# A Redis db of our own, one per xdist process: two celery workers sharing a queue would take
-# each other's messages (each test process has its own database, where job ids collide).
-_XDIST = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-REDIS_DB = os.environ.get(
-    "CONTEXTLAB_TEST_WORKER_REDIS_DB", str(13 + (int(_XDIST) if _XDIST.isdigit() else 0))
-)
 
 
-def _redis_base() -> str:
-    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-    return url.rsplit("/", 1)[0]
+@dataclass(frozen=True)
+class Broker:
+    """The Redis database REDIS_URL names and, in it, this test's own key prefix: its worker
+    and the messages it is sent share it, so two workers (two xdist processes, two test runs at
+    once) never take each other's messages, and the test deletes only its own keys."""
+
+    url: str
+    prefix: str
+
+    def app(self) -> Celery:
+        """A Celery client that sends to this test's queues."""
+        app = Celery("contextlab-test", broker=self.url, set_as_current=False)
+        app.conf.broker_transport_options = {"global_keyprefix": self.prefix}
+        return app
+
+    def cache(self):  # type: ignore[no-untyped-def]
+        """The cache the worker writes (its "alive" key)."""
+        from django.core.cache.backends.redis import RedisCache
+
+        return RedisCache(self.url, {"KEY_PREFIX": self.prefix})
 
 
-BROKER = f"{_redis_base()}/{REDIS_DB}"
-
-
-def _redis_up() -> bool:
+def _redis_up(url: str) -> bool:
     import redis
 
     try:
-        return bool(redis.Redis.from_url(BROKER, socket_connect_timeout=1).ping())
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
     except Exception:
         return False
 
 
 @pytest.fixture
-def broker():
+def broker(settings):
     if connection.vendor != "postgresql":
         unavailable("the worker test needs PostgreSQL (set DATABASE_URL)")
-    if not _redis_up():
-        unavailable(f"no Redis at {BROKER}")
-    import redis
-
-    redis.Redis.from_url(BROKER).flushdb()
-    yield BROKER
-    redis.Redis.from_url(BROKER).flushdb()
+    url = settings.REDIS_URL or "redis://127.0.0.1:6379/0"
+    if not _redis_up(url):
+        unavailable(f"no Redis at {url}")
+    # Under the run's own prefix (tests/settings.py), one more level for this test.
+    own = Broker(url, f"{settings.CONTEXTLAB_REDIS_PREFIX}worker-{uuid.uuid4().hex[:8]}:")
+    yield own
+    delete_redis_keys(own.url, own.prefix)
 
 
 @pytest.fixture
@@ -90,11 +100,12 @@ def _database_url() -> str:
 
 
 @contextmanager
-def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threads", **extra):
+def worker(broker: Broker, server, blob_dir, *, concurrency=1, lease=60, pool="threads", **extra):
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
-        "REDIS_URL": broker_url,
+        "REDIS_URL": broker.url,
+        "CONTEXTLAB_REDIS_PREFIX": broker.prefix,
         "CONTEXTLAB_BLOB_DIR": str(blob_dir),
         "CONTEXTLAB_LLM_PROVIDER": "openai",
         "CONTEXTLAB_LLM_MAX_RETRIES": "0",
@@ -105,7 +116,8 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threa
         "CONTEXTLAB_JOB_RETRY_BASE_SECONDS": "0.2",
         **extra,
     }
-    log = (Path(blob_dir).parent / f"worker-{time.monotonic_ns()}.log").open("wb")
+    log_path = Path(blob_dir).parent / f"worker-{time.monotonic_ns()}.log"
+    log = log_path.open("wb")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -128,6 +140,7 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threa
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    proc.log_path = log_path  # type: ignore[attr-defined]
     try:
         yield proc
     finally:
@@ -137,17 +150,28 @@ def worker(broker_url, server, blob_dir, *, concurrency=1, lease=60, pool="threa
         log.close()
 
 
-def send(broker_url, job_id):
-    app = Celery("contextlab-test", broker=broker_url, set_as_current=False)
-    app.send_task("jobs.run_job", args=[job_id])
+def wait_ready(proc) -> None:
+    """Until the worker says it is ready (consuming): on a loaded machine that takes seconds."""
+    wait_until(
+        lambda: b" ready." in proc.log_path.read_bytes() or proc.poll() is not None,
+        timeout=60,
+        what="the worker to start",
+    )
+    assert proc.poll() is None, proc.log_path.read_text()
 
 
-def queue_drained(broker_url) -> bool:
+def send(broker: Broker, job_id):
+    broker.app().send_task("jobs.run_job", args=[job_id])
+
+
+def queue_drained(broker: Broker) -> bool:
     """Nothing waits in Celery's default queue and no message is taken but unacknowledged."""
     import redis
 
-    client = redis.Redis.from_url(broker_url)
-    return client.llen("celery") == 0 and client.hlen("unacked") == 0
+    client = redis.Redis.from_url(broker.url)
+    return (
+        client.llen(f"{broker.prefix}celery") == 0 and client.hlen(f"{broker.prefix}unacked") == 0
+    )
 
 
 def job_done(job_id):
@@ -267,7 +291,9 @@ def test_two_simultaneous_compactions_on_the_same_leaf_one_is_refused(
 def test_a_real_worker_indexes_an_uploaded_session_after_the_request(
     broker, fake_model, client, owner, blob_dir, monkeypatch
 ):
-    app = Celery("contextlab-test", broker=broker, set_as_current=False)
+    from contextlab.jobs.models import WORKER_ALIVE_KEY
+
+    app = broker.app()
     monkeypatch.setattr(
         tasks.after_import,
         "delay",
@@ -279,9 +305,15 @@ def test_a_real_worker_indexes_an_uploaded_session_after_the_request(
     session = Session.objects.get(session_id="sess-after-upload")
     unindexed = Entry.objects.for_session(session).filter(search_indexed=False)
     assert unindexed.exists() and not index_stored(session)
-    with worker(broker, fake_model, blob_dir):
+    # The worker's timer sweeps once at start (and not again within the test): seeing the
+    # upload's entries unindexed it may queue jobs.index_pending besides the after-import
+    # message. Both are waited for, taken and acknowledged, before the worker is stopped.
+    with worker(broker, fake_model, blob_dir, CONTEXTLAB_JOB_SWEEP_SECONDS="3600"):
         wait_until(
             lambda: index_stored(session) and not unindexed.exists(),
             what="the worker to index the upload and store its tree index",
         )
-    assert queue_drained(broker)
+        wait_until(
+            lambda: broker.cache().get(WORKER_ALIVE_KEY) is not None and queue_drained(broker),
+            what="the start-up sweep, and every message taken and acknowledged",
+        )

@@ -214,3 +214,24 @@ def test_a_substring_hit_after_the_first_page_of_rows_is_found(write_session) ->
     path = write_session(header(id="many"), *chain(12), tail, name="many.jsonl")
     import_session_file(path=path)
     assert [h.entry_id for h in search_entries("yzzyQu", limit=3)] == ["z0000001"]
+
+
+def test_the_whole_identifier_ranks_first_and_a_hit_on_its_parts_shows_them_marked(
+    write_session,
+) -> None:
+    from contextlab.library.search import snippet_html
+
+    parts_only = _tool_result("t0000002", "e0000003", 'const c = fs.readFileSync(c, "utf8"); ' * 3)
+    whole = _tool_result("t0000003", "t0000002", "return binding.readFileUtf8(path)")
+    path = write_session(header(), *chain(4), parts_only, whole)
+    import_session_file(path=path)
+    hits = list(search_entries("readFileUtf8"))
+    assert [h.entry_id for h in hits][:2] == ["t0000003", "t0000002"]
+    snippets = {h.entry_id: str(snippet_html(h)) for h in hits}
+    assert "<mark>readFileUtf8</mark>" in snippets["t0000003"]
+    # Found by its parts only: the parts are marked, never a snippet with nothing marked.
+    assert "<mark>" in snippets["t0000002"]
+    assert "<mark>read</mark>" in snippets["t0000002"].replace(
+        "<mark>Read</mark>", "<mark>read</mark>"
+    )
+    assert "<mark>utf8</mark>" in snippets["t0000002"].lower()

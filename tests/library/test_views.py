@@ -87,6 +87,28 @@ def test_it_filters_and_sorts_and_renders_only_the_table_for_htmx(owner_client, 
     assert "<html" not in body
 
 
+def test_sorting_by_age_reorders_the_project_groups_too(owner_client, tmp_path):
+    from datetime import UTC, datetime
+
+    _import(tmp_path, _linear("s-old", "/srv/zeta", "the old task"), name="old.jsonl")
+    _import(tmp_path, _linear("s-new", "/srv/alpha", "the new task"), name="new.jsonl")
+    _import(tmp_path, _linear("s-mid", "/srv/zeta", "the mid task"), name="mid.jsonl")
+    for session_id, day in (("s-old", 1), ("s-mid", 2), ("s-new", 3)):
+        when = datetime(2026, 1, day, tzinfo=UTC)
+        Session.objects.filter(session_id=session_id).update(
+            first_activity=when, last_activity=when
+        )
+    url = reverse("library:index")
+
+    def order(sort: str) -> list[str]:
+        html = owner_client.get(url, {"sort": sort}).content.decode()
+        return re.findall(r"the (old|mid|new) task", html)
+
+    # Groups follow their first session in the chosen order; rows inside a group too.
+    assert order("oldest") == ["old", "mid", "new"]
+    assert order("recent") == ["new", "mid", "old"]
+
+
 def test_it_leaves_what_only_the_full_page_shows_out_of_the_htmx_table(owner_client, tmp_path):
     _import(tmp_path, _linear("s-a", "/srv/a", "alpha task"), name="a.jsonl")
     url = reverse("library:index")
@@ -344,3 +366,12 @@ def test_it_says_no_session_matches_a_filter_without_hits(owner_client, tmp_path
     assert b"No session matches these filters" in html and b"No sessions yet" not in html
     empty = owner_client.get(reverse("library:index")).content
     assert b"No session matches" not in empty
+
+
+def test_the_tokens_column_says_what_it_counts_for_each_pi_generation(owner_client, tmp_path):
+    _import(tmp_path, _linear("s-a", "/srv/a", "alpha task"), name="a.jsonl")
+    html = owner_client.get(reverse("library:index")).content.decode()
+    note = html.split('id="tokens-note">', 1)[1].split("</p>", 1)[0]
+    assert "Pi 1.x hold their system prompt as entries, so it is counted" in note
+    assert "Pi 0.x sessions do not hold it" in note
+    assert 'href="#tokens-note"' in html

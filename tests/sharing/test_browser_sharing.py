@@ -41,11 +41,25 @@ def test_a_share_link_made_in_the_browser_opens_signed_out_until_revoked(
     try:
         other = stranger.new_page()
         other.goto(url)
-        assert other.locator("#shared-messages > li").count() > 2
+        assert other.locator("#shared-messages > .msg-item").count() > 2
         assert shared_session.session_id in other.content()
         other.goto(f"{live_server.url}/sessions/{shared_session.pk}/")
         assert "/accounts/login/" in other.url
 
+        # Revoking asks first: dismissed, the link still opens.
+        asked: list[str] = []
+
+        def dismiss(dialog):  # type: ignore[no-untyped-def]
+            asked.append(dialog.message)
+            dialog.dismiss()
+
+        page.once("dialog", dismiss)
+        page.click("#share-links button:has-text('Revoke')")
+        page.wait_for_timeout(300)
+        assert asked and "Revoke this link?" in asked[0]
+        response = other.goto(url)
+        assert response is not None and response.status == 200
+        page.once("dialog", lambda dialog: dialog.accept())
         page.click("#share-links button:has-text('Revoke')")
         page.wait_for_selector("#share-links td:has-text('revoked')")
         response = other.goto(url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -149,3 +150,18 @@ def test_a_link_to_an_entry_that_is_not_in_the_session_is_refused(owner_client, 
     assert not ShareLink.objects.exists()
     response = owner_client.post("/shares/", {"session": restricted.pk, "days": 400})
     assert not ShareLink.objects.exists()
+
+
+def test_the_shared_page_numbers_each_message_once_and_shows_the_system_prompt(
+    owner_client, restricted
+):
+    link = create_link(owner_client, restricted)
+    html = Client().get(url(link)).content.decode()
+    # The messages list carries its own "1. user" numbers: not also an <ol>'s markers.
+    assert '<ol class="messages"' not in html
+    assert '<div class="messages" id="shared-messages"' in html
+    assert re.search(r'<span class="msg-role">1\. ', html)
+    # The system prompt, layer by layer, reachable from the top of the page.
+    assert '<a href="#shared-prompt">System prompt' in html
+    assert '<h2 id="shared-prompt">System prompt</h2>' in html
+    assert 'data-layer="identity"' in html or "data-layer=" in html

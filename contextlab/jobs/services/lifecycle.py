@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -52,9 +53,8 @@ def job_create(
     if kind not in Job.Kind.values:
         raise JobError(f"Unknown job kind {kind!r}")
     # The stored leaf, not the caller's copy: a job that just finished may have moved it.
-    leaf = leaf_entry_id or Session.objects.values_list("leaf_entry_id", flat=True).get(
-        pk=session.pk
-    )
+    session_leaf = Session.objects.values_list("leaf_entry_id", flat=True).get(pk=session.pk)
+    leaf = leaf_entry_id or session_leaf
     if not leaf:
         raise JobError("The session has no entries to work on")
     if not Entry.objects.for_session(session).filter(entry_id=leaf).exists():
@@ -70,7 +70,6 @@ def job_create(
     if active is not None:
         raise JobConflict(_conflict_message(active))
     config = providers.active_provider()
-    _check_model_call_budget(requested_by, config)
     # What the user chose only: the model's limits come from the job's provider when it runs
     # (a retry after the model was changed must not keep the old model's limits).
     if not isinstance(parameters, JobParameters):
@@ -78,10 +77,12 @@ def job_create(
     params = parameters.as_json()
     try:
         with transaction.atomic():
+            _check_model_call_budget(requested_by, config)
             job = Job.objects.create(
                 kind=kind,
                 session=session,
                 leaf_entry_id=leaf,
+                session_leaf_entry_id=session_leaf or "",
                 target_entry_id=target_entry_id,
                 parameters=params,
                 provider=config.public(),
@@ -107,10 +108,22 @@ def job_create(
 
 
 def _check_model_call_budget(requested_by: Any, config: providers.ProviderConfig) -> None:
-    """CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR: jobs that call a model, per user, last hour."""
+    """CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR: jobs that call a model, per user, last hour.
+
+    Called inside the transaction that stores the job. The user's row is locked first, so that
+    simultaneous requests by one user count and insert one after the other: without the lock,
+    each would count the jobs committed before it and all of them could pass (READ COMMITTED
+    gives the count after the lock a fresh snapshot, which sees the jobs the others stored).
+    """
     limit = settings.CONTEXTLAB_MODEL_CALLS_PER_USER_PER_HOUR
     if not limit or config.is_offline or not getattr(requested_by, "pk", None):
         return
+    list(
+        get_user_model()
+        .objects.select_for_update()
+        .filter(pk=requested_by.pk)
+        .values_list("pk", flat=True)
+    )
     since = timezone.now() - timedelta(hours=1)
     used = (
         Job.objects.filter(requested_by=requested_by, created_at__gte=since)
@@ -180,9 +193,12 @@ def job_retry(*, job: Job, requested_by: Any = None) -> Job:
             f"{settings.CONTEXTLAB_JOB_MAX_RETRIES}); check the error and start a new job."
         )
     leaf = Session.objects.values_list("leaf_entry_id", flat=True).get(pk=job.session_id)
-    if leaf != job.leaf_entry_id:
+    # Compared with the leaf the session had when the job was queued, not the entry the job
+    # works at: "Compact here…" at an earlier entry is retried as long as nothing moved since.
+    queued_leaf = job.session_leaf_entry_id or job.leaf_entry_id
+    if leaf != queued_leaf:
         raise JobError(
-            f"The session's leaf moved from {job.leaf_entry_id} to {leaf} since job #{job.pk} "
+            f"The session's leaf moved from {queued_leaf} to {leaf} since job #{job.pk} "
             "was queued: retrying would branch off an old entry. Start a new job from the "
             "current leaf instead."
         )

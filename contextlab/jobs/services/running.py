@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
+# Celery's soft time limit (celery.exceptions re-exports it), without importing Celery.
+from billiard.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone

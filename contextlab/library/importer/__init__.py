@@ -17,11 +17,10 @@ Its parts, in the order a file goes through them:
   `contextlab.library.storage` (values, figures, tree bookkeeping, COPY writer).
 """
 
-from contextlab.library.importer.decoding import MAX_JSON_DEPTH, Probe, probe_header
+from contextlab.library.importer.decoding import Probe, probe_header
 from contextlab.library.importer.revisions import ImportResult, Status, import_session_file
 
 __all__ = [
-    "MAX_JSON_DEPTH",
     "ImportResult",
     "Probe",
     "Status",

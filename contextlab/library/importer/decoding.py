@@ -3,7 +3,6 @@ JSON.parse, else the engine's decode_entry), and the probe for the session heade
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -26,9 +25,6 @@ class Decoded:
 
 
 _TRAILING_SPACE = b" \t\r"
-# How deep a line's JSON may nest (orjson's own limit, which reads nearly every line): V8 reads
-# deeper, but Python's parsers recurse per level, so a deeper line is refused for itself alone.
-MAX_JSON_DEPTH = 1024
 _SAFE_INT = 2**53  # beyond it JSON.parse (and the engine) read a double, orjson an exact int
 
 
@@ -93,25 +89,6 @@ def _fast_decode(raw: bytes) -> dict[str, Any] | None:
     return value
 
 
-# A JSON string (escapes included) or one bracket: what the depth of a line is counted over.
-_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-
-
-def _nests_deeper(raw: bytes, limit: int) -> bool:
-    """Whether the JSON text opens more than `limit` arrays or objects inside one another
-    (counted without parsing: Python's parsers recurse once per level)."""
-    depth = 0
-    for match in _STRING_OR_BRACKET.finditer(raw):
-        token = match[0]
-        if token in (b"[", b"{"):
-            depth += 1
-            if depth > limit:
-                return True
-        elif token in (b"]", b"}"):
-            depth -= 1
-    return False
-
-
 def decode_line(line: RawLine) -> Decoded | None:
     """Decode one line as Pi would read it; None for blank lines (Pi skips them silently)."""
     if line.raw is None:
@@ -120,15 +97,11 @@ def decode_line(line: RawLine) -> Decoded | None:
             f"({settings.CONTEXTLAB_MAX_LINE_BYTES}); not read, kept in the blob"
         )
         return Decoded(line, None, False, [Problem(line.line_no, reason)])
+    # orjson reads up to 1,024 levels; deeper lines go to the engine, which reads any depth as
+    # JSON.parse does.
     fast = _fast_decode(line.raw)
     if fast is not None:
         return Decoded(line, fast, True, [], line.raw.rstrip(_TRAILING_SPACE))
-    if _nests_deeper(line.raw, MAX_JSON_DEPTH):
-        reason = (
-            f"JSON nested deeper than {MAX_JSON_DEPTH} levels, more than contextlab reads: "
-            "the line is not imported"
-        )
-        return Decoded(line, None, True, [Problem(line.line_no, reason)])
     problems: list[Problem] = []
     try:
         text = line.raw.decode("utf-8")

@@ -32,7 +32,13 @@ from contextlab.library.importer.decoding import (
     probe_header,
 )
 from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
-from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.models import (
+    Entry,
+    ImportProblem,
+    Session,
+    SessionRevision,
+    project_for_new_session,
+)
 from contextlab.library.search import index_revision
 from contextlab.library.storage.append import EntryAppender
 from contextlab.library.storage.copy import EntryWriter
@@ -412,7 +418,7 @@ def _import_into_session(
     if session is None:
         header = probe.header or {}
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-        project, _ = Project.objects.get_or_create(cwd=clean_text(cwd))
+        project, _ = project_for_new_session(clean_text(cwd), user)
         session = Session.objects.create(
             project=project,
             session_id=session_id,
@@ -531,11 +537,14 @@ def _read_revision(
     # The header's own timestamp counts as activity (a session with no entries yet).
     header_time = entry_datetime(session.header.get("timestamp"))
     run.figures.first_activity = run.figures.last_activity = header_time
+    # Read before the stream opens its COPY: from then on until the writer is closed the
+    # connection belongs to the COPY, and a query on it would wait for the COPY to end, forever.
+    added = _added_entries(previous) if previous is not None else []
     sink = BlobSink(revision.blob_file, 0, new=True)
     try:
         end = _stream(f, 0, 1, run, progress, sink)
         if previous is not None:
-            _carry_added_entries(previous, run)
+            _carry_added_entries(previous, added, run)
     except BaseException as exc:
         appender.writer.close(exc)
         sink.abort()
@@ -554,11 +563,21 @@ def _read_revision(
     return _result(display, status, session, run.new_entries, end, has_problems=bool(stored))
 
 
-def _carry_added_entries(previous: SessionRevision, run: _Run) -> None:
+def _added_entries(previous: SessionRevision) -> list[Entry]:
+    """The entries contextlab appended to a revision (compactions, branch summaries), in order:
+    a few per session, read whole."""
+    return list(
+        Entry.objects.filter(revision=previous, origin=Entry.Origin.CONTEXTLAB)
+        .order_by("seq")
+        .only("entry_id", "parent_id", "data")
+    )
+
+
+def _carry_added_entries(previous: SessionRevision, added: list[Entry], run: _Run) -> None:
     """Entries contextlab appended (compactions, branch summaries) are not in the file: bring them
     to the new revision, after the file's entries as an export writes them, where their parent
-    still exists."""
-    added = Entry.objects.filter(revision=previous, origin=Entry.Origin.CONTEXTLAB).order_by("seq")
+    still exists. `added` was read before the new revision's COPY began (no query runs while it
+    is open)."""
     for entry in added:
         parent = entry.parent_id
         if parent is not None and parent not in run.appender.tree.depths:

@@ -93,6 +93,9 @@ class EntryWriter:
             connection.ensure_connection()
             self._copy_cm = connection.connection.cursor().copy(_COPY_SQL)
             self._copy = self._copy_cm.__enter__()
+            # psycopg holds the connection's lock for the whole COPY: a query made through Django
+            # meanwhile would wait on this very process forever. Refuse it at once instead.
+            connection.execute_wrappers.append(_no_query_during_copy)
         return self._copy
 
     def close(self, error: BaseException | None = None) -> None:
@@ -101,10 +104,19 @@ class EntryWriter:
             self.flush()
         if self._copy_cm is not None:
             cm, self._copy_cm, self._copy = self._copy_cm, None, None
+            connection.execute_wrappers.remove(_no_query_during_copy)
             if error is None:
                 cm.__exit__(None, None, None)
             else:
                 cm.__exit__(type(error), error, error.__traceback__)
+
+
+class QueryDuringCopy(RuntimeError):
+    """A query on the connection while an EntryWriter's COPY holds it (a bug: it would hang)."""
+
+
+def _no_query_during_copy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+    raise QueryDuringCopy(f"a query while a COPY holds the connection: {sql[:200]}")
 
 
 # COPY's text format, not binary: PostgreSQL (15 at least) batches the rows of a COPY into 1000-row

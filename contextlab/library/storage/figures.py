@@ -46,6 +46,9 @@ def _estimate(message: dict[str, Any]) -> int:
             tokens = estimate_tokens(message)
     except (TypeError, AttributeError, KeyError, ValueError):
         return 0  # a malformed message: Pi would throw here
+    except RecursionError:
+        # Arguments nested thousands deep: Pi's JSON.stringify of them overflows its stack too.
+        return 0
     return int(tokens) if isinstance(tokens, int) or math.isfinite(tokens) else 0
 
 

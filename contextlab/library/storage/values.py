@@ -3,12 +3,14 @@ an entry's JSON for the `data` column."""
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
+from contextlab.pi.jsutil import json_parse_deep
 from contextlab.pi.session import Problem, entry_time_ms
 
 
@@ -80,15 +82,88 @@ def dump_data(entry: dict[str, Any], line_no: int | None) -> tuple[bytes, Proble
     """The entry as JSON text (UTF-8) for the database, and a problem if it had to be altered.
 
     JSON.parse accepts lone surrogates (\\ud800) that UTF-8 cannot carry, so neither PostgreSQL
-    nor orjson will store them: those (only those) become U+FFFD.
+    nor orjson will store them: those (only those) become U+FFFD. orjson also refuses values
+    nested deeper than 254 levels, which JSON.parse reads (any depth): those are written by
+    _dump_deep, with the same bytes orjson would give.
     """
     try:
         return orjson.dumps(entry), None
-    except TypeError:
+    except TypeError:  # lone surrogates, or nested deeper than orjson writes
         pass
+    data, altered = _dump_deep(entry)
+    if not altered:
+        return data, None
     problem = Problem(
         line_no or 0,
         "lone UTF-16 surrogates stored as U+FFFD in the database "
         "(the original bytes are kept in the file's blob)",
     )
-    return orjson.dumps(_sanitize(entry)), problem
+    return data, problem
+
+
+_END = object()
+
+
+def _dump_deep(value: Any) -> tuple[bytes, bool]:
+    """orjson.dumps of a value of any depth, with an explicit stack; lone surrogates in its
+    strings become U+FFFD (then `altered` is True). Scalars are still written by orjson."""
+    parts: list[bytes] = []
+    altered = False
+    # Open containers: [iterator over members, is an object, no member written yet].
+    stack: list[list[Any]] = []
+
+    def scalar(item: Any) -> bytes:
+        nonlocal altered
+        try:
+            return orjson.dumps(item)
+        except TypeError:
+            if not isinstance(item, str):
+                raise
+            altered = True
+            return orjson.dumps(_sanitize(item))
+
+    def write(item: Any) -> None:
+        if isinstance(item, dict):
+            parts.append(b"{")
+            stack.append([iter(item.items()), True, True])
+        elif isinstance(item, list):
+            parts.append(b"[")
+            stack.append([iter(item), False, True])
+        else:
+            parts.append(scalar(item))
+
+    write(value)
+    while stack:
+        frame = stack[-1]
+        member = next(frame[0], _END)
+        if member is _END:
+            parts.append(b"}" if frame[1] else b"]")
+            stack.pop()
+            continue
+        if not frame[2]:
+            parts.append(b",")
+        frame[2] = False
+        if frame[1]:
+            key, member = member
+            parts.append(scalar(key))
+            parts.append(b":")
+        write(member)
+    return b"".join(parts), altered
+
+
+def loads_entry(raw: bytes | str) -> Any:
+    """An entry's stored JSON text decoded (orjson; past its 1,024 levels, load_data)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return load_data(raw)
+
+
+def load_data(raw: bytes | bytearray | memoryview | str) -> Any:
+    """psycopg's loader of the `json` columns: json.loads, and for text nested deeper than
+    Python's recursion allows (a line Pi read, stored as it was), the engine's iterative parse."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
+        return json_parse_deep(text)

@@ -48,18 +48,43 @@ function flag(value: unknown, fallback: boolean): boolean {
 	return fallback;
 }
 
-/** The configuration, or null when the extension is not configured (then it stays inert). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtensionConfig | null {
+/** A URL and a token are set, but the URL is not one contextlab can be reached at. */
+export interface BadConfig {
+	problem: string;
+}
+
+/**
+ * The configuration; null when the extension is not configured (then it stays inert), a
+ * BadConfig when the URL cannot be used (then it stays inert too, and says why once).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtensionConfig | BadConfig | null {
 	const dir = agentDir(env);
 	const settings = readSettings(dir);
 	const url = (env.CONTEXTLAB_URL ?? (typeof settings.url === "string" ? settings.url : "")).trim();
 	const token = (env.CONTEXTLAB_TOKEN ?? (typeof settings.token === "string" ? settings.token : "")).trim();
 	if (!url || !token) return null;
-	if (!/^https?:\/\//i.test(url)) return null;
+	const problem = urlProblem(url);
+	if (problem) return { problem: `${env.CONTEXTLAB_URL !== undefined ? "CONTEXTLAB_URL" : "contextlab.url"} ${JSON.stringify(url)} ${problem}` };
 	return {
 		url,
 		token,
 		capturePrompts: flag(env.CONTEXTLAB_CAPTURE_PROMPTS ?? settings.capturePrompts, true),
 		agentDir: dir,
 	};
+}
+
+/** Why `url` cannot be contextlab's address, or "" when it can. */
+export function urlProblem(url: string): string {
+	let parsed: URL;
+	try {
+		parsed = new URL(url);
+	} catch {
+		return "is not a URL (it needs http:// or https:// and a host, e.g. https://contextlab.example.com)";
+	}
+	if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+		return "does not start with http:// or https:// (e.g. https://contextlab.example.com)";
+	}
+	if (!parsed.hostname) return "names no host";
+	if (parsed.search || parsed.hash) return "has a query or fragment; give the server's base URL only";
+	return "";
 }

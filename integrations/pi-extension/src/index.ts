@@ -5,11 +5,12 @@
 // timers that do not keep the process alive), network calls have timeouts and back off, the only
 // buffer is the session file itself, and with no URL and token configured it does nothing.
 
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 
 import { buildCapture, CAPTURE_TYPE, lastCaptureDigest, persistsItsPrompt } from "./capture.ts";
 import { type ExtensionConfig, loadConfig } from "./config.ts";
-import { DEFAULT_PUSH_SETTINGS, type PushSettings, SessionPusher } from "./pusher.ts";
+import { DEFAULT_PUSH_SETTINGS, type ProblemKind, type PushSettings, SessionPusher } from "./pusher.ts";
 import { PushState } from "./state.ts";
 
 // The parts of Pi's extension API this file uses (structural, so one file serves 0.73, 0.80 and 1.x
@@ -29,8 +30,12 @@ interface PiLike {
 	appendEntry(customType: string, data?: unknown): void;
 }
 
-/** Bytes flushed at shutdown, at most this long (a quitting Pi waits no longer). */
-const SHUTDOWN_FLUSH_MS = 1500;
+/**
+ * Bytes flushed at shutdown, at most this long; then requests in flight are abandoned. With the
+ * state's save (SAVE_STATE_MS at most) Pi exits within 1.5 s of its last output.
+ */
+const SHUTDOWN_FLUSH_MS = 800;
+const SAVE_STATE_MS = 150;
 /** Sessions resumed at start-up from earlier runs, at most. */
 const MAX_RESUMED = 20;
 
@@ -51,26 +56,96 @@ export function settingsFrom(config: ExtensionConfig, env: NodeJS.ProcessEnv = p
 	};
 }
 
-export default function contextlab(pi: PiLike): void {
-	const config = loadConfig();
-	if (!config) return; // unconfigured: inert
+/**
+ * One line on stderr per Pi process for each kind of problem (not one per session or request),
+ * kept on globalThis so that an extension loaded again in the same process (a new session, a
+ * reload) does not repeat it.
+ */
+const REPORTED = Symbol.for("contextlab.pi-extension.reported");
+function reportOnce(kind: string, message: string): void {
+	try {
+		const registry = globalThis as unknown as Record<symbol, Set<string> | undefined>;
+		const seen = (registry[REPORTED] ??= new Set<string>());
+		if (seen.has(kind)) return;
+		seen.add(kind);
+		console.error(message);
+	} catch {
+		// stderr closed: nothing to tell anyone
+	}
+}
 
+function problemMessage(url: string, kind: ProblemKind, detail: string): string {
+	switch (kind) {
+		case "unreachable":
+			return `contextlab: cannot reach ${url} (${detail}); pushes are retried, and what this run could not send is sent by a later Pi run`;
+		case "token-refused":
+			return `contextlab: ${url} refused the token (${detail}); nothing is pushed: check CONTEXTLAB_TOKEN or contextlab.token`;
+		case "not-member":
+			return `contextlab: ${url} refused session ${detail} (HTTP 404): your account is not a member of its project, or another account owns the session; it is not pushed`;
+		case "server-error":
+			return `contextlab: ${url} failed (${detail}); pushes are retried`;
+	}
+}
+
+export default function contextlab(pi: PiLike): void {
+	// Nothing the extension does may reach Pi as an exception: every entry point is guarded.
+	try {
+		install(pi);
+	} catch (error) {
+		reportOnce("internal", `contextlab: extension disabled for this run: ${describe(error)}`);
+	}
+}
+
+function describe(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** The session a handler's context names, read at once (a context turns stale after Pi moves on). */
+function sessionOf(ctx: ContextLike): { file: string; sessionId: string } | null {
+	try {
+		const file = ctx.sessionManager.getSessionFile();
+		if (!file) return null; // in-memory session (--no-session): nothing to push
+		return { file, sessionId: ctx.sessionManager.getSessionId() };
+	} catch {
+		return null;
+	}
+}
+
+function install(pi: PiLike): void {
+	const loaded = loadConfig();
+	if (loaded === null) return; // unconfigured: inert
+	if ("problem" in loaded) {
+		reportOnce("bad-url", `contextlab: ${loaded.problem}; nothing is pushed`);
+		return;
+	}
+	const config = loaded;
 	const settings = settingsFrom(config);
 	const state = new PushState(join(config.agentDir, "contextlab"));
 	const pushers = new Map<string, SessionPusher>();
-	const warn = (level: "debug" | "warn", message: string) => {
-		if (level === "warn" || process.env.CONTEXTLAB_DEBUG) console.error(message);
+	const log = (level: "debug" | "warn", message: string) => {
+		if (level === "warn" || process.env.CONTEXTLAB_DEBUG) {
+			try {
+				console.error(message);
+			} catch {
+				// stderr closed
+			}
+		}
 	};
+	const report = (kind: ProblemKind, detail: string) => reportOnce(kind, problemMessage(config.url, kind, detail));
+	// Every push waits for the checkpoints (the first one too, in print mode as well): a push
+	// before them would probe the server instead of resuming, or resend what it holds.
+	const loaded$ = state.load().catch(() => undefined);
+	let exiting = false;
 
 	function pusherFor(file: string, sessionId: string): SessionPusher {
 		let pusher = pushers.get(file);
 		if (!pusher || pusher.sessionId !== sessionId) {
 			pusher?.close();
-			const stored = state.get(file, config!.url);
+			const stored = state.get(file, config.url);
 			if (!stored || stored.sessionId !== sessionId) {
 				// Remembered before anything is acknowledged, so that a Pi killed while contextlab
 				// is unreachable still has this file resumed by its next start.
-				state.set(file, config!.url, { sessionId, offset: null, prefixHash: "" });
+				state.set(file, config.url, { sessionId, offset: null, prefixHash: "" });
 			}
 			pusher = new SessionPusher({
 				file,
@@ -86,42 +161,66 @@ export default function contextlab(pi: PiLike): void {
 								fullHash: stored.fullHash,
 							}
 						: null,
-				log: warn,
-				onCheckpoint: (checkpoint) => state.set(file, config!.url, checkpoint),
+				log,
+				report,
+				onCheckpoint: (checkpoint) => state.set(file, config.url, checkpoint),
 			});
 			pushers.set(file, pusher);
 		}
 		return pusher;
 	}
 
-	function current(ctx: ContextLike): SessionPusher | null {
-		const file = ctx.sessionManager.getSessionFile();
-		if (!file) return null; // in-memory session (--no-session): nothing to push
-		return pusherFor(file, ctx.sessionManager.getSessionId());
+	/** Sessions Pi wrote to in this run: flushed at exit even if the checkpoints came late. */
+	const written = new Map<string, string>();
+
+	/** Pushes `session` soon, once the checkpoints are loaded. Never throws, never waits. */
+	function push(session: { file: string; sessionId: string } | null, delayMs?: number, then?: () => void): void {
+		if (session) written.set(session.file, session.sessionId);
+		void loaded$
+			.then(() => {
+				if (exiting) return;
+				if (session) pusherFor(session.file, session.sessionId).kick(delayMs);
+				then?.();
+			})
+			.catch((error: unknown) => log("debug", `contextlab: ${describe(error)}`));
 	}
 
-	const kick = (_event: unknown, ctx: ContextLike) => {
-		current(ctx)?.kick();
-	};
-
-	pi.on("session_start", (_event, ctx) => {
-		// Loading the state is the only I/O here, and it is not awaited.
-		void state.load().then(() => {
-			current(ctx)?.kick(0);
-			resumeEarlier(ctx.sessionManager.getSessionFile());
-		});
-	});
-
-	/** Files of earlier runs that grew past what the server acknowledged (offline, quit early). */
-	function resumeEarlier(currentFile: string | undefined): void {
-		const pending = Object.entries(state.all())
-			.filter(([file, checkpoint]) => file !== currentFile && checkpoint.url === config!.url)
-			.sort(([, a], [, b]) => b.updatedAt.localeCompare(a.updatedAt))
-			.slice(0, MAX_RESUMED);
-		for (const [file, checkpoint] of pending) {
+	/**
+	 * Files of earlier runs that grew past what the server acknowledged (offline, quit early, a
+	 * refused token), the most recently updated first: the files that need nothing are skipped
+	 * (a stat each), so that old pending files are not crowded out by newer delivered ones.
+	 */
+	async function resumeEarlier(currentFile: string | undefined): Promise<void> {
+		const candidates = Object.entries(state.all())
+			.filter(([file, checkpoint]) => file !== currentFile && checkpoint.url === config.url)
+			.sort(([, a], [, b]) => b.updatedAt.localeCompare(a.updatedAt));
+		// All at once: a `pi -p` run lives about a second after its session starts.
+		const sizes = await Promise.all(candidates.map(([file]) => stat(file).then((s) => s.size, () => null)));
+		const pending = candidates.filter(([, checkpoint], i) => sizes[i] !== null && (checkpoint.offset === null || checkpoint.offset !== sizes[i]));
+		if (exiting) return;
+		for (const [file, checkpoint] of pending.slice(0, MAX_RESUMED)) {
 			pusherFor(file, checkpoint.sessionId).kick(0);
 		}
+		log("debug", `contextlab: resuming ${Math.min(pending.length, MAX_RESUMED)} of ${candidates.length} earlier session files`);
 	}
+
+	const on = (event: string, handler: (event: any, ctx: ContextLike) => unknown) => {
+		pi.on(event, (payload, ctx) => {
+			try {
+				return handler(payload, ctx);
+			} catch (error) {
+				log("debug", `contextlab: ${event}: ${describe(error)}`);
+				return undefined;
+			}
+		});
+	};
+
+	on("session_start", (_event, ctx) => {
+		// The context is read now: after the await below, Pi may have replaced it (it is stale then).
+		const session = sessionOf(ctx);
+		log("debug", `contextlab: session_start ${session?.file ?? "(no file)"}`);
+		push(session, 0, () => void resumeEarlier(session?.file).catch((error: unknown) => log("debug", `contextlab: resuming: ${describe(error)}`)));
+	});
 
 	// Pi appends its lines synchronously; these are the moments new lines exist.
 	for (const event of [
@@ -133,18 +232,18 @@ export default function contextlab(pi: PiLike): void {
 		"model_select",
 		"thinking_level_select",
 	]) {
-		pi.on(event, kick);
+		on(event, (_event, ctx) => push(sessionOf(ctx)));
 	}
 
 	// The inputs of the prompt: the event of before_agent_start carries them in every version; the
 	// context's getSystemPromptOptions() exists only where Pi offers it to event handlers.
 	let promptOptions: unknown = null;
-	pi.on("before_agent_start", (event) => {
+	on("before_agent_start", (event) => {
 		promptOptions = event?.systemPromptOptions ?? null;
 		return undefined;
 	});
 
-	pi.on("before_provider_request", (event, ctx) => {
+	on("before_provider_request", (event, ctx) => {
 		if (!config.capturePrompts) return undefined;
 		try {
 			const branch = ctx.sessionManager.getBranch() as Parameters<typeof persistsItsPrompt>[0];
@@ -158,22 +257,49 @@ export default function contextlab(pi: PiLike): void {
 				pi.appendEntry(CAPTURE_TYPE, capture);
 			}
 		} catch (error) {
-			warn("warn", `contextlab: prompt not captured: ${error instanceof Error ? error.message : String(error)}`);
+			log("warn", `contextlab: prompt not captured: ${describe(error)}`);
 		}
 		return undefined; // the payload goes out unchanged
 	});
 
 	pi.on("session_shutdown", async () => {
-		// One short, bounded attempt to deliver the last lines; whatever is left is resumed by the
-		// next Pi start from the server's offset.
-		const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
-		await Promise.all(
-			[...pushers.values()].map((pusher) =>
-				pusher.flushNow(Math.max(1, deadline - Date.now())).catch(() => undefined),
-			),
+		// One bounded attempt to deliver the last lines, then every request still in flight is
+		// abandoned (aborted, so that nothing keeps Pi's process alive): Pi exits within
+		// 1.5 s of its last output, and the next start resumes from the server's offset.
+		try {
+			const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
+			await within(loaded$, deadline - Date.now());
+			exiting = true;
+			for (const [file, sessionId] of written) {
+				if (pushers.get(file)?.sessionId !== sessionId) pusherFor(file, sessionId);
+			}
+			await within(
+				Promise.all([...pushers.values()].map((pusher) => pusher.flushNow(Math.max(1, deadline - Date.now())).catch(() => undefined))),
+				deadline - Date.now(),
+			);
+			for (const pusher of pushers.values()) pusher.close();
+			pushers.clear();
+			await within(state.save(), SAVE_STATE_MS);
+		} catch (error) {
+			log("debug", `contextlab: at exit: ${describe(error)}`);
+		}
+	});
+}
+
+/** Waits for `promise` at most `ms` (never rejects). */
+function within(promise: Promise<unknown>, ms: number): Promise<void> {
+	return new Promise((resolve) => {
+		const timer = setTimeout(resolve, Math.max(0, ms));
+		timer.unref?.();
+		promise.then(
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
 		);
-		for (const pusher of pushers.values()) pusher.close();
-		pushers.clear();
-		await state.save();
 	});
 }

@@ -1,7 +1,14 @@
 // Pushes one session file's bytes to contextlab's append endpoint:
 //
 //   POST {url}/api/v1/sessions/{sessionId}/lines?offset=N   (body: the file's bytes from byte N)
-//   -> {sessionId, offset, status, entries, newEntries, problems}    (409: same object, other offset)
+//   -> {sessionId, offset, status, entries, newEntries, problems, tailBytes, tailSha256}
+//      (409: same object, other offset)
+//
+// `offset` is always at a line end of the bytes the server holds, `tailBytes` = min(offset, 4096)
+// and `tailSha256` the sha256 (lowercase hex) of the server's bytes [offset - tailBytes, offset).
+// An offset is taken only when this file's own bytes there agree (a line end, the same digest);
+// otherwise the file differs from what the server holds and is sent again from 0, never from
+// the middle of one of its lines. (A server that sends no digest is trusted on its offset.)
 //
 // The server's `offset` is the only truth about what it holds, so the "queue" is the session file
 // itself: nothing is buffered in memory beyond one chunk, nothing is lost while the server is
@@ -80,11 +87,24 @@ export interface PushLog {
 	(level: "debug" | "warn", message: string): void;
 }
 
+/**
+ * The kinds of problem worth one line on stderr per Pi run (not one per session or request):
+ * the server cannot be reached, it refused the token, it refused a session (not a member of its
+ * project), it failed (5xx).
+ */
+export type ProblemKind = "unreachable" | "token-refused" | "not-member" | "server-error";
+
+export interface ProblemReport {
+	(kind: ProblemKind, detail: string): void;
+}
+
 type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 interface ServerAnswer {
 	offset?: unknown;
 	status?: unknown;
+	tailBytes?: unknown;
+	tailSha256?: unknown;
 }
 
 export class SessionPusher {
@@ -93,15 +113,26 @@ export class SessionPusher {
 	private settings: PushSettings;
 	private fetchImpl: FetchLike;
 	private log: PushLog;
+	private report: ProblemReport;
 	private onCheckpoint: (checkpoint: PushCheckpoint) => void;
 	private checkpoint: PushCheckpoint | null;
 	private chunkLimit: number;
 	private failures = 0;
 	private timer: ReturnType<typeof setTimeout> | null = null;
-	private running: Promise<void> | null = null;
+	/**
+	 * The one loop that sends this file's requests (a timer's drain or the exit flush): never two
+	 * at once, so no request repeats bytes another one is sending.
+	 */
+	private running: Promise<unknown> | null = null;
 	private again = false;
 	private stoppedReason: string | null = null;
 	private closed = false;
+	/** Exit flush under way: the timer's loop stops after its request in flight. */
+	private flushing = false;
+	/** Aborts the request in flight (at Pi's exit, when the flush's time is up). */
+	private inFlight: AbortController | null = null;
+	/** The last request went from 0 because the server's answer disagreed with this file. */
+	private resentFromZero = false;
 	/** Where the file holds a line too long to send: nothing is sent from there (until a rewrite). */
 	private blockedAt: number | null = null;
 	/** sha256 state of the file's first `hashedTo` bytes (the acknowledged ones), kept up to date. */
@@ -117,6 +148,7 @@ export class SessionPusher {
 		checkpoint?: PushCheckpoint | null;
 		fetchImpl?: FetchLike;
 		log?: PushLog;
+		report?: ProblemReport;
 		onCheckpoint?: (checkpoint: PushCheckpoint) => void;
 	}) {
 		this.file = options.file;
@@ -125,6 +157,7 @@ export class SessionPusher {
 		this.checkpoint = options.checkpoint?.sessionId === options.sessionId ? options.checkpoint : null;
 		this.fetchImpl = options.fetchImpl ?? ((input, init) => fetch(input, init));
 		this.log = options.log ?? (() => {});
+		this.report = options.report ?? (() => {});
 		this.onCheckpoint = options.onCheckpoint ?? (() => {});
 		this.chunkLimit = options.settings.maxChunkBytes;
 	}
@@ -137,13 +170,18 @@ export class SessionPusher {
 		return this.checkpoint;
 	}
 
+	/** A request is in flight (or the loop sending them runs). */
+	get busy(): boolean {
+		return this.running !== null;
+	}
+
 	/**
 	 * Pi wrote something (or might have): flush soon. Never waits, never throws. A kick does not
 	 * cut a pending backoff short: while the server fails, requests go out at the backoff's pace
 	 * however often Pi writes.
 	 */
 	kick(delayMs = this.settings.debounceMs): void {
-		if (this.closed || this.stoppedReason !== null) return;
+		if (this.closed || this.flushing || this.stoppedReason !== null) return;
 		if (this.running) {
 			this.again = true;
 			return;
@@ -155,31 +193,66 @@ export class SessionPusher {
 	private schedule(delayMs: number): void {
 		this.timer = setTimeout(() => {
 			this.timer = null;
-			this.running = this.drain().then((retryInMs) => {
-				this.running = null;
-				const again = this.again;
-				this.again = false;
-				if (this.closed || this.stoppedReason !== null) return;
-				if (retryInMs !== null) this.schedule(retryInMs);
-				else if (again) this.kick(0);
-			});
+			if (this.closed || this.flushing || this.running) return;
+			const loop = this.drain()
+				.catch(() => null)
+				.then((retryInMs) => {
+					if (this.running === loop) this.running = null;
+					const again = this.again;
+					this.again = false;
+					if (this.closed || this.flushing || this.stoppedReason !== null) return;
+					if (retryInMs !== null) this.schedule(retryInMs);
+					else if (again) this.kick(0);
+				});
+			this.running = loop;
 		}, delayMs);
 		this.timer.unref?.();
 	}
 
-	/** Stops timers; an in-flight request finishes on its own. */
+	/** Stops timers and abandons the request in flight (its bytes are resumed by the next start). */
 	close(): void {
 		this.closed = true;
 		if (this.timer) clearTimeout(this.timer);
 		this.timer = null;
+		this.inFlight?.abort(new Error("contextlab: Pi is exiting"));
 	}
 
-	/** Flushes until the server holds the whole file or a request fails; for shutdown and tests. */
+	/**
+	 * Flushes until the server holds the whole file, a request fails or `deadlineMs` passed; for
+	 * Pi's exit and tests. A request already in flight is waited for (within the deadline), never
+	 * sent a second time beside it; a pending backoff is cut short (this is the last chance).
+	 */
 	async flushNow(deadlineMs: number): Promise<PushOutcome> {
 		const until = Date.now() + deadlineMs;
+		if (this.timer) clearTimeout(this.timer);
+		this.timer = null;
+		this.flushing = true;
+		try {
+			while (this.running) {
+				const current = this.running;
+				if (!(await settlesWithin(current, until - Date.now()))) return { kind: "retry", reason: "a request still in flight", delayMs: 0 };
+				if (this.running === current) this.running = null;
+			}
+			const loop = this.flushLoop(until);
+			this.running = loop;
+			try {
+				return await loop;
+			} finally {
+				if (this.running === loop) this.running = null;
+			}
+		} finally {
+			this.flushing = false;
+		}
+	}
+
+	private async flushLoop(until: number): Promise<PushOutcome> {
 		let outcome: PushOutcome = { kind: "idle" };
 		while (Date.now() < until && !this.closed) {
-			outcome = await this.pushOnce(Math.max(1, until - Date.now()));
+			try {
+				outcome = await this.pushOnce(Math.max(1, until - Date.now()));
+			} catch (error) {
+				return this.backoff(`reading the session file failed (${describe(error)})`);
+			}
 			if (outcome.kind !== "sent") break;
 		}
 		return outcome;
@@ -188,12 +261,12 @@ export class SessionPusher {
 	/** Pushes until there is nothing to send; the backoff delay when a request failed. */
 	private async drain(): Promise<number | null> {
 		for (;;) {
-			if (this.closed) return null;
+			if (this.closed || this.flushing) return null;
 			let outcome: PushOutcome;
 			try {
 				outcome = await this.pushOnce(this.settings.requestTimeoutMs);
 			} catch (error) {
-				outcome = this.backoff(`reading the session file failed (${error instanceof Error ? error.message : String(error)})`);
+				outcome = this.backoff(`reading the session file failed (${describe(error)})`);
 			}
 			if (outcome.kind === "sent") continue;
 			if (outcome.kind === "retry") {
@@ -201,7 +274,7 @@ export class SessionPusher {
 				return outcome.delayMs;
 			}
 			if (outcome.kind === "stopped") {
-				this.log("warn", `contextlab: not pushing session ${this.sessionId}: ${outcome.reason}`);
+				this.log("debug", `contextlab: not pushing session ${this.sessionId}: ${outcome.reason}`);
 			}
 			return null;
 		}
@@ -233,7 +306,13 @@ export class SessionPusher {
 			if (chunk.length === 0) return { kind: "idle" };
 			body = chunk;
 		}
+		if (this.closed) return { kind: "idle" };
+		const controller = new AbortController();
+		this.inFlight = controller;
+		const timeout = Math.max(1, Math.min(timeoutMs, this.settings.requestTimeoutMs));
+		const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(timeout)]);
 		let response: Response;
+		let answer: ServerAnswer;
 		try {
 			response = await this.fetchImpl(this.endpoint(offset), {
 				method: "POST",
@@ -242,14 +321,27 @@ export class SessionPusher {
 					"content-type": "application/octet-stream",
 				},
 				body,
-				signal: AbortSignal.timeout(Math.min(timeoutMs, this.settings.requestTimeoutMs)),
+				signal,
 			});
+			answer = await readAnswer(response);
 		} catch (error) {
-			return this.backoff(`server unreachable (${error instanceof Error ? error.message : String(error)})`);
+			if (controller.signal.aborted) return { kind: "idle" }; // Pi is exiting: abandoned
+			const why = unreachableReason(error, timeout);
+			this.report("unreachable", why);
+			return this.backoff(`server unreachable (${why})`);
+		} finally {
+			if (this.inFlight === controller) this.inFlight = null;
 		}
-		const answer = await readAnswer(response);
+		const fromZero = offset === 0 && body.length > 0;
+		const resentBefore = this.resentFromZero;
+		this.resentFromZero = false;
 		if (response.status === 200 || response.status === 201) {
 			const held = typeof answer.offset === "number" ? answer.offset : offset + body.length;
+			if (held > 0 && !(await this.agrees(held, size, answer))) {
+				// The server holds other bytes than this file's before `held`: send the file again
+				// from 0 (once; a server that keeps disagreeing is retried with backoff).
+				return this.restartFromZero(resentBefore || fromZero, held);
+			}
 			await this.acknowledge(held, { from: offset, bytes: body });
 			if (held !== offset || body.length === 0) this.failures = 0;
 			if (body.length === 0 && held === offset) return { kind: "idle" };
@@ -259,12 +351,16 @@ export class SessionPusher {
 			return { kind: "sent", offset: held };
 		}
 		if (response.status === 409 && typeof answer.offset === "number") {
-			// The server holds another length: resume from its offset (or from 0 when it holds more
-			// than this file has, i.e. the file was rewritten under the same id).
-			offset = answer.offset <= size ? answer.offset : 0;
-			await this.acknowledge(offset);
+			// The server holds another length: resume from its offset when this file's bytes
+			// before it are the server's (a line end, the same tail digest), else from 0 (the
+			// file was rewritten, or another writer's lines are there).
+			const held = answer.offset;
+			if (held > 0 && !(await this.agrees(held, size, answer))) {
+				return this.restartFromZero(resentBefore || fromZero, held);
+			}
+			await this.acknowledge(held);
 			this.failures = 0;
-			return { kind: "sent", offset };
+			return { kind: "sent", offset: held };
 		}
 		if (response.status === 404 && offset !== 0) {
 			// Nothing stored under this id that we may see: start the file from its first byte.
@@ -280,11 +376,52 @@ export class SessionPusher {
 			}
 			return this.block(offset, `a line of ${body.length} bytes, more than the server takes (HTTP 413)`);
 		}
-		if (response.status === 401 || response.status === 403 || response.status === 404 || response.status === 400) {
-			this.stoppedReason = `the server refused it (HTTP ${response.status}${typeof answer.status === "string" ? `, ${answer.status}` : ""})`;
-			return { kind: "stopped", reason: this.stoppedReason };
+		if (response.status === 401 || response.status === 403) {
+			this.report("token-refused", `HTTP ${response.status}`);
+			return this.stop(`the server refused the token (HTTP ${response.status})`);
 		}
+		if (response.status === 404) {
+			this.report("not-member", this.sessionId);
+			return this.stop("the server refused it (HTTP 404: not a member of its project)");
+		}
+		if (response.status >= 400 && response.status < 500) {
+			const reason = `the server refused it (HTTP ${response.status}${typeof answer.status === "string" ? `, ${answer.status}` : ""})`;
+			this.log("warn", `contextlab: not pushing session ${this.sessionId}: ${reason}`);
+			return this.stop(reason);
+		}
+		if (response.status >= 500) this.report("server-error", `HTTP ${response.status}`);
 		return this.backoff(`HTTP ${response.status}`);
+	}
+
+	private stop(reason: string): PushOutcome {
+		this.stoppedReason = reason;
+		return { kind: "stopped", reason };
+	}
+
+	/** The next request sends the file from 0; after a from-0 request that still disagreed, later. */
+	private restartFromZero(again: boolean, held: number): PushOutcome {
+		this.checkpoint = { sessionId: this.sessionId, offset: 0, prefixHash: "" };
+		this.prefixHasher = null;
+		this.hashedTo = 0;
+		this.resentFromZero = true;
+		if (again) return this.backoff(`the server's ${held} bytes still differ from this file's`);
+		return { kind: "sent", offset: 0 };
+	}
+
+	/**
+	 * The server's `held` bytes are this file's first `held` bytes, as far as its answer tells:
+	 * the file is that long, `held` is a line end in it, and its tail digest (when the server
+	 * sends one) is the file's.
+	 */
+	private async agrees(held: number, size: number, answer: ServerAnswer): Promise<boolean> {
+		if (held > size) return false;
+		const before = await readRange(this.file, held - 1, held);
+		if (before.length !== 1 || before[0] !== 0x0a) return false;
+		const { tailBytes, tailSha256 } = answer;
+		if (tailSha256 === undefined && tailBytes === undefined) return true; // a server without the digest
+		if (typeof tailSha256 !== "string" || typeof tailBytes !== "number") return false;
+		if (!Number.isInteger(tailBytes) || tailBytes < 0 || tailBytes > held) return false;
+		return (await rangeDigest(this.file, held - tailBytes, held)) === tailSha256.toLowerCase();
 	}
 
 	/** Reported once; the pusher stays idle at `offset` until the file is rewritten. */
@@ -395,12 +532,78 @@ export class SessionPusher {
 	}
 }
 
+/** The answer's JSON object ({} when it is not one); a body cut off or timed out throws. */
 async function readAnswer(response: Response): Promise<ServerAnswer> {
+	const text = await response.text();
 	try {
-		const parsed: unknown = await response.json();
+		const parsed: unknown = JSON.parse(text);
 		return parsed && typeof parsed === "object" ? (parsed as ServerAnswer) : {};
 	} catch {
 		return {};
+	}
+}
+
+/** True when `promise` settles within `ms` (it is never rejected to the caller). */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+	if (ms <= 0) return Promise.resolve(false);
+	return new Promise((resolve) => {
+		const timer = setTimeout(() => resolve(false), ms);
+		timer.unref?.();
+		promise.then(
+			() => {
+				clearTimeout(timer);
+				resolve(true);
+			},
+			() => {
+				clearTimeout(timer);
+				resolve(true);
+			},
+		);
+	});
+}
+
+function describe(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Why a request got no answer, in a user's words: the network error's code (connection refused,
+ * unknown host, TLS) or the timeout.
+ */
+export function unreachableReason(error: unknown, timeoutMs: number): string {
+	if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
+		return `no answer within ${timeoutMs} ms`;
+	}
+	const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+	const code = typeof cause?.code === "string" ? cause.code : "";
+	const words: Record<string, string> = {
+		ECONNREFUSED: "connection refused",
+		ENOTFOUND: "unknown host",
+		EAI_AGAIN: "host name lookup failed",
+		ECONNRESET: "connection reset",
+		ETIMEDOUT: "connection timed out",
+		EHOSTUNREACH: "host unreachable",
+		ENETUNREACH: "network unreachable",
+		UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+		UND_ERR_SOCKET: "connection closed",
+		EPROTO: "TLS failed",
+	};
+	if (words[code]) return words[code];
+	if (/CERT|TLS|SSL/i.test(code)) return `TLS failed (${code})`;
+	const message = typeof cause?.message === "string" ? cause.message : describe(error);
+	return code ? `${code}: ${message}` : message;
+}
+
+/** The file's bytes [from, to) (fewer when it is shorter). */
+async function readRange(file: string, from: number, to: number): Promise<Uint8Array> {
+	if (from < 0 || to <= from) return new Uint8Array(0);
+	const handle = await open(file, "r");
+	try {
+		const buffer = new Uint8Array(to - from);
+		const { bytesRead } = await handle.read(buffer, 0, to - from, from);
+		return buffer.subarray(0, bytesRead);
+	} finally {
+		await handle.close();
 	}
 }
 
