@@ -78,7 +78,10 @@ FEATURE_PROBES: dict[str, tuple[str, str]] = {
     "usageReasoning": (r"reasoning: rawUsage", "assistant usage.reasoning"),
     "summaryUsage": (r"appendCompaction\([^)]*usage\)", "usage on compaction entries"),
     "rawStopReason": (r"rawStopReason", "assistant rawStopReason"),
-    "durationMs": (r"durationMs", "durationMs on assistant and toolResult messages"),
+    "durationMs": (
+        r"isError: result\.isError === true, durationMs",
+        "durationMs on toolResult messages",
+    ),
     "totalFromProvider": (r"totalFromProvider", "usage.cost.totalFromProvider"),
 }
 
