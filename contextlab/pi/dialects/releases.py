@@ -172,6 +172,9 @@ def build_release_dialect(version: str) -> Dialect:
         # The prompt travels in the session (dist/core/session-manager.js system messages); the
         # 1.x steps replay it under this release's generation.
         return replace(dialect_for(pi_ai), version=version)
+    # The agent turn's maxTokens rule as the release's own simple-options.js has it (0.75.4,
+    # published after 0.76.0, already sends none).
+    pi_ai = replace(pi_ai, turn_max_tokens=values.get("RULES.turnMaxTokens", pi_ai.turn_max_tokens))
     return Dialect(
         version=version,
         compaction_summary_prefix=values["COMPACTION_SUMMARY_PREFIX"],
@@ -190,7 +193,10 @@ def build_release_dialect(version: str) -> Dialect:
             values,
             tool_result_max_chars=values["LIMITS.TOOL_RESULT_MAX_CHARS"],
         ),
-        tool_texts=_fill(ToolTexts, values),
+        # 0.70 to 0.72 wrote a failed bash run's status without a separator literal of its own.
+        tool_texts=_fill(
+            ToolTexts, values, bash_status_separator=values.get("BASH_STATUS_SEPARATOR", "")
+        ),
         tools=tuple(values[f"TOOL.{name}"] for name in values["TOOLS"]),
         prompt=_prompt_rules(values),
         steps=ReleaseSteps(pi_ai),
