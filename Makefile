@@ -15,7 +15,7 @@ PORT ?= 8000
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/\$$(PORT)/$(PORT)/g' \
-		| awk -F ':.*## ' '{ printf "  make %-19s %s\n", $$1, $$2 }'
+		| awk -F ':.*## ' '{ printf "  make %-22s %s\n", $$1, $$2 }'
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -65,7 +65,7 @@ RUN_ENV := DEBUG=true CONTEXTLAB_SERVER_ROOTS=$(or $(CONTEXTLAB_SERVER_ROOTS),$(
 # The port is checked first: a busy one stops here, before migrate and before demo changes the
 # demo password.
 run: install ## the dashboard at http://127.0.0.1:$(PORT)/ with a demo session (another port: PORT=8001 make run)
-	@$(PY) -m contextlab.preflight port $(PORT)
+	@$(PY) -m contextlab preflight port $(PORT)
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py demo
 	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
@@ -73,7 +73,7 @@ run: install ## the dashboard at http://127.0.0.1:$(PORT)/ with a demo session (
 # Refuses to start without REDIS_URL or when that Redis does not answer: a worker on Celery's
 # memory:// broker would never receive a job.
 worker: install ## a Celery worker for jobs (needs REDIS_URL: the web server's Redis)
-	@$(PY) -m contextlab.preflight broker
+	@$(PY) -m contextlab preflight broker
 	$(VENV)/bin/celery -A contextlab worker --loglevel=INFO --concurrency=2
 
 # Every test, against the real PostgreSQL and Redis on 127.0.0.1, the real Pi and a real browser.

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Prefetch
+from django.db.utils import OperationalError
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
@@ -26,12 +27,14 @@ from contextlab.api import schemas as s
 from contextlab.api.schemas import PAGE_MAX
 from contextlab.api.services import (
     ApiError,
+    json_chunks,
     session_context,
     session_push_lines,
     session_push_state,
     spool_body,
     token_user,
 )
+from contextlab.budgets import BudgetExceeded, budget_response, is_budget_error
 from contextlab.jobs import providers
 from contextlab.jobs import services as jobs
 from contextlab.jobs.models import Job
@@ -46,7 +49,6 @@ from contextlab.library.selectors import (
     session_revisions,
     sessions_for_user,
 )
-from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from contextlab.review import services as review
 from contextlab.review.models import Comment, ProjectMembership, SessionLabel
@@ -141,6 +143,20 @@ def responses(ok: Any, **more: Any) -> dict[int, Any]:
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc)}, status=exc.status)
+
+
+@api.exception_handler(BudgetExceeded)
+def _past_budget(request: HttpRequest, exc: BudgetExceeded) -> HttpResponse:
+    return budget_response(request, exc)
+
+
+@api.exception_handler(OperationalError)
+def _database_error(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    """A query PostgreSQL cancelled at the request's statement_timeout gets the budget's
+    answer (503 with its message); any other database error goes on to Django."""
+    if is_budget_error(exc):
+        return budget_response(request, exc)
+    raise exc
 
 
 @api.exception_handler(AuthenticationError)
@@ -400,8 +416,9 @@ def get_entry(request: HttpRequest, session_id: str, entry_id: str) -> Any:
 def get_context(request: HttpRequest, session_id: str, leaf: str | None = None) -> Any:
     session = _session_or_404(request, session_id)
     result = session_context(session, leaf)
-    # JSON.stringify's text, as the command prints it (numbers and escapes exactly as Pi's).
-    return HttpResponse(json_stringify(result), content_type="application/json")
+    # JSON.stringify's text, as the command prints it (numbers and escapes exactly as Pi's),
+    # streamed a message at a time: the request's objects are in memory, its text never whole.
+    return StreamingHttpResponse(json_chunks(result), content_type="application/json")
 
 
 @sessions_router.get(

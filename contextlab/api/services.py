@@ -11,25 +11,25 @@ import hashlib
 import io
 import secrets
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.core.management import CommandError
 from django.db import transaction
 from django.utils import timezone
 
 from contextlab.api.models import ApiToken
-from contextlab.inspector.cli import resolve_leaf
-from contextlab.inspector.roots import RootedFileSystem
-from contextlab.inspector.turns import context_json
+from contextlab.budgets import check_deadline
+from contextlab.inspector.selectors import session_index
+from contextlab.inspector.services import turn_context
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.importer import import_session_file, probe_header
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import session_problems
-from contextlab.pi.session import SessionTree, parse_session_bytes
+from contextlab.pi.jsutil import json_stringify_chunks
 from contextlab.review.models import AuditEvent
 from contextlab.review.services import (
     audit_record,
@@ -449,44 +449,57 @@ def session_push_lines(
 
 # --- Context --------------------------------------------------------------------------------
 
+# Bytes gathered before a streamed answer hands a chunk to the server.
+STREAM_CHUNK = 256 * 1024
+
+
+def json_chunks(value: Any, *, depth: int = 2) -> Iterator[bytes]:
+    """``json_stringify(value)`` as UTF-8 chunks of about STREAM_CHUNK bytes (pieces of
+    ``json_stringify_chunks``), checking the request's deadline between them."""
+    pending: list[bytes] = []
+    size = 0
+    for piece in json_stringify_chunks(value, depth=depth):
+        data = piece.encode("utf-8", "surrogatepass")
+        pending.append(data)
+        size += len(data)
+        if size >= STREAM_CHUNK:
+            check_deadline("Writing this answer")
+            yield b"".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield b"".join(pending)
+
 
 def session_context(session: Session, leaf: str | None) -> dict[str, Any]:
-    """`manage.py context FILE [--leaf ID|line:N] --json`'s object for a stored session.
+    """The context of the request at ``leaf`` (an entry id, ``line:N`` with the header as line
+    1, or None: the session's leaf) of a stored session: the request the session page shows,
+    built by the page's own code with this server's inputs (``inspector.turns.server_inputs``:
+    the resource profile, PI_PACKAGE_DIR, files under CONTEXTLAB_SERVER_ROOTS, TIME_ZONE) and
+    the captured prompt, in the ``context`` command's shape (``tools`` always present).
 
-    The file is the current revision's original bytes (the blob), parsed and built by the very
-    functions the command uses, with the command's defaults (agent dir, Pi's default tools, the
-    date of the request), except that the server's files (the agent dir, the session's cwd) are
-    read only under CONTEXTLAB_SERVER_ROOTS; entries contextlab appended (compactions, branch
-    summaries) follow the file's, as an export writes them. Without `leaf`: the session's leaf.
-    """
-    revision = session.current_revision
-    if revision is None:
+    Only the leaf's path is read (the tree index and the entries the request holds), never the
+    whole file: a 250 MB session costs what its leaf's request holds."""
+    if session.current_revision is None:
         raise ApiError(404, "The session has no stored file")
-    try:
-        with revision.open_blob() as handle:
-            data = handle.read(revision.bytes_read)
-    except FileNotFoundError:
-        raise ApiError(404, "The stored copy of this file is missing") from None
-    parsed = parse_session_bytes(data, source=session.session_id)
-    fatal = [p for p in parsed.problems if p.fatal]
-    if fatal:
-        raise ApiError(422, f"line {fatal[0].line}: {fatal[0].reason}")
-    added = (
-        Entry.objects.filter(revision=revision, origin=Entry.Origin.CONTEXTLAB)
-        .order_by("seq")
-        .values_list("data", flat=True)
-    )
-    for entry in added:
-        parsed.entries.append(entry)
-        parsed.line_numbers.append(0)
-    tree = SessionTree(parsed.entries)
-    if leaf is None and session.leaf_entry_id in tree.by_id:
-        leaf = session.leaf_entry_id
-    try:
-        leaf_id = resolve_leaf(parsed, tree, leaf)
-    except CommandError as exc:
-        raise ApiError(404, str(exc)) from None
-    # The server's files are read only under CONTEXTLAB_SERVER_ROOTS, as on the pages.
-    return context_json(
-        parsed, tree, leaf_id=leaf_id, agent_dir=settings.PI_AGENT_DIR, fs=RootedFileSystem()
-    )
+    index = session_index(session)
+    if leaf is None:
+        entry_id = session.leaf_entry_id if session.leaf_entry_id in index.items else index.leaf_id
+    elif leaf.startswith("line:"):
+        number = leaf[len("line:") :]
+        if not number.isdigit():
+            raise ApiError(404, f"leaf {leaf}: expected line:N with a number")
+        found = (
+            Entry.objects.filter(revision=session.current_revision, line_no=int(number))
+            .values_list("entry_id", flat=True)
+            .first()
+        )
+        if found is None or found not in index.items:
+            raise ApiError(404, f"line {number}: no entry on this line")
+        entry_id = found
+    else:
+        if leaf not in index.items:
+            raise ApiError(404, f"leaf {leaf}: no entry with this id")
+        entry_id = leaf
+    if entry_id is None:
+        raise ApiError(404, "The session has no entries")
+    return turn_context(session, index, entry_id)

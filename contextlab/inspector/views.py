@@ -24,7 +24,7 @@ from django.http import (
     JsonResponse,
     QueryDict,
 )
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
@@ -43,11 +43,12 @@ from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.tree_pane import TABS, TreeState, tree_context, tree_pane
 from contextlab.jobs.models import Job
-from contextlab.library.models import Session
+from contextlab.library.models import ProjectMembership, Session
 from contextlab.library.selectors import (
     project_for_user_or_404,
     session_for_user_or_404,
     session_problems,
+    sessions_for_user,
 )
 from contextlab.pi.held import request_points
 from contextlab.review.selectors import review_panel, session_labels
@@ -127,9 +128,9 @@ def live(request: HttpRequest, pk: int) -> HttpResponse:
 def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag: str) -> str:
     context = {**_live_context(session, etag), "oob": True}
     html = [render_to_string("inspector/session.html#live", context, request)]
+    current = request.htmx.current_url or "" if request.htmx else ""
+    state = TreeState.from_query(QueryDict(urlsplit(current).query))
     if "session" in changed:
-        current = request.htmx.current_url or "" if request.htmx else ""
-        state = TreeState.from_query(QueryDict(urlsplit(current).query))
         index = session_index(session)
         selected = state.entry if state.entry in index.items else index.leaf_id
         pane = tree_pane(session, index, state, selected)
@@ -139,7 +140,23 @@ def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag:
             html.append(render_to_string(f"inspector/session.html#{part}", context, request))
     if "jobs" in changed:
         html.append(render_to_string("inspector/session.html#jobs", context, request))
+        if state.entry or session.leaf_entry_id:
+            context["compact_blocked"] = _compact_blocked(session)
+            context["entry_id"] = state.entry or session.leaf_entry_id
+            html.append(render_to_string("inspector/_compact_control.html", context, request))
     return "".join(html)
+
+
+def _compact_blocked(session: Session) -> str:
+    """Why "Compact here…" is refused now ("" if it is not): another job of the session is
+    queued or running. The page says so before the form is opened, not after it is sent."""
+    active = Job.objects.active().filter(session=session).first()
+    if active is None:
+        return ""
+    return (
+        f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
+        " wait for it to finish or cancel it first."
+    )
 
 
 def _tabs(state: TreeState, selected: str | None) -> list[tuple[str, str, str]]:
@@ -171,19 +188,14 @@ def _inspector_context(
         if selected
         else None
     )
-    active = Job.objects.active().filter(session=session).first()
     context: dict[str, object] = {
         "inspection": inspection,
         "tabs": _tabs(state, selected),
         "can_edit_profile": can_manage_members(request.user, session.project),
-        # "Compact here…" is refused while another job of the session is queued or running:
-        # the page says so before the form is opened, not after it is sent.
-        "compact_blocked": (
-            f"{active.get_kind_display()} job #{active.pk} is {active.status} for this session:"
-            " wait for it to finish or cancel it first."
-            if active is not None
-            else ""
-        ),
+        # Who edits the profile when this user cannot: the owners, or (an open project has
+        # none) an administrator. Asked only by the page that says so (the template calls it).
+        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
+        "compact_blocked": _compact_blocked(session),
         **review_panel(session, selected),
     }
     if inspection is not None and inspection.middle:
@@ -545,3 +557,13 @@ def request_export(request: HttpRequest, pk: int) -> HttpResponse:
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
     return _revalidated(response)
+
+
+@login_required
+def session_by_pi_id(request: HttpRequest, session_id: str) -> HttpResponse:
+    """``/sessions/<Pi session id>/``: the session page (its numeric URL, the query kept), for
+    the sessions the user may see; any other id is 404, as on the numeric URL."""
+    session = get_object_or_404(sessions_for_user(request.user), session_id=session_id)
+    url = reverse("inspector:session", args=[session.pk])
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(f"{url}?{query}" if query else url)

@@ -142,7 +142,10 @@ def _comments_response(
     if request.htmx:
         context = {"session": session, "comment_error": error, "body": body}
         context.update(selectors.review_panel(session, entry_id))
-        return render(request, "review/_comments.html", context)
+        # The entry's row in the session page's tree (its stable hook, `data-entry-id`).
+        quoted = entry_id.replace("\\", "\\\\").replace('"', '\\"')
+        context["comment_row"] = f'#tree li[data-entry-id="{quoted}"] > a.trow'
+        return render(request, "review/_comments_changed.html", context)
     if error:
         messages.error(request, error)
     url = reverse("inspector:session", args=[session.pk])

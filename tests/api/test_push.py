@@ -203,11 +203,13 @@ def test_an_outsider_cannot_push_into_a_restricted_session_or_project(
     assert outsider_api.get(f"/sessions/{sid}/lines").status_code == 404
     assert stored_rows(Session.objects.get(session_id=sid)) == before
 
-    # Another session of the same (restricted) project: refused, nothing stored.
+    # Another session of the same folder: stored in a project of the outsider's own, never in
+    # the restricted one.
     other = data.replace(sid.encode(), b"another-session-id", 1)
-    assert outsider_api.push("another-session-id", 0, other).status_code == 404
-    assert not Session.objects.filter(session_id="another-session-id").exists()
-    assert Project.objects.count() == 1
+    assert outsider_api.push("another-session-id", 0, other).status_code == 200
+    theirs = Session.objects.get(session_id="another-session-id").project
+    assert theirs != Session.objects.get(session_id=sid).project
+    assert Project.objects.count() == 2
 
 
 def test_a_body_that_is_another_sessions_file_is_refused(owner_api, blob_dir):

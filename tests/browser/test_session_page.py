@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from contextlab.inspector import services
 from contextlab.inspector.selectors import clear_cache
-from contextlab.jobs.services import job_create
+from contextlab.jobs.services import job_cancel, job_create
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Session
 from tests.conftest import login
@@ -561,3 +561,84 @@ def test_escape_in_the_tree_search_gives_the_keys_back_to_the_tree(
     settled(wpage, "a0000010")
     assert wpage.input_value("#tree-search") == ""
     assert wpage.locator(".tree-count").inner_text() == count
+
+
+COMMENT_COUNT_ON_ROW = "#tree li[data-entry-id='u0000010'] .comment-count"
+
+
+def test_a_new_comment_counts_in_the_inspector_and_on_its_tree_row_without_a_reload(
+    wpage, live_server, long_session, owner
+):
+    session, _ = long_session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000010")
+    settled(wpage, "u0000010")
+    wpage.evaluate("window.__stillHere = true")
+    assert wpage.locator("#comment-count").inner_text() == "0 review comments on this entry"
+    assert wpage.locator(COMMENT_COUNT_ON_ROW).count() == 0
+    wpage.click("details.comments-here summary")
+    for n, text in ((1, "why this answer?"), (2, "and this one?")):
+        wpage.fill("#comment-body", text)
+        wpage.click("#comments button:has-text('Comment')")
+        wpage.wait_for_selector(f"#comments .comment-body:has-text('{text}')")
+        plural = "s" if n > 1 else ""
+        assert wpage.locator("#comment-count").inner_text() == (
+            f"{n} review comment{plural} on this entry"
+        )
+        assert wpage.locator(COMMENT_COUNT_ON_ROW).inner_text() == f"✎ {n}"
+    wpage.locator("#comments button:has-text('delete')").first.click()
+    wpage.wait_for_function(
+        f"() => document.querySelector({json.dumps(COMMENT_COUNT_ON_ROW)}).textContent === '✎ 1'"
+    )
+    assert wpage.locator("#comment-count").inner_text() == "1 review comment on this entry"
+    assert wpage.evaluate("window.__stillHere") is True
+    settled(wpage, "u0000010")
+
+
+def test_compact_here_is_refused_while_another_job_is_queued_and_says_why(
+    wpage, live_server, long_session, owner, offline_provider
+):
+    session, _ = long_session
+    job = job_create(
+        session=session, kind="compaction", parameters={"keepRecentTokens": 10}, enqueue=False
+    )
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session, "?entry=u0000010")
+    settled(wpage, "u0000010")
+    button = wpage.locator("#compact-control button:has-text('Compact here')")
+    assert button.is_disabled()
+    why = wpage.locator("[data-testid=compact-blocked]").inner_text()
+    assert f"#{job.pk}" in why and "queued" in why and "cancel it first" in why
+    # The job is cancelled elsewhere: the page's poll brings "Compact here…" back.
+    job_cancel(job=job)
+    wpage.wait_for_selector("#compact-control a:has-text('Compact here')", timeout=15_000)
+    assert wpage.locator("[data-testid=compact-blocked]").count() == 0
+
+
+def test_the_job_card_after_compact_is_not_hidden_under_the_sticky_tabs(
+    wpage, live_server, owner, import_corpus, offline_provider
+):
+    page = wpage
+    clear_cache()
+    session, _ = import_corpus("tools")
+    login(page, live_server.url, owner.username)
+    page.goto(f"{live_server.url}{reverse('inspector:session', args=[session.pk])}")
+    page.wait_for_selector("#tree a.trow")
+    page.click("#inspector a:has-text('Compact here')")
+    page.fill("#compact-form form.preview-settings input[name=keepRecentTokens]", "150")
+    page.click("#compact-form form.preview-settings button[type=submit]")
+    page.wait_for_selector("#compact-form dl.preview")
+    page.click("#compact-form form[method=post] button[type=submit]")
+    page.wait_for_selector("#job-slot .job-status")
+    page.wait_for_timeout(300)
+    box = page.evaluate(
+        """() => {
+          const card = document.querySelector('#job-slot .job-status').getBoundingClientRect();
+          const tabs = document.querySelector('#inspector nav.tabs').getBoundingClientRect();
+          const pane = document.querySelector('.inspector-pane').getBoundingClientRect();
+          return {card: card.top, tabs: tabs.bottom, pane: pane.top, height: innerHeight};
+        }"""
+    )
+    # The card's top is in view: below the tab bar (sticky at the pane's top) and on screen.
+    assert box["card"] >= max(box["tabs"], box["pane"], 0) - 1, box
+    assert box["card"] < box["height"] - 40, box

@@ -112,7 +112,8 @@ class Soak:
         return run
 
     def step(self, n: int, kind: str) -> None:
-        version = VERSIONS[n % len(VERSIONS)]
+        # Every other cycle swaps the versions, so that each condition meets both Pis.
+        version = VERSIONS[(n + n // len(STEPS)) % len(VERSIONS)]
         text = f"Run step {n} {kind}"
         fresh = not session_files(self.roots[version])
         args = ["-p", text] if fresh or kind in ("new", "500", "pair") else ["-c", "-p", text]

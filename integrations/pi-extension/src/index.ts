@@ -77,7 +77,7 @@ function reportOnce(kind: string, message: string): void {
 function problemMessage(url: string, kind: ProblemKind, detail: string): string {
 	switch (kind) {
 		case "unreachable":
-			return `contextlab: cannot reach ${url} (${detail}); this run's sessions are pushed by a later Pi run once it answers`;
+			return `contextlab: cannot reach ${url} (${detail}); pushes are retried, and what this run could not send is sent by a later Pi run`;
 		case "token-refused":
 			return `contextlab: ${url} refused the token (${detail}); nothing is pushed: check CONTEXTLAB_TOKEN or contextlab.token`;
 		case "not-member":
