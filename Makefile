@@ -15,7 +15,7 @@ PORT ?= 8000
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/\$$(PORT)/$(PORT)/g' \
-		| awk -F ':.*## ' '{ printf "  make %-19s %s\n", $$1, $$2 }'
+		| awk -F ':.*## ' '{ printf "  make %-22s %s\n", $$1, $$2 }'
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $$(tools/find-python) -m venv $(VENV)
@@ -65,7 +65,7 @@ RUN_ENV := DEBUG=true CONTEXTLAB_SERVER_ROOTS=$(or $(CONTEXTLAB_SERVER_ROOTS),$(
 # The port is checked first: a busy one stops here, before migrate and before demo changes the
 # demo password.
 run: install ## the dashboard at http://127.0.0.1:$(PORT)/ with a demo session (another port: PORT=8001 make run)
-	@$(PY) -m contextlab.preflight port $(PORT)
+	@$(PY) -m contextlab preflight port $(PORT)
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py demo
 	$(RUN_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT)
@@ -73,7 +73,7 @@ run: install ## the dashboard at http://127.0.0.1:$(PORT)/ with a demo session (
 # Refuses to start without REDIS_URL or when that Redis does not answer: a worker on Celery's
 # memory:// broker would never receive a job.
 worker: install ## a Celery worker for jobs (needs REDIS_URL: the web server's Redis)
-	@$(PY) -m contextlab.preflight broker
+	@$(PY) -m contextlab preflight broker
 	$(VENV)/bin/celery -A contextlab worker --loglevel=INFO --concurrency=2
 
 # Every test, against the real PostgreSQL and Redis on 127.0.0.1, the real Pi and a real browser.
@@ -93,6 +93,13 @@ lint: $(VENV)/.dev ## ruff (lint, format) and mypy (the engine)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy contextlab/pi
+
+# The extension's soak (issue 17): SOAK_RUNS (100) real `pi -p` runs, 0.80.2 and 1.6.0, against a
+# live contextlab that is stopped, SIGSTOPped, killed -9, answers 500 or slowly, refuses the token;
+# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (a 20-run
+# version is).
+soak: $(VENV)/.dev oracle oracle-1.6.0 ## the extension's soak: 100 real pi -p runs against a failing server
+	CONTEXTLAB_SOAK_RUNS=$(or $(SOAK_RUNS),100) DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -p no:xdist -p no:cacheprovider -s -q tests/integrations/test_pi_soak.py
 
 # On the test settings (DEBUG off, a test-only key, plain-HTTP cookies), like the tests.
 bench: install-dev ## the benchmarks (bench/), against PostgreSQL and Redis

@@ -35,7 +35,8 @@ def main() -> None:
     except (OperationalError, ProgrammingError):
         from contextlab.preflight import database_problem
 
-        problem = database_problem()
+        # A failing `migrate` is not told to run migrate.
+        problem = database_problem(migrations=sys.argv[1:2] != ["migrate"])
         if problem is None:
             raise  # a fault of the command, not of the setup: its traceback helps
         sys.exit(f"{prog}: {problem}")

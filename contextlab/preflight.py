@@ -2,8 +2,8 @@
 
 Used by manage.py (a database that cannot be reached, migrations not applied), by the Celery
 worker at start (a broker it can reach) and by `make run` / `make worker` before they start
-anything (`python -m contextlab.preflight port 8000`, `... broker`). Each check returns None when
-all is well, else the sentence to print.
+anything (`python -m contextlab preflight port 8000`, `... preflight broker`, through
+contextlab/__main__.py). Each check returns None when all is well, else the sentence to print.
 """
 
 from __future__ import annotations
@@ -65,9 +65,9 @@ def broker_problem(*, reach: bool = True) -> str | None:
     return None
 
 
-def database_problem() -> str | None:
-    """Whether the default database can be reached and has every migration applied (asked after
-    a command failed on a database error, to say which of the two it was)."""
+def database_problem(*, migrations: bool = True) -> str | None:
+    """Whether the default database can be reached and (`migrations`) has every migration
+    applied: asked after a command failed on a database error, to say which of the two it was."""
     from django.db import connections
     from django.db.migrations.executor import MigrationExecutor
     from django.db.utils import DatabaseError
@@ -87,6 +87,8 @@ def database_problem() -> str | None:
             f"the database at {where} cannot be reached ({_first_line(exc)}): "
             "start PostgreSQL or fix DATABASE_URL"
         )
+    if not migrations:
+        return None
     try:
         executor = MigrationExecutor(connection)
         plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
@@ -101,8 +103,8 @@ def database_problem() -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m contextlab.preflight port N` or `... broker`: exit 1 with the problem on
-    stderr, 0 when there is none."""
+    """`python -m contextlab preflight port N` or `... preflight broker`: exit 1 with the
+    problem on stderr, 0 when there is none."""
     if len(argv) == 2 and argv[0] == "port":
         problem = port_problem(int(argv[1]))
     elif argv == ["broker"]:
@@ -114,13 +116,9 @@ def main(argv: list[str]) -> int:
         django.setup()
         problem = broker_problem()
     else:
-        print("usage: python -m contextlab.preflight port N | broker", file=sys.stderr)
+        print("usage: python -m contextlab preflight port N | broker", file=sys.stderr)
         return 2
     if problem:
         print(problem, file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

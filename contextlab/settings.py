@@ -147,6 +147,8 @@ MIDDLEWARE = [
     # Static files from the app itself, so a plain `gunicorn contextlab.wsgi` serves CSS.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Before anything that queries: every query of the request runs under its time budget.
+    "contextlab.budgets.RequestBudgetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -304,6 +306,15 @@ CONTEXTLAB_INDEX_WORKERS = env_int("CONTEXTLAB_INDEX_WORKERS", min(4, os.cpu_cou
 
 # The largest body one push to /api/v1/sessions/<id>/lines may carry (a client pushes a larger
 # file in parts), and how many days a new share link lasts unless its owner picks otherwise.
+# Seconds one web request may take, per kind (contextlab.budgets): PostgreSQL's
+# statement_timeout and the deadline long loops check. Each stays under gunicorn's --timeout
+# (README: 300; the load test: 120), so a request past it gets a 503, never a killed worker.
+CONTEXTLAB_REQUEST_BUDGETS = {
+    "page": env_int("CONTEXTLAB_BUDGET_PAGE_SECONDS", 20),
+    "api": env_int("CONTEXTLAB_BUDGET_API_SECONDS", 30),
+    "export": env_int("CONTEXTLAB_BUDGET_EXPORT_SECONDS", 100),
+    "upload": env_int("CONTEXTLAB_BUDGET_UPLOAD_SECONDS", 240),
+}
 CONTEXTLAB_API_MAX_PUSH_BYTES = env_int("CONTEXTLAB_API_MAX_PUSH_BYTES", 64 * 1024 * 1024)
 CONTEXTLAB_SHARE_DAYS = env_int("CONTEXTLAB_SHARE_DAYS", 7)
 # A push of at most this many bytes has its entries' search text indexed before it is answered
@@ -339,6 +350,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Worker recycling: a pool child is replaced after this many tasks, or after a task that left it
+# above this resident memory (KiB), since Python keeps the peak of the largest session it held.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = env_int("CELERY_WORKER_MAX_TASKS_PER_CHILD", 100)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 512 * 1024)
 # A job's claim on a worker lasts CONTEXTLAB_JOB_LEASE_SECONDS and is renewed by the running job
 # every third of it: a worker that dies (child or main process, SIGKILL included) stops renewing,
 # and the sweep below hands the job to another worker within a lease plus a sweep.

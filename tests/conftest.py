@@ -42,14 +42,21 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _own_redis_keys_deleted_at_the_end():  # type: ignore[no-untyped-def]
-    """This run's Redis keys (the prefix tests/settings.py derives from the run's id) go when
-    the run ends; nothing else in the database is touched."""
+def _own_redis_keys_and_blobs_deleted_at_the_end():  # type: ignore[no-untyped-def]
+    """This run's Redis keys (the prefix tests/settings.py derives from the run's id) and its
+    blob store go when the run ends; nothing else is touched."""
     yield
+    import shutil
+
     from django.conf import settings
 
     if settings.REDIS_URL and settings.CONTEXTLAB_REDIS_PREFIX:
         delete_redis_keys(settings.REDIS_URL, settings.CONTEXTLAB_REDIS_PREFIX)
+    run = getattr(settings, "TEST_RUN", "")  # tests/settings.py's, not production's
+    if run:
+        store = Path(settings.VAR_DIR) / "test-blobs" / f"{run}-{settings.TEST_PROCESS}"
+        if Path(settings.CONTEXTLAB_BLOB_DIR) == store:
+            shutil.rmtree(store, ignore_errors=True)
 
 
 # --- Personas: the owner imported the sessions, a teammate shares the dashboard, an outsider

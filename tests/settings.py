@@ -9,7 +9,9 @@ starts), and everything the run writes outside its temporary folders is named af
 - its Redis keys, under the prefix cltest:<run>:<process>: (the Celery queues, acknowledgements
   and the cache), in whatever database REDIS_URL names. Nothing is flushed: the suite deletes its
   own keys at the end (tests/conftest.py), so two runs at once, or a developer's own contextlab
-  on the same Redis, never see each other's data.
+  on the same Redis, never see each other's data;
+- the blob store of tests that do not make their own (var/test-blobs/<run>-<process>, removed at
+  the end), so no run's `blobs --prune` or sweep judges another's files.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ if not TEST_RUN.isalnum() or not TEST_RUN.islower() or len(TEST_RUN) > 20:
 TEST_PROCESS = os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 from contextlab.settings import *  # noqa: E402, F403
-from contextlab.settings import CACHES, CELERY_BROKER_TRANSPORT_OPTIONS, DATABASES  # noqa: E402
+from contextlab.settings import (  # noqa: E402
+    CACHES,
+    CELERY_BROKER_TRANSPORT_OPTIONS,
+    DATABASES,
+    VAR_DIR,
+)
 
 if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("TEST", {})
@@ -54,3 +61,7 @@ CACHES = {"default": {**CACHES["default"], "KEY_PREFIX": CONTEXTLAB_REDIS_PREFIX
 # sign-in limits' own tests set them low and sign in from addresses of their own.
 CONTEXTLAB_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE = 10_000
 CONTEXTLAB_LOGIN_ATTEMPTS_PER_MINUTE = 10_000
+
+# Unless the environment names one (a test's subprocess given its test's store, say).
+if "CONTEXTLAB_BLOB_DIR" not in os.environ:
+    CONTEXTLAB_BLOB_DIR = VAR_DIR / "test-blobs" / f"{TEST_RUN}-{TEST_PROCESS}"

@@ -43,3 +43,16 @@ def test_the_large_sessions_pages_have_a_second_to_answer():
     assert [v["target"] for v in verdicts(figures) if not v["met"]] == [
         "GET tree (large): p95 < 1000 ms"
     ]
+
+
+def test_under_attack_ordinary_pages_have_a_second_and_the_adversaries_only_count_errors():
+    figures = _figures()
+    figures["pages"][0]["p95_ms"] = 990.0  # library, slowed by the attack but within its second
+    adversary = {"page": "GET adversary: compare the two ends", "requests": 3, "errors": 0}
+    figures["pages"].insert(0, {**adversary, "p95_ms": 90_000.0})
+    assert all(v["met"] for v in verdicts(figures, "adversarial"))
+    assert not all(v["met"] for v in verdicts(figures, "ordinary"))
+    figures["pages"][0]["errors"] = 1  # the adversary's own request failed: an error all the same
+    assert [v["target"] for v in verdicts(figures, "adversarial") if not v["met"]] == [
+        "zero errors"
+    ]

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Prefetch
+from django.db.utils import OperationalError
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
@@ -26,12 +27,14 @@ from contextlab.api import schemas as s
 from contextlab.api.schemas import PAGE_MAX
 from contextlab.api.services import (
     ApiError,
+    json_chunks,
     session_context,
     session_push_lines,
     session_push_state,
     spool_body,
     token_user,
 )
+from contextlab.budgets import BudgetExceeded, budget_response, is_budget_error
 from contextlab.jobs import providers
 from contextlab.jobs import services as jobs
 from contextlab.jobs.models import Job
@@ -46,7 +49,6 @@ from contextlab.library.selectors import (
     session_revisions,
     sessions_for_user,
 )
-from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from contextlab.review import services as review
 from contextlab.review.models import Comment, ProjectMembership, SessionLabel
@@ -141,6 +143,20 @@ def responses(ok: Any, **more: Any) -> dict[int, Any]:
 @api.exception_handler(ApiError)
 def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc)}, status=exc.status)
+
+
+@api.exception_handler(BudgetExceeded)
+def _past_budget(request: HttpRequest, exc: BudgetExceeded) -> HttpResponse:
+    return budget_response(request, exc)
+
+
+@api.exception_handler(OperationalError)
+def _database_error(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    """A query PostgreSQL cancelled at the request's statement_timeout gets the budget's
+    answer (503 with its message); any other database error goes on to Django."""
+    if is_budget_error(exc):
+        return budget_response(request, exc)
+    raise exc
 
 
 @api.exception_handler(AuthenticationError)
@@ -400,8 +416,9 @@ def get_entry(request: HttpRequest, session_id: str, entry_id: str) -> Any:
 def get_context(request: HttpRequest, session_id: str, leaf: str | None = None) -> Any:
     session = _session_or_404(request, session_id)
     result = session_context(session, leaf)
-    # JSON.stringify's text, as the command prints it (numbers and escapes exactly as Pi's).
-    return HttpResponse(json_stringify(result), content_type="application/json")
+    # JSON.stringify's text, as the command prints it (numbers and escapes exactly as Pi's),
+    # streamed a message at a time: the request's objects are in memory, its text never whole.
+    return StreamingHttpResponse(json_chunks(result), content_type="application/json")
 
 
 @sessions_router.get(
@@ -442,18 +459,24 @@ def export_session(request: HttpRequest, session_id: str) -> Any:
 # --- Pushing lines --------------------------------------------------------------------------
 
 PUSH_DESCRIPTION = """Append the bytes of the session's file from byte `offset` on (the body,
-raw). The answer's `offset` is how many bytes of the file the server now holds: the next push
-sends the file from there. A push whose `offset` is not the server's is answered 409 with the
-same object, so a client resumes from the server's offset after any failure without losing or
-duplicating a line. A torn last line (no newline, not JSON yet) is not kept: the answer's offset
-stops before it. `offset=0` sends the whole file: the same bytes change nothing, a file that grew
-is appended, a rewritten one becomes a new revision. The same import as files and uploads, with
-an upload's membership rules (a push that creates a project makes you its owner)."""
+raw). The answer's `offset` is how many bytes of the file the server now holds, always at the end
+of a line: the next push sends the file from there. Only complete lines are stored (bytes after
+the body's last newline are sent again by the next push). Every answer (200 and 409, and the GET)
+also carries `tailBytes` = min(offset, 4096) and `tailSha256`, the lowercase hex SHA-256 of the
+stored bytes [offset - tailBytes, offset): a client whose own bytes there differ sends its whole
+file again from 0. A push whose `offset` is not the server's is answered 409 with the same object,
+so a client resumes from the server's offset after any failure without losing or duplicating a
+line. `offset=0` sends the whole file: bytes that repeat what the server holds (all or a prefix of
+it) change nothing, a file that grew is appended, different bytes become a new revision. A session
+is written only by the account that first pushed or uploaded it and its project's owners (403 for
+anyone else); a session the user cannot see answers as one that is not stored (409 with offset 0
+to a push from another offset, 404 to the GET). The same import as files and uploads, with an
+upload's membership rules (a push that creates a project makes you its owner)."""
 
 
 @sessions_router.post(
     "/{session_id}/lines",
-    response=responses(s.PushOut, _409=s.PushOut, _413=s.ErrorOut),
+    response=responses(s.PushOut, _403=s.ErrorOut, _409=s.PushOut, _413=s.ErrorOut),
     summary="Push the session file's bytes from `offset` on",
     description=PUSH_DESCRIPTION,
     openapi_extra={
@@ -485,10 +508,7 @@ def push_lines(
     summary="Where to push from: the bytes of the file the server holds",
 )
 def push_state(request: HttpRequest, session_id: str) -> Any:
-    result = session_push_state(user=request.user, session_id=session_id)
-    if result.offset == 0 and not Session.objects.filter(session_id=session_id).exists():
-        raise ApiError(404, "Not Found")
-    return result.as_json()
+    return session_push_state(user=request.user, session_id=session_id).as_json()
 
 
 # --- Search ---------------------------------------------------------------------------------

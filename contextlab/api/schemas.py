@@ -136,6 +136,10 @@ class PushOut(Schema):
     entries: int
     newEntries: int
     problems: list[ProblemOut]
+    # min(offset, 4096), and the lowercase hex SHA-256 of the stored bytes [offset - tailBytes,
+    # offset): a client whose own bytes there differ sends its file again from 0.
+    tailBytes: int
+    tailSha256: str
 
 
 class JobIn(Schema):

@@ -11,26 +11,32 @@ import hashlib
 import io
 import secrets
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.core.management import CommandError
 from django.db import transaction
 from django.utils import timezone
 
 from contextlab.api.models import ApiToken
-from contextlab.inspector.cli import resolve_leaf
-from contextlab.inspector.roots import RootedFileSystem
-from contextlab.inspector.turns import context_json
+from contextlab.budgets import check_deadline
+from contextlab.inspector.selectors import session_index
+from contextlab.inspector.services import turn_context
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.importer import import_session_file, probe_header
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_revision
 from contextlab.library.selectors import session_problems
-from contextlab.pi.session import SessionTree, parse_session_bytes
-from contextlab.review.services import audit_record, upload_check, upload_record
+from contextlab.pi.jsutil import json_stringify_chunks
+from contextlab.review.models import AuditEvent
+from contextlab.review.services import (
+    audit_record,
+    session_writable_by,
+    upload_check,
+    upload_record,
+)
 
 TOKEN_PREFIX = "cl_"
 
@@ -96,17 +102,26 @@ def token_user(token: str) -> Any:
 
 # --- Pushing lines --------------------------------------------------------------------------
 
+TAIL_BYTES = 4096  # how much of the stored bytes before `offset` the answer's digest covers
+PUSH_RUN_SECONDS = 600  # pushes of one session by one user this close together: one audit event
+NOT_THE_WRITER = (
+    "Only the account that first pushed or uploaded this session, and its project's owners, "
+    "may push to it"
+)
+
 
 @dataclass
 class PushResult:
     """The answer of `POST /sessions/{sessionId}/lines` (the contract in the README, "REST API")."""
 
     session_id: str
-    offset: int  # bytes of the file the server holds (the next request's `offset`)
+    offset: int  # bytes of the file the server holds (the next request's `offset`): a line end
     status: str  # new | appended | unchanged | revised | failed | conflict
     entries: int = 0
     new_entries: int = 0
     problems: list[dict[str, Any]] = field(default_factory=list)
+    tail_bytes: int = 0  # min(offset, TAIL_BYTES)
+    tail_sha256: str = hashlib.sha256(b"").hexdigest()  # of stored bytes [offset - tail, offset)
 
     @property
     def conflict(self) -> bool:
@@ -120,6 +135,8 @@ class PushResult:
             "entries": self.entries,
             "newEntries": self.new_entries,
             "problems": self.problems,
+            "tailBytes": self.tail_bytes,
+            "tailSha256": self.tail_sha256,
         }
 
 
@@ -150,8 +167,8 @@ class _HeldThenBody(io.RawIOBase):
         return self._pos
 
     def readinto(self, buffer: Any) -> int:
-        want = len(buffer)
-        if self._pos >= self._size or want == 0:
+        want = min(len(buffer), self._size - self._pos)
+        if want <= 0:
             return 0
         if self._pos < self._held:
             assert self._blob is not None
@@ -172,21 +189,39 @@ class _HeldThenBody(io.RawIOBase):
         super().close()
 
 
+def _tail(session: Session | None, offset: int) -> tuple[int, str]:
+    """(tailBytes, tailSha256): the digest of the stored bytes just before `offset`."""
+    size = min(offset, TAIL_BYTES)
+    if size == 0 or session is None or session.current_revision is None:
+        return 0, hashlib.sha256(b"").hexdigest()
+    try:
+        with session.current_revision.open_blob() as blob:
+            blob.seek(offset - size)
+            data = blob.read(size)
+    except FileNotFoundError:
+        data = b""
+    return size, hashlib.sha256(data).hexdigest()
+
+
 def _state(session: Session | None, session_id: str, status: str) -> PushResult:
     if session is None or session.current_revision is None:
         return PushResult(session_id, 0, status)
+    offset = session.current_revision.bytes_read
+    tail_bytes, tail_sha256 = _tail(session, offset)
     return PushResult(
         session_id,
-        session.current_revision.bytes_read,
+        offset,
         status,
         entries=session.entry_count,
         problems=[{"line": p.line or 0, "reason": p.reason} for p in session_problems(session)],
+        tail_bytes=tail_bytes,
+        tail_sha256=tail_sha256,
     )
 
 
 def _visible_session(user: Any, session_id: str, *, lock: bool = False) -> Session | None:
-    """The stored session with this id (None if there is none); ApiError 404 if the user may
-    not see it — the same answer as for a session of another team, revealing nothing."""
+    """The stored session with this id if the user may see it, else None: a session of another
+    team answers as one that is not stored, revealing nothing."""
     qs = Session.objects.filter(session_id=session_id)
     # The lock is taken on the session row alone; its current revision is read by a query of
     # its own, after the lock is granted. Joined into the locking query, it would come from the
@@ -194,13 +229,17 @@ def _visible_session(user: Any, session_id: str, *, lock: bool = False) -> Sessi
     # behind another would see the revision as it was before that push.
     session = (qs.select_for_update() if lock else qs).first()
     if session is not None and not Session.objects.filter(pk=session.pk).visible_to(user).exists():
-        raise ApiError(404, "Not Found")
+        return None
     return session
 
 
 def session_push_state(*, user: Any, session_id: str) -> PushResult:
-    """Where a client resumes: the server's offset for this session (0 when it has none)."""
-    return _state(_visible_session(user, session_id), session_id, "unchanged")
+    """Where a client resumes: the server's offset for this session; ApiError 404 when the user
+    has no such session (not stored, or another team's: the same answer)."""
+    session = _visible_session(user, session_id)
+    if session is None:
+        raise ApiError(404, "Not Found")
+    return _state(session, session_id, "unchanged")
 
 
 def spool_body(stream: IO[bytes], limit: int) -> tuple[IO[bytes], int]:
@@ -218,28 +257,119 @@ def spool_body(stream: IO[bytes], limit: int) -> tuple[IO[bytes], int]:
     return spooled, size
 
 
+def _complete_size(body: IO[bytes], size: int) -> int:
+    """The bytes of the body up to and with its last newline (0 without one): what a push
+    stores. The rest, a line Pi is still writing, waits for the next push."""
+    position = size
+    while position > 0:
+        start = max(0, position - (1 << 20))
+        body.seek(start)
+        chunk = body.read(position - start)
+        found = chunk.rfind(b"\n")
+        if found >= 0:
+            body.seek(0)
+            return start + found + 1
+        position = start
+    body.seek(0)
+    return 0
+
+
+def _repeats_stored(session: Session, body: IO[bytes], size: int) -> bool:
+    """Whether the first `size` bytes of the body are the first `size` bytes the server holds."""
+    try:
+        blob = session.current_revision.open_blob()  # type: ignore[union-attr]
+    except FileNotFoundError:
+        return False
+    with blob:
+        body.seek(0)
+        left = size
+        while left > 0:
+            want = min(left, 1 << 20)
+            if body.read(want) != blob.read(want):
+                body.seek(0)
+                return False
+            left -= want
+    body.seek(0)
+    return True
+
+
+def _audit_push(
+    *, user: Any, session: Session, status: str, start: int, result: PushResult
+) -> None:
+    """One "session.push" event per push run: the pushes of one session by one user less than
+    PUSH_RUN_SECONDS apart extend the run's event (its range, entries and count) instead of
+    adding one per request, since Pi appends a line per message. Called under the session's row
+    lock, so two pushes never extend the same event at once."""
+    now = timezone.now()
+    last = (
+        AuditEvent.objects.filter(session=session)
+        .order_by("-created_at", "-id")
+        .only("id", "verb", "actor_id", "data")
+        .first()
+    )
+    if (
+        last is not None
+        and last.verb == "session.push"
+        and last.actor_id == user.pk
+        and last.data.get("to") == start
+        and now.timestamp() - float(last.data.get("last_at", 0)) < PUSH_RUN_SECONDS
+    ):
+        data = dict(last.data)
+        data.update(
+            to=result.offset,
+            new_entries=int(data.get("new_entries", 0)) + result.new_entries,
+            pushes=int(data.get("pushes", 1)) + 1,
+            last_at=now.timestamp(),
+        )
+        AuditEvent.objects.filter(pk=last.pk).update(data=data)
+        return
+    audit_record(
+        actor=user,
+        verb="session.push",
+        session=session,
+        target=session.title[:200],
+        data={
+            "status": status,
+            "session_id": session.session_id,
+            "from": start,
+            "to": result.offset,
+            "new_entries": result.new_entries,
+            "pushes": 1,
+            "last_at": now.timestamp(),
+        },
+    )
+
+
 def session_push_lines(
     *, user: Any, session_id: str, offset: int, body: IO[bytes], body_size: int
 ) -> PushResult:
     """Append the bytes a client's session file has from `offset` on (the contract: README,
     "REST API").
 
-    1. Lock the session row (if stored), so that two pushes of one session run one after the
-       other, and compare `offset` with the bytes the server holds: another offset (but 0) is a
-       conflict, answered with the server's offset so the client resumes from there.
-    2. Offset 0 means "the whole file": the body must be that session's file (its header names
-       it). The import service then decides, as for any file: the same bytes -> unchanged, the
-       stored bytes plus more -> appended, anything else -> a new revision (a rewritten file).
-       Membership is an upload's: a session or project of another team -> 404, a push that
-       creates a project makes the pusher its owner.
-    3. Otherwise the file is the held bytes (the blob) followed by the body: the import appends
-       the complete lines and leaves a torn last line for the next push.
-    4. The new entries' search text is indexed after the commit, as the import command does; a
+    1. Only complete lines are stored: the body is cut after its last newline, so the offset
+       answered is always a line end of the stored bytes.
+    2. Lock the session row (if stored and visible to the user: another team's session answers
+       as one not stored), so that two pushes of one session run one after the other. A session
+       is written only by its writer (session_writable_by): anyone else gets 403.
+    3. Compare `offset` with the bytes the server holds: another offset (but 0) is a conflict,
+       answered with the server's offset and the digest of its tail, so the client resumes from
+       there, or from 0 if its own bytes there differ.
+    4. Offset 0 means "the whole file": the body must be that session's file (its header names
+       it). Bytes that repeat what the server holds (all of it or a prefix) change nothing;
+       otherwise the import service decides, as for any file: the stored bytes plus more ->
+       appended, different bytes -> a new revision. Membership is an upload's: a session or
+       project of another team -> 404, a push that creates a project makes the pusher its owner.
+    5. Otherwise the file is the held bytes (the blob) followed by the body, and the import
+       appends its lines.
+    6. The new entries' search text is indexed after the commit, as the import command does; a
        large push (over CONTEXTLAB_API_INDEX_INLINE_BYTES) is answered at once and indexed, with
        its tree index stored, by the worker's after_import, as an upload is.
     """
+    complete = _complete_size(body, body_size)
     with transaction.atomic():
         session = _visible_session(user, session_id, lock=True)
+        if session is not None and not session_writable_by(user, session):
+            raise ApiError(403, NOT_THE_WRITER)
         held = (
             session.current_revision.bytes_read
             if session is not None and session.current_revision is not None
@@ -247,8 +377,21 @@ def session_push_lines(
         )
         if offset != 0 and offset != held:
             return _state(session, session_id, "conflict")
+        if complete == 0:
+            if offset == 0 and session is None and body_size:
+                reason = "torn line: the body has no complete line yet (Pi may still be writing)"
+                result = _state(None, session_id, "failed")
+                result.problems = [{"line": 1, "reason": reason}]
+                return result
+            return _state(session, session_id, "unchanged")
         if offset == 0:
-            if body_size == 0:
+            if (
+                session is not None
+                and complete <= held
+                and _repeats_stored(session, body, complete)
+            ):
+                # A repeat of what is stored (a retry, or a client that has read less of the
+                # file than was pushed before): nothing is replaced by fewer lines.
                 return _state(session, session_id, "unchanged")
             probe = probe_header(body)
             if probe.session_id is not None and probe.session_id != session_id:
@@ -256,7 +399,7 @@ def session_push_lines(
                     400, f"The body is the file of session {probe.session_id!r}, not {session_id!r}"
                 )
             fileobj: IO[bytes] = io.BufferedReader(
-                _HeldThenBody(None, 0, body, body_size), buffer_size=1 << 20
+                _HeldThenBody(None, 0, body, complete), buffer_size=1 << 20
             )
             refusal, created_project = upload_check(user=user, fileobj=fileobj)
             if refusal:
@@ -265,85 +408,98 @@ def session_push_lines(
             assert session is not None and session.current_revision is not None
             blob = session.current_revision.blob_file
             fileobj = io.BufferedReader(
-                _HeldThenBody(blob, held, body, body_size), buffer_size=1 << 20
+                _HeldThenBody(blob, held, body, complete), buffer_size=1 << 20
             )
             created_project = False
         name = session.source_path if session is not None else f"{session_id}.jsonl"
         with fileobj:
             outcome = import_session_file(fileobj=fileobj, name=name, user=user, index_search=False)
-        if outcome.session is not None and (
-            created_project or outcome.status in ("new", "revised")
-        ):
-            # Appends are not audited one by one (Pi appends a line per message), as --watch.
+        stored = outcome.session
+        if stored is None:
+            # Nothing usable in the body (no header, only bad lines): nothing changed.
+            result = _state(session, session_id, outcome.status)
+            result.problems = [{"line": p.line, "reason": p.reason} for p in outcome.problems]
+            return result
+        revision = stored.current_revision
+        assert revision is not None
+        tail_bytes, tail_sha256 = _tail(stored, revision.bytes_read)
+        result = PushResult(
+            session_id,
+            revision.bytes_read,
+            outcome.status,
+            entries=outcome.entries,
+            new_entries=outcome.new_entries,
+            problems=[{"line": p.line, "reason": p.reason} for p in outcome.problems],
+            tail_bytes=tail_bytes,
+            tail_sha256=tail_sha256,
+        )
+        if created_project or outcome.status in ("new", "revised"):
             upload_record(
-                user=user,
-                session=outcome.session,
-                status=outcome.status,
-                created_project=created_project,
+                user=user, session=stored, status=outcome.status, created_project=created_project
             )
-    stored = outcome.session
-    if stored is None:
-        # Nothing usable in the body (empty, no header, a torn first line): nothing changed.
-        result = _state(session, session_id, outcome.status)
-        result.problems = [{"line": p.line, "reason": p.reason} for p in outcome.problems]
-        return result
+        elif outcome.status == "appended":
+            _audit_push(user=user, session=stored, status=outcome.status, start=held, result=result)
     if outcome.new_entries:
         if body_size > settings.CONTEXTLAB_API_INDEX_INLINE_BYTES:
             enqueue_after_import(stored.pk)
         else:
             index_revision(stored.current_revision_id)
-    revision = stored.current_revision
-    assert revision is not None
-    return PushResult(
-        session_id,
-        revision.bytes_read,
-        outcome.status,
-        entries=outcome.entries,
-        new_entries=outcome.new_entries,
-        problems=[{"line": p.line, "reason": p.reason} for p in outcome.problems],
-    )
+    return result
 
 
 # --- Context --------------------------------------------------------------------------------
 
+# Bytes gathered before a streamed answer hands a chunk to the server.
+STREAM_CHUNK = 256 * 1024
+
+
+def json_chunks(value: Any, *, depth: int = 2) -> Iterator[bytes]:
+    """``json_stringify(value)`` as UTF-8 chunks of about STREAM_CHUNK bytes (pieces of
+    ``json_stringify_chunks``), checking the request's deadline between them."""
+    pending: list[bytes] = []
+    size = 0
+    for piece in json_stringify_chunks(value, depth=depth):
+        data = piece.encode("utf-8", "surrogatepass")
+        pending.append(data)
+        size += len(data)
+        if size >= STREAM_CHUNK:
+            check_deadline("Writing this answer")
+            yield b"".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield b"".join(pending)
+
 
 def session_context(session: Session, leaf: str | None) -> dict[str, Any]:
-    """`manage.py context FILE [--leaf ID|line:N] --json`'s object for a stored session.
+    """The context of the request at ``leaf`` (an entry id, ``line:N`` with the header as line
+    1, or None: the session's leaf) of a stored session: the request the session page shows,
+    built by the page's own code with this server's inputs (``inspector.turns.server_inputs``:
+    the resource profile, PI_PACKAGE_DIR, files under CONTEXTLAB_SERVER_ROOTS, TIME_ZONE) and
+    the captured prompt, in the ``context`` command's shape (``tools`` always present).
 
-    The file is the current revision's original bytes (the blob), parsed and built by the very
-    functions the command uses, with the command's defaults (agent dir, Pi's default tools, the
-    date of the request), except that the server's files (the agent dir, the session's cwd) are
-    read only under CONTEXTLAB_SERVER_ROOTS; entries contextlab appended (compactions, branch
-    summaries) follow the file's, as an export writes them. Without `leaf`: the session's leaf.
-    """
-    revision = session.current_revision
-    if revision is None:
+    Only the leaf's path is read (the tree index and the entries the request holds), never the
+    whole file: a 250 MB session costs what its leaf's request holds."""
+    if session.current_revision is None:
         raise ApiError(404, "The session has no stored file")
-    try:
-        with revision.open_blob() as handle:
-            data = handle.read(revision.bytes_read)
-    except FileNotFoundError:
-        raise ApiError(404, "The stored copy of this file is missing") from None
-    parsed = parse_session_bytes(data, source=session.session_id)
-    fatal = [p for p in parsed.problems if p.fatal]
-    if fatal:
-        raise ApiError(422, f"line {fatal[0].line}: {fatal[0].reason}")
-    added = (
-        Entry.objects.filter(revision=revision, origin=Entry.Origin.CONTEXTLAB)
-        .order_by("seq")
-        .values_list("data", flat=True)
-    )
-    for entry in added:
-        parsed.entries.append(entry)
-        parsed.line_numbers.append(0)
-    tree = SessionTree(parsed.entries)
-    if leaf is None and session.leaf_entry_id in tree.by_id:
-        leaf = session.leaf_entry_id
-    try:
-        leaf_id = resolve_leaf(parsed, tree, leaf)
-    except CommandError as exc:
-        raise ApiError(404, str(exc)) from None
-    # The server's files are read only under CONTEXTLAB_SERVER_ROOTS, as on the pages.
-    return context_json(
-        parsed, tree, leaf_id=leaf_id, agent_dir=settings.PI_AGENT_DIR, fs=RootedFileSystem()
-    )
+    index = session_index(session)
+    if leaf is None:
+        entry_id = session.leaf_entry_id if session.leaf_entry_id in index.items else index.leaf_id
+    elif leaf.startswith("line:"):
+        number = leaf[len("line:") :]
+        if not number.isdigit():
+            raise ApiError(404, f"leaf {leaf}: expected line:N with a number")
+        found = (
+            Entry.objects.filter(revision=session.current_revision, line_no=int(number))
+            .values_list("entry_id", flat=True)
+            .first()
+        )
+        if found is None or found not in index.items:
+            raise ApiError(404, f"line {number}: no entry on this line")
+        entry_id = found
+    else:
+        if leaf not in index.items:
+            raise ApiError(404, f"leaf {leaf}: no entry with this id")
+        entry_id = leaf
+    if entry_id is None:
+        raise ApiError(404, "The session has no entries")
+    return turn_context(session, index, entry_id)

@@ -9,13 +9,7 @@ from typing import Any
 from django.urls import reverse
 
 from contextlab.inspector.selectors import SessionIndex, entries_by_id
-from contextlab.inspector.services import (
-    DEFAULT_RESERVE_TOKENS,
-    model_info,
-    model_lookup,
-    resource_profile,
-    turn_inputs,
-)
+from contextlab.inspector.services import DEFAULT_RESERVE_TOKENS, model_info, session_inputs
 from contextlab.library.models import Session
 from contextlab.pi import context as pi_context
 from contextlab.pi import growth as pi_growth
@@ -70,10 +64,10 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
     points: list[dict[str, Any]] = []
     if not path:
         return {"points": points, "contextWindow": None, "reserveTokens": DEFAULT_RESERVE_TOKENS}
-    agent_dir, chosen = turn_inputs(resource_profile(session.project))
+    inputs = session_inputs(session)
     steps, wholes = _growth_steps(session, index)
     dialects: list[dict[str, Any]] = []
-    for estimate in pi_growth.request_estimates(steps, chosen=chosen):
+    for estimate in pi_growth.request_estimates(steps, chosen=inputs.chosen):
         compaction = None
         if estimate.compaction is not None:
             compaction_id, after = estimate.compaction
@@ -101,7 +95,7 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
         state: list[Any] = ["off", None, None]
         pi_context.settings_step(entries_by_id(session, index, [path[setter]])[path[setter]], state)
         model = state[1]
-    found = pi_context.model_for_transform(model, catalog_lookup=model_lookup(agent_dir))
+    found = pi_context.model_for_transform(model, catalog_lookup=inputs.model_lookup())
     info = model_info(model, found)
     return {
         "points": points,

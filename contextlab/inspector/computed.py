@@ -90,10 +90,18 @@ def kept[T](key: str, compute: Callable[[], T]) -> tuple[T, bool]:
         except Exception:  # an entry an older version of this code wrote: recompute it
             cache.delete(key)
     value = compute()
+    if _text_bytes(value) > MAX_BYTES:
+        return value, False  # not even pickled: a copy of a huge text is what must not happen
     blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     if len(blob) <= MAX_BYTES:
         cache.set(key, blob, TIMEOUT)
     return value, False
+
+
+def _text_bytes(value: Any) -> int:
+    """A lower bound of a value's pickled size from its texts (itself, or a tuple's items)."""
+    items = value if isinstance(value, tuple) else (value,)
+    return sum(len(item) for item in items if isinstance(item, str | bytes))
 
 
 # --- conditional GET ---------------------------------------------------------------------------

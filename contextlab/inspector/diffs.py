@@ -203,6 +203,11 @@ def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
         ],
         "before_count": len(before.sent),
         "after_count": len(after.sent),
+        # The messages as Pi holds them (what "added" and "left" count), beside the ones sent
+        # (after convertToLlm: a bash execution excluded from context, a 1.x system message
+        # moved into the prompt, and so on are not sent).
+        "before_messages": len(old),
+        "after_messages": len(new),
         "prompt": prompt,
         "prompt_changed": prompt["changed"],
         "prompt_dates": prompt["dates"],

@@ -28,7 +28,7 @@ from contextlab.inspector.diffs import (
 )
 from contextlab.inspector.linediff import diff_lines
 from contextlab.inspector.selectors import SessionIndex
-from contextlab.inspector.services import Inspection, inspect_entry
+from contextlab.inspector.services import Inspection, TurnRequest, inspect_entry, turn_request
 from contextlab.library.models import Session
 from contextlab.pi import context as pi_context
 from contextlab.pi.jsutil import json_stringify
@@ -43,7 +43,8 @@ ENDPOINTS = {
 
 @dataclass
 class ProviderRequest:
-    inspection: Inspection
+    # The request as every entry point shows it (services.turn_request).
+    turn: TurnRequest
     api: str
     # The body's bytes as the provider received them (pi-ai's JSON.stringify: compact, Pi's key
     # order), or the provider-neutral context when the API has no port.
@@ -63,13 +64,13 @@ class ProviderRequest:
     @property
     def curl(self) -> str:
         """A curl command sending the body (one line of JSON in a quoted here-document)."""
-        model = dict(self.inspection.model_info.get("found") or {})
+        model = dict(self.turn.model_info.get("found") or {})
         path, key_header = ENDPOINTS.get(self.api, ("", "Authorization: Bearer $API_KEY"))
         headers: dict[str, str] = {}
         # Where Pi's provider sent this body and the headers that shape it (Pi 1.x's Anthropic
         # requests: /v1/messages?beta=true with the betas as anthropic-beta).
-        request = self.inspection.request
-        target = request.provider_target(model) if self.exact and request is not None else None
+        request = self.turn.request
+        target = request.provider_target(model) if self.exact else None
         if target is not None:
             path, headers = target
         elif self.api == "anthropic-messages":
@@ -83,27 +84,28 @@ class ProviderRequest:
 
 
 def provider_request(session: Session, index: SessionIndex, entry_id: str) -> ProviderRequest:
-    inspection = inspect_entry(session, index, entry_id, tab="json")
-    request = inspection.request
-    assert request is not None
-    model = dict(inspection.model_info.get("found") or {})
+    """The request at ``entry_id`` as its provider received it: only the request is built (no
+    page view-models), so a deep leaf of a large session costs what its request holds."""
+    turn = turn_request(session, index, entry_id)
+    request = turn.request
+    model = dict(turn.model_info.get("found") or {})
     api = str(model.get("api") or "")
     names = [str(t.get("name")) for t in request.tools]
     notes = []
-    if inspection.model_info.get("assumed"):
+    if turn.model_info.get("assumed"):
         notes.append(
             "The model is in neither Pi's catalog nor the project's models.json: its "
             "capabilities (reasoning, input types, limits) are assumed."
         )
-    if inspection.prompt_unknown:
+    if turn.prompt_unknown:
         notes.append("Parts of the system prompt are unknown on this server.")
     note = " ".join(notes)
     body = request.provider_body(model)
     if body is not None:
-        return ProviderRequest(inspection, api, body, True, names, note)
+        return ProviderRequest(turn, api, body, True, names, note)
     context = {
         "model": model.get("id"),
-        "thinkingLevel": inspection.thinking_level,
+        "thinkingLevel": str(request.thinking_level),
         "systemPrompt": request.prompt.text if request.prompt else "",
         "messages": request.sent,
         "tools": [
@@ -115,7 +117,7 @@ def provider_request(session: Session, index: SessionIndex, entry_id: str) -> Pr
         f"Pi's {api or 'unknown'} provider has no port here: this is the context Pi hands to "
         "it (system prompt, messages as sent, tools), not the provider's own body. " + note
     )
-    return ProviderRequest(inspection, api, json_stringify(context), False, names, note.strip())
+    return ProviderRequest(turn, api, json_stringify(context), False, names, note.strip())
 
 
 # --- two requests side by side ---------------------------------------------------------------

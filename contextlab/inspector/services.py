@@ -17,21 +17,18 @@ database and arranges the results for templates. Steps of `inspect_entry`:
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
+from contextlab.budgets import check_deadline
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
 from contextlab.inspector.messages import FULL_TAIL, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
-from contextlab.inspector.roots import RootedFileSystem, inside_server_roots
 from contextlab.inspector.selectors import (
     SessionIndex,
     build_index,
@@ -41,17 +38,21 @@ from contextlab.inspector.selectors import (
     path_entries,
     store_index,
 )
+from contextlab.inspector.turns import TurnInputs, changed_after, request_json, server_inputs
 from contextlab.library.models import Project, Session
 from contextlab.pi import held as pi_held
-from contextlab.pi import models as pi_models
 from contextlab.pi import request as pi_request
 from contextlab.pi import tokens as pi_tokens
-from contextlab.pi.captured import CapturedPrompt, captured_prompt_at, prompt_differences
-from contextlab.pi.dialects import Dialect
+from contextlab.pi.captured import (
+    CapturedPrompt,
+    captured_prompt_at,
+    prompt_differences,
+    with_captured,
+)
 from contextlab.pi.dialects.detect import DialectChoice
 from contextlab.pi.entries import message_of_entry
 from contextlab.pi.prompt import SystemPrompt
-from contextlab.pi.resources import PromptResources, ResourceError, discover_resources
+from contextlab.pi.resources import PromptResources
 from contextlab.pi.tree_selector import TreeItem
 from contextlab.pi.turn import build_turn
 from contextlab.review.services import audit_record
@@ -137,7 +138,9 @@ class Inspection:
 
     @property
     def prompt_tokens(self) -> int:
-        return self.prompt.tokens if self.prompt else 0
+        """The tokens of the prompt sent (the captured one, when there is a capture)."""
+        sent = self.request.prompt if self.request is not None else self.prompt
+        return sent.tokens if sent else 0
 
     @property
     def layer_token_sum(self) -> int:
@@ -223,86 +226,9 @@ def resource_profile(project: Project) -> ResourceProfile | None:
     return ResourceProfile.objects.filter(project=project).prefetch_related("files").first()
 
 
-def turn_inputs(profile: ResourceProfile | None) -> tuple[str | None, str | None]:
-    """What a leaf's request depends on besides the session: the agent dir (models.json) and
-    the dialect the project's profile chooses (None: detected per turn)."""
-    if profile is None:
-        return None, None
-    return profile.agent_dir or None, profile.dialect or None
-
-
-def local_date(ms: Any) -> str | None:
-    """The day of ``ms`` (the request time) in TIME_ZONE: the date the engine puts in a Pi 0.x
-    prompt (the context command uses the process's time zone the same way)."""
-    if not isinstance(ms, int | float) or isinstance(ms, bool):
-        return None
-    try:
-        when = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return timezone.localtime(when).date().isoformat()
-
-
-def prompt_source_for(
-    session: Session, profile: ResourceProfile | None, dialect: Dialect
-) -> tuple[pi_request.PromptSource | None, PromptResources | None, list[str], list[str]]:
-    """Where a Pi 0.x prompt's parts come from on this server (resources discovered in the
-    turn's dialect), with what is unknown here and notes; no source when discovery failed."""
-    cwd = str(session.header.get("cwd") or session.project.cwd)
-    unknown: list[str] = []
-    fs: Any = None
-    uploads = list(profile.files.all()) if profile else []
-    # Only folders under CONTEXTLAB_SERVER_ROOTS are read; the answer is the same whether a
-    # folder outside them exists or not, so it tells nobody which server paths exist.
-    ran_here = inside_server_roots(cwd) and Path(cwd).is_dir()
-    if uploads:
-        fs = {f.original_path: f.content for f in uploads}
-        agent_dir = (profile.agent_dir if profile else "") or settings.PI_AGENT_DIR
-    elif profile and profile.agent_dir:
-        agent_dir = profile.agent_dir
-    elif ran_here:
-        agent_dir = settings.PI_AGENT_DIR
-    else:
-        agent_dir = settings.PI_AGENT_DIR
-        unknown.append(
-            f"This session ran in {cwd}, which is not under a folder this server reads"
-            " (CONTEXTLAB_SERVER_ROOTS): its AGENTS.md / CLAUDE.md files, skills, SYSTEM.md and"
-            " APPEND_SYSTEM.md are unknown here. The prompt below has only what needs no files."
-            " Give the project's resource profile to complete it."
-        )
-    pi_root = (profile.pi_root if profile else "") or settings.PI_PACKAGE_DIR or None
-    home = (profile.home if profile else "") or None
-    tools = list(profile.tools) if profile and profile.tools else None
-    trusted = profile.project_trusted if profile else None
-    try:
-        resources = discover_resources(
-            cwd=cwd,
-            agent_dir=agent_dir,
-            home=home,
-            project_trusted=trusted,
-            dialect=dialect,
-            fs=fs if fs is not None else (RootedFileSystem() if ran_here or profile else {}),
-        )
-    except ResourceError as exc:
-        return None, None, [*unknown, str(exc)], []
-    source = pi_request.PromptSource(
-        cwd=cwd, resources=resources, tools=tools, pi_root=pi_root, local_date=local_date
-    )
-    notes = []
-    if resources.trust_reason:
-        notes.append(f"Project trust: {resources.trust_reason}.")
-    unknown.extend(resources.unknown)
-    if tools is None:
-        notes.append(
-            "Tools: Pi's default set assumed (the session file does not record --tools);"
-            " set the tool set in the resource profile if Pi ran with others."
-        )
-    if pi_root is None:
-        unknown.append(
-            "The Pi package root on this server is not set: the documentation paths in the"
-            " prompt are placeholders."
-        )
-    return source, resources, unknown, notes
+def session_inputs(session: Session) -> TurnInputs:
+    """This server's inputs for the session's turns (``turns.server_inputs``)."""
+    return server_inputs(session, resource_profile(session.project))
 
 
 @dataclass
@@ -313,21 +239,31 @@ class _Prompted:
     resources: PromptResources | None = None
     unknown: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Pi 0.x: the prompt rebuilt from the resources (the request's own is the captured one
+    # when there is a capture); None otherwise.
+    rebuilt: SystemPrompt | None = None
 
 
 def _with_prompt(
-    session: Session, profile: ResourceProfile | None, request: pi_request.PiRequest
+    inputs: TurnInputs, request: pi_request.PiRequest, captured: CapturedPrompt | None = None
 ) -> _Prompted:
     """The request with its system prompt: Pi 1.x's is the session's own (already built, no
     server file read); Pi 0.x's is rebuilt by the engine from this server's resources, read
-    afresh (the request itself is kept per leaf)."""
+    afresh (the request itself is kept per leaf), then replaced by the captured one when the
+    session holds a capture for this request (what Pi sent)."""
     if pi_request.steps_of(request.dialect).prompt_in_session:
         return _Prompted(request)
-    source, resources, unknown, notes = prompt_source_for(session, profile, request.dialect)
-    prompted = pi_request.with_prompt(request, source)
+    found = inputs.prompt(request.dialect)
+    prompted = pi_request.with_prompt(request, found.source)
+    notes = found.notes
     if prompted.prompt is not None:
         notes = [*prompted.prompt.notes, *notes]
-    return _Prompted(prompted, resources, unknown, notes)
+    unknown = found.unknown
+    if captured is None and found.resources is not None:
+        unknown = [*unknown, *changed_after(inputs, found.resources, request.request_time_ms)]
+    return _Prompted(
+        with_captured(prompted, captured), found.resources, unknown, notes, prompted.prompt
+    )
 
 
 def _dialect_view(choice: DialectChoice | None, profile: ResourceProfile | None) -> dict[str, Any]:
@@ -421,14 +357,6 @@ def store_tree_indexes(results: list[Any]) -> None:
 # --- the request at a leaf ------------------------------------------------------------------
 
 
-def model_lookup(agent_dir: str | None) -> pi_request.ModelLookup:
-    """pi-ai's model for {provider, modelId}: the project's models.json when the resource
-    profile gives an agent dir (read only under the server roots), else pi-ai's catalog (else
-    the engine assumes one, flagged)."""
-    readable = agent_dir if inside_server_roots(agent_dir and f"{agent_dir}/models.json") else None
-    return lambda provider, model_id: pi_models.find_model(provider, model_id, readable)
-
-
 def model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
     """The context's model ({provider, modelId}) and the pi-ai model it resolved to."""
     limits = pi_request.ModelLimits.of(found)
@@ -444,11 +372,7 @@ def model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str,
 
 
 def _projection(
-    session: Session,
-    index: SessionIndex,
-    entry_id: str,
-    agent_dir: str | None,
-    chosen: str | None,
+    session: Session, index: SessionIndex, entry_id: str, inputs: TurnInputs
 ) -> tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]:
     """Path, the engine's request at this leaf (without a Pi 0.x prompt: its resources are read
     per view) and its model, kept on the index.
@@ -457,7 +381,7 @@ def _projection(
     models.json and dialect): switching tabs or coming back to an entry reuses it. The index is
     replaced when the session grows, which drops these with it.
     """
-    key = ("projection", entry_id, agent_dir, chosen)
+    key = ("projection", entry_id, *inputs.key)
     cached = index.memo.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
@@ -467,8 +391,9 @@ def _projection(
         entry_id,
         by_id={e.get("id"): e for e in entries},
         header=session.header,
-        chosen=chosen,
-        model_lookup=model_lookup(agent_dir),
+        chosen=inputs.chosen,
+        model_lookup=inputs.model_lookup(),
+        limits=inputs.limits,
     )
     value = (entries, request, model_info(request.context.model, request.model))
     # The entries' JSON bytes, twice: the request's messages are built from them (sharing their
@@ -524,9 +449,9 @@ def _cut(text: str, limit: int) -> tuple[str, int]:
 def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> list[MessageView]:
     """The collapsed middle of a leaf's projection ("show more" pages): the projection and its
     views only (both kept on the index), not a whole inspection with its prompt."""
-    agent_dir, chosen = turn_inputs(resource_profile(session.project))
-    _, request, _ = _projection(session, index, entry_id, agent_dir, chosen)
-    views, _, head_count, tail_start = _views(index, entry_id, request, chosen)
+    inputs = session_inputs(session)
+    _, request, _ = _projection(session, index, entry_id, inputs)
+    views, _, head_count, tail_start = _views(index, entry_id, request, inputs.chosen)
     return views[head_count:tail_start]
 
 
@@ -568,10 +493,12 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
     # Over 80 lines on purpose: one straight pass that fills the Inspection's fields in the
     # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
-    agent_dir, chosen = turn_inputs(profile)
-    entries, kept_request, info = _projection(session, index, entry_id, agent_dir, chosen)
-    views, running, head_count, tail_start = _views(index, entry_id, kept_request, chosen)
-    prompted = _with_prompt(session, profile, kept_request)
+    inputs = server_inputs(session, profile)
+    entries, kept_request, info = _projection(session, index, entry_id, inputs)
+    check_deadline("Building this request")
+    views, running, head_count, tail_start = _views(index, entry_id, kept_request, inputs.chosen)
+    captured = captured_prompt_for(session, index, entry_id)
+    prompted = _with_prompt(inputs, kept_request, captured)
     request = prompted.request
     model = request.context.model
     sent = request.sent
@@ -593,11 +520,13 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         if last_role == "assistant" and pi_held.is_reply(item.type, item.role) and len(path_ids) > 1
         else None
     )
-    prompt = request.prompt
-    captured = captured_prompt_for(session, index, entry_id) if tab == "prompt" else None
+    # The prompt tab shows the rebuilt prompt by layer beside the captured one; what the
+    # request carries (the JSON tab, the export, estimates) is the captured one when there is.
+    prompt = prompted.rebuilt if prompted.rebuilt is not None else request.prompt
+    sent_prompt = request.prompt
     captured_diff = (
         prompt_differences(prompt.text if prompt else "", captured.system_prompt)
-        if captured
+        if captured and tab == "prompt"
         else []
     )
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
@@ -607,7 +536,7 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         "leaf": entry_id,
         "model": model,
         "thinkingLevel": request.thinking_level,
-        "systemPrompt": prompt.text if prompt else None,
+        "systemPrompt": sent_prompt.text if sent_prompt else None,
         "messages": sent,
         "tools": [
             {
@@ -685,9 +614,9 @@ def message_blocks(
     """The blocks of the message one entry contributes (for a collapsed row opened later);
     with ``leaf``, as that leaf's request holds it (a Pi 1.x context edit may have changed it)."""
     if leaf is not None and leaf in index.items:
-        agent_dir, chosen = turn_inputs(resource_profile(session.project))
-        _, request, _ = _projection(session, index, leaf, agent_dir, chosen)
-        views, _, _, _ = _views(index, leaf, request, chosen)
+        inputs = session_inputs(session)
+        _, request, _ = _projection(session, index, leaf, inputs)
+        views, _, _, _ = _views(index, leaf, request, inputs.chosen)
         for view in views:
             if view.entry_id == entry_id:
                 held = view.edit["original"] if view.edit and view.omitted else view.message
@@ -733,13 +662,46 @@ def previous_request(index: SessionIndex, entry_id: str) -> str | None:
     return str(found) if found is not None else None
 
 
+@dataclass
+class TurnRequest:
+    """The request at a leaf as every entry point shows it (this server's inputs, the captured
+    prompt), with its model and what is unknown about its prompt here."""
+
+    request: pi_request.PiRequest
+    model_info: dict[str, Any]
+    prompt_unknown: list[str]
+    chosen: str | None
+
+
+def turn_request(
+    session: Session, index: SessionIndex, entry_id: str, profile: ResourceProfile | None = None
+) -> TurnRequest:
+    """The engine's request at ``entry_id`` with its system prompt: what the page, the request
+    export, compare and the API's ``context`` all show (``profile``: the project's, if the
+    caller has it)."""
+    if profile is None:
+        profile = resource_profile(session.project)
+    inputs = server_inputs(session, profile)
+    _, request, info = _projection(session, index, entry_id, inputs)
+    check_deadline("Building this request")
+    captured = captured_prompt_for(session, index, entry_id)
+    prompted = _with_prompt(inputs, request, captured)
+    return TurnRequest(prompted.request, info, prompted.unknown, inputs.chosen)
+
+
 def request_with_prompt(
     session: Session, index: SessionIndex, entry_id: str, profile: ResourceProfile | None
 ) -> pi_request.PiRequest:
     """The engine's request at ``entry_id`` with its system prompt (for a diff or a comparison)."""
-    agent_dir, chosen = turn_inputs(profile)
-    _, request, _ = _projection(session, index, entry_id, agent_dir, chosen)
-    return _with_prompt(session, profile, request).request
+    return turn_request(session, index, entry_id, profile).request
+
+
+def turn_context(session: Session, index: SessionIndex, entry_id: str) -> dict[str, Any]:
+    """The ``context`` command's object for the request at ``entry_id`` of a stored session,
+    built exactly as the page builds it (``turn_request``): what the API's ``context``
+    answers."""
+    built = turn_request(session, index, entry_id)
+    return request_json(built.request, leaf_id=entry_id, with_dialect=built.chosen is not None)
 
 
 def _diff(

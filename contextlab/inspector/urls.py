@@ -16,4 +16,7 @@ urlpatterns = [
     path("sessions/<int:pk>/request/", views.request_export, name="request"),
     path("sessions/<int:pk>/live/", views.live, name="live"),
     path("projects/<int:pk>/resources/", views.profile_update, name="profile"),
+    # The session page by its Pi session id (the id the API and Pi use); after the numeric
+    # routes, so a database number keeps naming the page it always did.
+    path("sessions/<str:session_id>/", views.session_by_pi_id, name="session_by_pi_id"),
 ]

@@ -24,7 +24,7 @@ from django.http import (
     JsonResponse,
     QueryDict,
 )
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
@@ -42,11 +42,12 @@ from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.tree_pane import TABS, TreeState, tree_context, tree_pane
 from contextlab.jobs.models import Job
-from contextlab.library.models import Session
+from contextlab.library.models import ProjectMembership, Session
 from contextlab.library.selectors import (
     project_for_user_or_404,
     session_for_user_or_404,
     session_problems,
+    sessions_for_user,
 )
 from contextlab.pi.held import request_points
 from contextlab.review.selectors import review_panel, session_labels
@@ -190,6 +191,9 @@ def _inspector_context(
         "inspection": inspection,
         "tabs": _tabs(state, selected),
         "can_edit_profile": can_manage_members(request.user, session.project),
+        # Who edits the profile when this user cannot: the owners, or (an open project has
+        # none) an administrator. Asked only by the page that says so (the template calls it).
+        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
         "compact_blocked": _compact_blocked(session),
         **review_panel(session, selected),
     }
@@ -321,34 +325,68 @@ def _middle_html(session: Session, entry_id: str, middle: list[MessageView], sta
 
 
 @login_required
+@condition(**computed.conditional("messages", "entry", "start"))
 def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
-    """The next page of collapsed messages of one projection (htmx "show more")."""
-    session, index, entry_id = _session_entry(request, pk)
+    """The next page of collapsed messages of one projection (htmx "show more"); kept for every
+    web process per (revision, entry, start, inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
     try:
         start = max(0, int(request.GET.get("start", "0")))
     except ValueError:
         raise Http404("Bad start") from None
-    middle = services.middle_messages(session, index, entry_id)
-    return HttpResponse(_middle_html(session, entry_id, middle, start))
+
+    def build() -> str:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        middle = services.middle_messages(session, index, entry_id)
+        return str(_middle_html(session, entry_id, middle, start))
+
+    html, _ = computed.kept(computed.computed_key("messages", session, entry_id, start), build)
+    return _revalidated(HttpResponse(html))
 
 
 @login_required
+@condition(**computed.conditional("message", "entry", "leaf", "all"))
 def message(request: HttpRequest, pk: int) -> HttpResponse:
-    """The body of one message of a projection (collapsed rows load it when opened)."""
-    session, index, entry_id = _session_entry(request, pk)
+    """The body of one message of a projection (collapsed rows load it when opened); kept for
+    every web process per (revision, entry, leaf, inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
     full = request.GET.get("all") == "1"
     leaf = request.GET.get("leaf") or None
-    blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
-    context = {"blocks": blocks, "session": session, "entry_id": entry_id}
-    return render(request, "inspector/_blocks.html", context)
+
+    def build() -> str:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
+        context = {"blocks": blocks, "session": session, "entry_id": entry_id}
+        return render_to_string("inspector/_blocks.html", context)
+
+    key = computed.computed_key("message", session, entry_id, leaf, full)
+    html, _ = computed.kept(key, build)
+    return _revalidated(HttpResponse(html))
+
+
+def _revalidated(response: HttpResponse) -> HttpResponse:
+    """Kept by the browser, but asked again every time (the ETag makes that a 304)."""
+    response["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @login_required
+@condition(**computed.conditional("chart"))
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
-    session = session_for_user_or_404(request.user, pk)
-    index = session_index(session)
-    growth = context_growth(session, index)
-    return render(
+    """The context growth chart; its figures kept for every web process per (revision,
+    inputs), a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    growth, _ = computed.kept(
+        computed.computed_key("chart", session),
+        lambda: context_growth(session, session_index(session)),
+    )
+    response = render(
         request,
         "inspector/chart.html",
         {
@@ -363,6 +401,7 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         },
     )
+    return _revalidated(response)
 
 
 @login_required
@@ -474,27 +513,48 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             "choices": _request_points(index)[:COMPARE_CHOICES],
         },
     )
-    response["Cache-Control"] = "private, no-cache"  # kept, but asked again (ETag) every time
-    return response
+    return _revalidated(response)
 
 
 @login_required
+@condition(**computed.conditional("request", "entry", "format", "download"))
 def request_export(request: HttpRequest, pk: int) -> HttpResponse:
     """The request of `entry` as the JSON body the provider received (`format=json`, tools
-    included) or as a curl command (`format=curl`); `download=1` as an attachment."""
-    session, index, entry_id = _session_entry(request, pk)
-    built = provider_request(session, index, entry_id)
-    kind = request.GET.get("format", "json")
+    included) or as a curl command (`format=curl`); `download=1` as an attachment. Kept for
+    every web process per (revision, entry, format, inputs) when small; a repeat is a 304."""
+    session = computed.session_for(request, pk)
+    entry_id = request.GET.get("entry", "")
+    kind = "curl" if request.GET.get("format", "json") == "curl" else "json"
+
+    def build() -> tuple[str, str]:
+        index = session_index(session)
+        if entry_id not in index.items:
+            raise Http404("No such entry in this session")
+        built = provider_request(session, index, entry_id)
+        return (built.curl if kind == "curl" else built.body_text), built.note
+
+    key = computed.computed_key("request", session, entry_id, kind)
+    (text, note), _ = computed.kept(key, build)
     if kind == "curl":
-        response = HttpResponse(built.curl, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
         name = f"request-{entry_id}.sh"
     else:
-        response = HttpResponse(built.body_text, content_type="application/json")
+        response = HttpResponse(text, content_type="application/json")
         name = f"request-{entry_id}.json"
-    if built.note:
+    if note:
         # What could make this differ from Pi's own request (ASCII: it is a header).
-        response["X-Contextlab-Note"] = built.note.encode("ascii", "replace").decode()
+        response["X-Contextlab-Note"] = note.encode("ascii", "replace").decode()
     if request.GET.get("download"):
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
+    return _revalidated(response)
+
+
+@login_required
+def session_by_pi_id(request: HttpRequest, session_id: str) -> HttpResponse:
+    """``/sessions/<Pi session id>/``: the session page (its numeric URL, the query kept), for
+    the sessions the user may see; any other id is 404, as on the numeric URL."""
+    session = get_object_or_404(sessions_for_user(request.user), session_id=session_id)
+    url = reverse("inspector:session", args=[session.pk])
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(f"{url}?{query}" if query else url)

@@ -10,6 +10,7 @@ the entries of its current revision (`Entry.objects.for_session`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -78,9 +79,25 @@ class ProjectQuerySet(_VisibleToMixin, models.QuerySet["Project"]):
 
 
 class Project(models.Model):
-    """All sessions that Pi ran in one working directory (the header's `cwd`)."""
+    """Sessions that Pi ran in one working directory (the header's `cwd`), of one team.
 
-    cwd = models.TextField(unique=True)
+    A folder names a place, not an owner: one cwd has at most one *shared* project (`created_by`
+    empty: where sessions imported by a command land, open unless an administrator restricts it)
+    and one project per user whose upload or push started it (`created_by`: restricted, that user
+    its first owner, who adds the team). See `project_for_new_session`.
+    """
+
+    cwd = models.TextField()
+    # Kept as a bare id when the account is deleted (no database constraint): set to NULL, the
+    # project would collide with the folder's shared project.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # Set when the project gets its first member and never cleared by removing members: a
     # project whose last member is deleted (in the admin, or with their account) stays closed
@@ -90,7 +107,15 @@ class Project(models.Model):
     objects = ProjectQuerySet.as_manager()
 
     class Meta:
-        ordering = ("cwd",)
+        ordering = ("cwd", "id")
+        constraints = (
+            # One shared project per folder, and one per user who started a project there (both
+            # also the indexes behind project_for_new_session's lookups).
+            models.UniqueConstraint(
+                fields=["cwd"], condition=Q(created_by=None), name="library_project_shared_cwd"
+            ),
+            models.UniqueConstraint(fields=["cwd", "created_by"], name="library_project_team_cwd"),
+        )
 
     def __str__(self) -> str:
         return self.cwd
@@ -171,6 +196,58 @@ class ProjectMembership(models.Model):
         if owner_ids == [user_id]:
             return "A project keeps at least one owner: add another owner first."
         return None
+
+
+class ProjectUnavailable(Exception):
+    """The user's own project for this folder exists but they were removed from it: a new
+    session of theirs from that folder has no project it may go into."""
+
+
+def project_choice(cwd: str, user: Any) -> Project | None:
+    """The existing project a new session from folder `cwd` goes into, or None when one is to be
+    created for it (project_for_new_session's rules; reads only). ProjectUnavailable when none
+    may be used or created."""
+    if user is None or not user.is_authenticated:
+        return Project.objects.filter(cwd=cwd, created_by=None).first()
+    mine = Project.objects.filter(cwd=cwd, memberships__user=user)
+    found = mine.filter(memberships__role=ProjectMembership.Role.OWNER).order_by("pk").first()
+    if found is None:
+        found = mine.order_by("pk").first()
+    if found is not None:
+        return found
+    shared = Project.objects.filter(cwd=cwd, created_by=None).first()
+    if shared is not None and (
+        user.is_superuser or (not shared.restricted and not shared.memberships.exists())
+    ):
+        return shared
+    if Project.objects.filter(cwd=cwd, created_by=user).exists():
+        raise ProjectUnavailable(cwd)
+    return None
+
+
+def project_for_new_session(cwd: str, user: Any) -> tuple[Project, bool]:
+    """The project a new session from folder `cwd` goes into, and whether it was created here.
+
+    No import, upload or push puts a session into a project whose members do not include its
+    author:
+    1. Without a user (a command: import_sessions, --watch, demo): the folder's shared project
+       (`created_by` empty), created if need be.
+    2. A user's session goes into a project of that folder they are a member of (one they own
+       first), else into the folder's shared project if it is open (no members: everyone sees
+       it), else into a project of their own for the folder, created here: restricted at once,
+       with them as its owner. A teammate's project of the same folder is never used by
+       someone else, and a command's sessions never go into a user's project.
+    """
+    found = project_choice(cwd, user)
+    if found is not None:
+        return found, False
+    if user is None or not user.is_authenticated:
+        return Project.objects.get_or_create(cwd=cwd, created_by=None)
+    own = Project.objects.create(cwd=cwd, created_by=user, restricted=True)
+    ProjectMembership.objects.create(
+        project=own, user=user, role=ProjectMembership.Role.OWNER, added_by=user
+    )
+    return own, True
 
 
 class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):

@@ -24,6 +24,7 @@ import math
 import posixpath
 import re
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from json.encoder import encode_basestring as _encode_string
@@ -324,6 +325,35 @@ def json_stringify(value: Any) -> str:
     if not _stringify(value, out):
         return "undefined"
     return "".join(out)
+
+
+def json_stringify_chunks(value: Any, *, depth: int = 2) -> Iterator[str]:
+    """``json_stringify(value)`` in pieces whose concatenation is the same text: each member of
+    an object and each item of an array down to ``depth`` levels is its own piece, so a large
+    object (a request of thousands of messages) is written out without its whole text held."""
+    if depth <= 0 or not isinstance(value, dict | list | tuple):
+        yield json_stringify(value)
+        return
+    if isinstance(value, dict):
+        yield "{"
+        first = True
+        for key, item in value.items():
+            if not _defined(item):
+                continue  # an undefined member is left out, as JSON.stringify does
+            yield ("" if first else ",") + _quote(str(key)) + ":"
+            yield from json_stringify_chunks(item, depth=depth - 1)
+            first = False
+        yield "}"
+        return
+    yield "["
+    for i, item in enumerate(value):
+        if i:
+            yield ","
+        if _defined(item):
+            yield from json_stringify_chunks(item, depth=depth - 1)
+        else:
+            yield "null"
+    yield "]"
 
 
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

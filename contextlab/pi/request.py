@@ -374,7 +374,8 @@ class RequestSteps:
         return openai_completions.build_request_body(model, context, options, pi_ai=self.pi_ai)
 
     def cli_json(self, request: PiRequest, *, with_dialect: bool) -> Json:
-        """Pi 0.x's ``context`` object: the prompt by layer, the messages, what was sent."""
+        """Pi 0.x's ``context`` object: the prompt by layer, the messages, what was sent, the
+        tools."""
         out: Json = {
             "leafId": request.leaf_id,
             "systemPrompt": request.prompt.text if request.prompt else None,
@@ -385,6 +386,9 @@ class RequestSteps:
             "sent": request.sent,
             "model": request.context.model,
             "thinkingLevel": request.context.thinking_level,
+            # The tools declared with the prompt (the active set's definitions; a captured
+            # request's own), as in a 1.x object.
+            "tools": _declared(request.tools),
         }
         if with_dialect:
             out["maxTokens"] = request.max_tokens

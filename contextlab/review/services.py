@@ -14,7 +14,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from contextlab.library.importer import probe_header
-from contextlab.library.models import Project, ProjectMembership, Session
+from contextlab.library.models import (
+    Project,
+    ProjectMembership,
+    ProjectUnavailable,
+    Session,
+    project_choice,
+)
 from contextlab.library.storage.values import clean_text
 from contextlab.review.models import AuditEvent, Comment, SessionLabel
 
@@ -180,31 +186,64 @@ def membership_remove(*, membership: ProjectMembership, actor: Any) -> None:
         )
 
 
+def session_writable_by(user: Any, session: Session) -> bool:
+    """One writer per session: the account that first pushed or uploaded it, the owners of its
+    project, and superusers. Anyone else (a teammate who sees it included) may read it but not
+    push to it or upload its file again. A session imported by a command has no such account:
+    only its project's owners write to it over HTTP."""
+    if user.is_superuser or (
+        session.imported_by_id is not None and session.imported_by_id == user.pk
+    ):
+        return True
+    return (
+        ProjectMembership.objects.owners()
+        .filter(project_id=session.project_id, user_id=user.pk)
+        .exists()
+    )
+
+
+UPLOAD_NOT_THE_WRITER = (
+    "refused: this session is written only by the account that first uploaded or pushed it and"
+    " its project's owners; nothing was stored."
+)
 UPLOAD_REFUSED = (
     "refused: its session id or working directory (cwd) cannot be used by you;"
     " nothing was stored. Ask the owners of the project it belongs to, if any, to add you."
 )
 
 
-def upload_refusal(
-    *, user: Any, session_id: str | None, cwd: str, session_exists: bool, project_exists: bool
-) -> str | None:
-    """Why `user` may not upload this file (None when they may): a session, or a project, that
-    exists but that they cannot see. Without this check an upload could append to, or add a
-    session to, another team's project. The one answer for both cases names neither, so it does
-    not tell which of the file's ids another team uses (that something is in the way cannot be
-    hidden without storing the file).
+UPLOAD_PROJECT_UNAVAILABLE = (
+    "refused: you were removed from your project for this folder (cwd), so a new session from it"
+    " has nowhere to go; nothing was stored. Ask that project's owners to add you back."
+)
 
-    `session_exists`: a session with this id is stored; `project_exists` (read only when it is
-    not): a project with this cwd is. The caller asks once (upload_check needs them too)."""
-    if user.is_superuser:
-        return None
+
+def upload_refusal(
+    *, user: Any, session_id: str | None, cwd: str, session_exists: bool
+) -> str | None:
+    """Why `user` may not upload this file (None when they may).
+
+    A stored session: refused if they cannot see it (the answer names nothing, so it does not
+    tell which of the file's ids another team uses: that something is in the way cannot be
+    hidden without storing the file) or do not write it (session_writable_by). A new session:
+    it goes into a project of its folder that they are a member of, the folder's open project,
+    or a new one of their own (library.models.project_for_new_session): never into another
+    team's project, so a folder someone else used first is no reason to refuse it.
+
+    `session_exists`: a session with this id is stored (the caller asks once)."""
     if session_exists:
-        if not Session.objects.filter(session_id=session_id).visible_to(user).exists():
+        if user.is_superuser:
+            return None
+        session = Session.objects.filter(session_id=session_id).visible_to(user).first()
+        if session is None:
             return UPLOAD_REFUSED
-        return None  # syncing a session the user sees: its project is not changed
-    if project_exists and not Project.objects.filter(cwd=cwd).visible_to(user).exists():
-        return UPLOAD_REFUSED
+        if not session_writable_by(user, session):
+            return UPLOAD_NOT_THE_WRITER
+        return None  # syncing a session the user writes: its project is not changed
+    try:
+        project_choice(cwd, user)
+    except ProjectUnavailable:
+        return UPLOAD_PROJECT_UNAVAILABLE
     return None
 
 
@@ -220,15 +259,16 @@ def upload_check(*, user: Any, fileobj: IO[bytes]) -> tuple[str | None, bool]:
         probe.session_id is not None
         and Session.objects.filter(session_id=probe.session_id).exists()
     )
-    project_exists = not session_exists and Project.objects.filter(cwd=cwd).exists()
     refusal = upload_refusal(
-        user=user,
-        session_id=probe.session_id,
-        cwd=cwd,
-        session_exists=session_exists,
-        project_exists=project_exists,
+        user=user, session_id=probe.session_id, cwd=cwd, session_exists=session_exists
     )
-    return refusal, not (session_exists or project_exists)
+    creates = (
+        refusal is None
+        and not session_exists
+        and probe.session_id is not None
+        and project_choice(cwd, user) is None
+    )
+    return refusal, creates
 
 
 def upload_record(*, user: Any, session: Session, status: str, created_project: bool) -> None:

@@ -35,7 +35,16 @@ from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.django_db
 
-KEYS = {"sessionId", "offset", "status", "entries", "newEntries", "problems"}
+KEYS = {
+    "sessionId",
+    "offset",
+    "status",
+    "entries",
+    "newEntries",
+    "problems",
+    "tailBytes",
+    "tailSha256",
+}
 SCHEMA_CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -147,7 +156,11 @@ def test_offset_zero_on_a_stored_session_resends_or_rewrites_the_file(owner_api,
     assert same["status"] == "unchanged" and same["offset"] == len(data)
 
     lines = data.splitlines(keepends=True)
-    rewritten = b"".join(lines[:-3])  # Pi rewrote the file shorter
+    # The first lines again (a client that read less of the file): nothing is replaced.
+    prefix = owner_api.push(sid, 0, b"".join(lines[:10])).json()
+    assert prefix["status"] == "unchanged" and prefix["offset"] == len(data)
+    # Different bytes, shorter: Pi rewrote the file.
+    rewritten = b"".join(lines[:-3]).replace(b'"type":"message"', b'"type": "message"', 1)
     answer = owner_api.push(sid, 0, rewritten)
     assert answer.status_code == 200
     assert answer.json()["status"] == "revised" and answer.json()["offset"] == len(rewritten)
@@ -176,18 +189,27 @@ def test_an_outsider_cannot_push_into_a_restricted_session_or_project(
     owner_api.push(sid, 0, data[:half])
     before = stored_rows(Session.objects.get(session_id=sid))
 
-    for offset, body in ((half, data[half:]), (0, data), (3, b"x")):
+    refused = outsider_api.push(sid, 0, data)
+    assert refused.status_code == 404
+    assert refused.json() == {"detail": "Not Found"}
+    # From another offset the session answers as one that is not stored: send the whole file.
+    for offset, body in ((half, data[half:]), (3, b"x\n")):
         refused = outsider_api.push(sid, offset, body)
-        assert refused.status_code == 404
-        assert refused.json() == {"detail": "Not Found"}
+        assert refused.status_code == 409
+        assert refused.json() == outsider_api.push("never-stored", offset, body).json() | {
+            "sessionId": sid
+        }
+        assert refused.json()["offset"] == 0
     assert outsider_api.get(f"/sessions/{sid}/lines").status_code == 404
     assert stored_rows(Session.objects.get(session_id=sid)) == before
 
-    # Another session of the same (restricted) project: refused, nothing stored.
+    # Another session of the same folder: stored in a project of the outsider's own, never in
+    # the restricted one.
     other = data.replace(sid.encode(), b"another-session-id", 1)
-    assert outsider_api.push("another-session-id", 0, other).status_code == 404
-    assert not Session.objects.filter(session_id="another-session-id").exists()
-    assert Project.objects.count() == 1
+    assert outsider_api.push("another-session-id", 0, other).status_code == 200
+    theirs = Session.objects.get(session_id="another-session-id").project
+    assert theirs != Session.objects.get(session_id=sid).project
+    assert Project.objects.count() == 2
 
 
 def test_a_body_that_is_another_sessions_file_is_refused(owner_api, blob_dir):

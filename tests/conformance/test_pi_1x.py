@@ -302,7 +302,7 @@ def test_the_context_command_switches_dialect_at_the_first_system_message():
     assert new["systemPrompt"].startswith("You are a coding assistant running inside pi")
     chosen = _context(path, "--leaf", before["id"], "--dialect", "0.80")
     assert chosen["dialect"] == "0.80" and chosen["dialectSource"]["detected"] is False
-    assert list(chosen)[:7] == list(old)[:-1]
+    assert list(chosen)[:8] == list(old)[:-1]
     assert list(old)[-1] == list(chosen)[-1] == "piRelease"  # after the existing keys
 
 

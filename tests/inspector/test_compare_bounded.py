@@ -84,6 +84,39 @@ def _one_line_changed(n: int, line: int) -> tuple[str, str]:
     return before, before.replace(f"worker {line} finished", f"worker {line} stopped")
 
 
+def _long_session_lines(pairs: int) -> list[dict]:
+    """A session of ``pairs`` questions, each answered, on one branch."""
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "0193a1b2-0000-7000-8000-00000000a11d",
+            "timestamp": "2025-11-20T10:00:00.000Z",
+            "cwd": "/home/ann/proj",
+        }
+    ]
+    parent = None
+    for n in range(pairs):
+        for role, entry_id in (("user", f"u{n:07d}"), ("assistant", f"a{n:07d}")):
+            stamp = 2 * n + (role == "assistant")
+            message = (
+                _user(f"question {n}", stamp)
+                if role == "user"
+                else _assistant([{"type": "text", "text": f"answer {n}"}], stamp)
+            )
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": f"2025-11-20T10:{stamp // 60:02d}:{stamp % 60:02d}.000Z",
+                    "message": message,
+                }
+            )
+            parent = entry_id
+    return lines
+
+
 # --- the line diff itself (no database) --------------------------------------------------------
 
 
@@ -328,34 +361,7 @@ def test_the_pickers_offer_the_requests_whose_words_are_typed(
 def test_a_long_run_only_in_one_request_shows_its_two_ends_and_counts_the_rest(
     owner_client, tmp_path, blob_dir
 ):
-    lines = [
-        {
-            "type": "session",
-            "version": 3,
-            "id": "0193a1b2-0000-7000-8000-00000000a11d",
-            "timestamp": "2025-11-20T10:00:00.000Z",
-            "cwd": "/home/ann/proj",
-        }
-    ]
-    parent = None
-    for n in range(40):
-        for role, entry_id in (("user", f"u{n:07d}"), ("assistant", f"a{n:07d}")):
-            stamp = 2 * n + (role == "assistant")
-            message = (
-                _user(f"question {n}", stamp)
-                if role == "user"
-                else _assistant([{"type": "text", "text": f"answer {n}"}], stamp)
-            )
-            lines.append(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": f"2025-11-20T10:{stamp // 60:02d}:{stamp % 60:02d}.000Z",
-                    "message": message,
-                }
-            )
-            parent = entry_id
+    lines = _long_session_lines(40)
     session = import_session_file(path=write_session(tmp_path, lines, name="long.jsonl")).session
     html = owner_client.get(_url(session, a="u0000000", b="u0000039")).content.decode()
     kinds = re.findall(r'data-kind="([a-z-]+)"', html)

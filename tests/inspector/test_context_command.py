@@ -94,7 +94,11 @@ def test_it_prints_the_contract_keys_for_the_resume_leaf(tmp_path, monkeypatch):
         "sent",
         "model",
         "thinkingLevel",
+        "tools",
     ]
+    # Pi 0.80's default tool set, declared as the agent hands it to pi-ai
+    assert [t["name"] for t in result["tools"]] == ["read", "bash", "edit", "write"]
+    assert all(list(t) == ["name", "description", "parameters"] for t in result["tools"])
     assert result["leafId"] == "l1"  # the last line, a label
     assert result["model"] == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
     assert result["thinkingLevel"] == "off"

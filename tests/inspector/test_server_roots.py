@@ -5,6 +5,7 @@ edit a project's resource profile, every edit audited."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -73,8 +74,9 @@ def test_the_api_context_reads_no_server_file_outside_the_roots(
 
     def prompt() -> str:
         response = client.get(url, HTTP_AUTHORIZATION=f"Bearer {token}")
-        assert response.status_code == 200, response.content
-        return str(response.json()["systemPrompt"])
+        assert response.status_code == 200
+        # Streamed (contextlab.api: the answer is written a message at a time).
+        return str(json.loads(b"".join(response.streaming_content))["systemPrompt"])
 
     for secret in (SECRET_RULES, "operator system prompt", "operator deploy skill", TEAM_RULES):
         assert secret not in prompt()

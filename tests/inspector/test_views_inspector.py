@@ -156,6 +156,14 @@ def test_it_diffs_against_the_previous_request_on_the_path(owner_client, rich):
     assert "<b>compactionSummary</b>" in added
     removed = body[body.index("Left the context") :]
     assert "Please read the file" in removed
+    # The counts add up: before - left + added = after, in the same messages the lists show.
+    counts = re.search(
+        r'data-testid="diff-counts">(\d+) → (\d+) messages: (\d+) added, (\d+) left', body
+    )
+    assert counts, body
+    before, after, n_added, n_left = map(int, counts.groups())
+    assert before - n_left + n_added == after
+    assert f"Added ({n_added})" in body and f"Left the context ({n_left})" in body
 
 
 def test_it_counts_a_summary_the_same_in_the_messages_and_diff_tabs(owner_client, rich):
@@ -484,3 +492,25 @@ def test_the_chart_table_rows_escape_what_the_session_says_and_stop_at_the_limit
     assert '<td class="num">—</td>' in html and "<td>0.80</td>" in html
     assert '<span class="badge badge-compaction">12.3k → 900</span>' in html
     assert html.count("<tr>") == 2
+
+
+def test_who_sets_the_resource_profile_is_named_for_open_and_owned_projects(
+    client, teammate, owner, import_corpus
+):
+    from contextlab.review.models import ProjectMembership
+
+    session, _ = import_corpus("tools")
+    client.force_login(teammate)
+    url = reverse("inspector:session", args=[session.pk]) + "?tab=prompt"
+    page = client.get(url).content.decode()
+    # An open project has no owners: nobody is sent to look for them.
+    assert "is set by an administrator: this project is open to everyone" in page
+    assert "edited by the project's owners" not in page
+    ProjectMembership.objects.create(
+        project=session.project, user=owner, role=ProjectMembership.Role.OWNER
+    )
+    ProjectMembership.objects.create(
+        project=session.project, user=teammate, role=ProjectMembership.Role.MEMBER
+    )
+    page = client.get(url).content.decode()
+    assert "is edited by the project's owners" in page

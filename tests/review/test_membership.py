@@ -68,7 +68,7 @@ def test_it_leaves_an_open_project_open_when_someone_uploads_into_it(
     assert Session.objects.visible_to(outsider).count() == 2
 
 
-def test_it_refuses_uploads_into_a_project_or_session_the_user_cannot_see(
+def test_it_refuses_uploads_into_a_hidden_session_and_keeps_new_ones_out_of_the_project(
     client, owner, outsider, tmp_path, blob_dir
 ):
     session = team_session(tmp_path, owner)
@@ -86,13 +86,17 @@ def test_it_refuses_uploads_into_a_project_or_session_the_user_cannot_see(
     body = upload(client, same_session).content.decode()
     assert "cannot be used by you" in body
     refused_session = body[body.index("refused") :][:200]
-    body = upload(client, session_lines(session_id="sess-new-in-their-project")).content.decode()
-    # The same answer whether the session or only the project exists: it names neither.
-    assert body[body.index("refused") :][:200] == refused_session
     assert "member of" not in refused_session
+    # A new session from the same folder goes into a project of the uploader's own, never into
+    # the team's (README, "Reviewing as a team").
+    body = upload(client, session_lines(session_id="sess-new-in-their-project")).content.decode()
+    assert "refused" not in body
+    theirs = Session.objects.get(session_id="sess-new-in-their-project").project
+    assert theirs != session.project and theirs.cwd == session.project.cwd
+    assert list(theirs.memberships.values_list("user", flat=True)) == [outsider.pk]
     session.refresh_from_db()
     assert session.entry_count == 2
-    assert Session.objects.count() == 1
+    assert list(session.project.sessions.all()) == [session]
 
 
 def test_it_lets_an_owner_add_and_remove_teammates_without_javascript(

@@ -32,7 +32,13 @@ from contextlab.library.importer.decoding import (
     probe_header,
 )
 from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
-from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
+from contextlab.library.models import (
+    Entry,
+    ImportProblem,
+    Session,
+    SessionRevision,
+    project_for_new_session,
+)
 from contextlab.library.search import index_revision
 from contextlab.library.storage.append import EntryAppender
 from contextlab.library.storage.copy import EntryWriter
@@ -412,7 +418,7 @@ def _import_into_session(
     if session is None:
         header = probe.header or {}
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-        project, _ = Project.objects.get_or_create(cwd=clean_text(cwd))
+        project, _ = project_for_new_session(clean_text(cwd), user)
         session = Session.objects.create(
             project=project,
             session_id=session_id,

@@ -5,6 +5,7 @@
 // timers that do not keep the process alive), network calls have timeouts and back off, the only
 // buffer is the session file itself, and with no URL and token configured it does nothing.
 
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 
 import { buildCapture, CAPTURE_TYPE, lastCaptureDigest, persistsItsPrompt } from "./capture.ts";
@@ -33,8 +34,8 @@ interface PiLike {
  * Bytes flushed at shutdown, at most this long; then requests in flight are abandoned. With the
  * state's save (SAVE_STATE_MS at most) Pi exits within 1.5 s of its last output.
  */
-const SHUTDOWN_FLUSH_MS = 1000;
-const SAVE_STATE_MS = 200;
+const SHUTDOWN_FLUSH_MS = 800;
+const SAVE_STATE_MS = 150;
 /** Sessions resumed at start-up from earlier runs, at most. */
 const MAX_RESUMED = 20;
 
@@ -76,7 +77,7 @@ function reportOnce(kind: string, message: string): void {
 function problemMessage(url: string, kind: ProblemKind, detail: string): string {
 	switch (kind) {
 		case "unreachable":
-			return `contextlab: cannot reach ${url} (${detail}); this run's sessions are pushed by a later Pi run once it answers`;
+			return `contextlab: cannot reach ${url} (${detail}); pushes are retried, and what this run could not send is sent by a later Pi run`;
 		case "token-refused":
 			return `contextlab: ${url} refused the token (${detail}); nothing is pushed: check CONTEXTLAB_TOKEN or contextlab.token`;
 		case "not-member":
@@ -169,8 +170,12 @@ function install(pi: PiLike): void {
 		return pusher;
 	}
 
+	/** Sessions Pi wrote to in this run: flushed at exit even if the checkpoints came late. */
+	const written = new Map<string, string>();
+
 	/** Pushes `session` soon, once the checkpoints are loaded. Never throws, never waits. */
 	function push(session: { file: string; sessionId: string } | null, delayMs?: number, then?: () => void): void {
+		if (session) written.set(session.file, session.sessionId);
 		void loaded$
 			.then(() => {
 				if (exiting) return;
@@ -180,15 +185,23 @@ function install(pi: PiLike): void {
 			.catch((error: unknown) => log("debug", `contextlab: ${describe(error)}`));
 	}
 
-	/** Files of earlier runs that grew past what the server acknowledged (offline, quit early). */
-	function resumeEarlier(currentFile: string | undefined): void {
-		const pending = Object.entries(state.all())
+	/**
+	 * Files of earlier runs that grew past what the server acknowledged (offline, quit early, a
+	 * refused token), the most recently updated first: the files that need nothing are skipped
+	 * (a stat each), so that old pending files are not crowded out by newer delivered ones.
+	 */
+	async function resumeEarlier(currentFile: string | undefined): Promise<void> {
+		const candidates = Object.entries(state.all())
 			.filter(([file, checkpoint]) => file !== currentFile && checkpoint.url === config.url)
-			.sort(([, a], [, b]) => b.updatedAt.localeCompare(a.updatedAt))
-			.slice(0, MAX_RESUMED);
-		for (const [file, checkpoint] of pending) {
+			.sort(([, a], [, b]) => b.updatedAt.localeCompare(a.updatedAt));
+		// All at once: a `pi -p` run lives about a second after its session starts.
+		const sizes = await Promise.all(candidates.map(([file]) => stat(file).then((s) => s.size, () => null)));
+		const pending = candidates.filter(([, checkpoint], i) => sizes[i] !== null && (checkpoint.offset === null || checkpoint.offset !== sizes[i]));
+		if (exiting) return;
+		for (const [file, checkpoint] of pending.slice(0, MAX_RESUMED)) {
 			pusherFor(file, checkpoint.sessionId).kick(0);
 		}
+		log("debug", `contextlab: resuming ${Math.min(pending.length, MAX_RESUMED)} of ${candidates.length} earlier session files`);
 	}
 
 	const on = (event: string, handler: (event: any, ctx: ContextLike) => unknown) => {
@@ -205,7 +218,8 @@ function install(pi: PiLike): void {
 	on("session_start", (_event, ctx) => {
 		// The context is read now: after the await below, Pi may have replaced it (it is stale then).
 		const session = sessionOf(ctx);
-		push(session, 0, () => resumeEarlier(session?.file));
+		log("debug", `contextlab: session_start ${session?.file ?? "(no file)"}`);
+		push(session, 0, () => void resumeEarlier(session?.file).catch((error: unknown) => log("debug", `contextlab: resuming: ${describe(error)}`)));
 	});
 
 	// Pi appends its lines synchronously; these are the moments new lines exist.
@@ -251,11 +265,14 @@ function install(pi: PiLike): void {
 	pi.on("session_shutdown", async () => {
 		// One bounded attempt to deliver the last lines, then every request still in flight is
 		// abandoned (aborted, so that nothing keeps Pi's process alive): Pi exits within
-		// SHUTDOWN_FLUSH_MS of its last output, and the next start resumes from the server's offset.
+		// 1.5 s of its last output, and the next start resumes from the server's offset.
 		try {
 			const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
 			await within(loaded$, deadline - Date.now());
 			exiting = true;
+			for (const [file, sessionId] of written) {
+				if (pushers.get(file)?.sessionId !== sessionId) pusherFor(file, sessionId);
+			}
 			await within(
 				Promise.all([...pushers.values()].map((pusher) => pusher.flushNow(Math.max(1, deadline - Date.now())).catch(() => undefined))),
 				deadline - Date.now(),

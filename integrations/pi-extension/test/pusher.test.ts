@@ -6,6 +6,7 @@
 // tests/integrations/test_pi_extension.py.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -16,7 +17,7 @@ import { test } from "node:test";
 
 import { buildCapture, CAPTURE_TYPE, lastCaptureDigest, persistsItsPrompt, systemOfPayload } from "../src/capture.ts";
 import { loadConfig } from "../src/config.ts";
-import { DEFAULT_PUSH_SETTINGS, type PushCheckpoint, type PushSettings, SessionPusher } from "../src/pusher.ts";
+import { DEFAULT_PUSH_SETTINGS, type ProblemKind, type PushCheckpoint, type PushSettings, SessionPusher } from "../src/pusher.ts";
 import { PushState } from "../src/state.ts";
 
 interface Fake {
@@ -26,19 +27,28 @@ interface Fake {
 	failNext: number; // answer this many requests with 500
 	keepNothing: boolean; // answer 200 but keep none of the bytes
 	maxBody: number; // larger bodies are answered 413
+	digest: boolean; // answers carry tailBytes and tailSha256 (the 409/resume contract)
+	delayMs: number; // answers this late
+	inFlight: number; // requests being answered now
+	mostInFlight: number;
+	bodies: string[]; // "offset:sha256 of the body" of each request
 	close(): Promise<void>;
 }
 
 async function fakeServer(port = 0): Promise<Fake> {
-	const fake = { held: new Map<string, Buffer>(), requests: [], failNext: 0, keepNothing: false, maxBody: Infinity } as unknown as Fake;
+	const fake = { held: new Map<string, Buffer>(), requests: [], failNext: 0, keepNothing: false, maxBody: Infinity, digest: false, delayMs: 0, inFlight: 0, mostInFlight: 0, bodies: [] } as unknown as Fake;
 	const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
 		const chunks: Buffer[] = [];
+		fake.inFlight += 1;
+		fake.mostInFlight = Math.max(fake.mostInFlight, fake.inFlight);
+		res.on("close", () => (fake.inFlight -= 1));
 		req.on("data", (chunk: Buffer) => chunks.push(chunk));
-		req.on("end", () => {
+		req.on("end", () => setTimeout(() => {
 			const url = new URL(req.url ?? "/", "http://x");
 			const match = /^\/api\/v1\/sessions\/([^/]+)\/lines$/.exec(url.pathname);
 			const offset = Number(url.searchParams.get("offset"));
 			const body = Buffer.concat(chunks);
+			fake.bodies.push(`${offset}:${createHash("sha256").update(body).digest("hex")}`);
 			const reply = (status: number, object: unknown) => {
 				fake.requests.push({ offset, bytes: body.length, status });
 				res.writeHead(status, { "content-type": "application/json" });
@@ -52,8 +62,13 @@ async function fakeServer(port = 0): Promise<Fake> {
 			if (body.length > fake.maxBody) return reply(413, { detail: "too large" });
 			const id = decodeURIComponent(match[1]);
 			const held = fake.held.get(id) ?? Buffer.alloc(0);
-			const answer = (status: number, bytes: Buffer, statusWord: string) =>
-				reply(status, { sessionId: id, offset: bytes.length, status: statusWord, entries: 0, newEntries: 0, problems: [] });
+			const answer = (status: number, bytes: Buffer, statusWord: string) => {
+				const tailBytes = Math.min(bytes.length, 4096);
+				const tail = fake.digest
+					? { tailBytes, tailSha256: createHash("sha256").update(bytes.subarray(bytes.length - tailBytes)).digest("hex") }
+					: {};
+				return reply(status, { sessionId: id, offset: bytes.length, status: statusWord, entries: 0, newEntries: 0, problems: [], ...tail });
+			};
 			const complete = (bytes: Buffer) => bytes.subarray(0, bytes.lastIndexOf(0x0a) + 1);
 			if (fake.keepNothing) return answer(200, held, "unchanged");
 			if (offset === 0 && body.length > 0) {
@@ -66,7 +81,7 @@ async function fakeServer(port = 0): Promise<Fake> {
 			const next = complete(Buffer.concat([held, body]));
 			fake.held.set(id, next);
 			return answer(200, next, next.length > held.length ? "appended" : "unchanged");
-		});
+		}, fake.delayMs).unref());
 	});
 	await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
 	fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -510,4 +525,128 @@ test("the capture takes the system prompt and tools from the payload as sent", (
 	assert.equal(lastCaptureDigest(branch), capture?.digest);
 	assert.equal(persistsItsPrompt([{ type: "message", message: { role: "system" } }]), true);
 	assert.equal(persistsItsPrompt(branch), false);
+});
+
+test("a URL without a scheme is a problem said once, not a silent no-op", () => {
+	const dir = mkdtempSync(join(tmpdir(), "cl-agent-"));
+	for (const url of ["localhost:8000", "127.0.0.1:8000", "contextlab.example.com", "ftp://h"]) {
+		const config = loadConfig({ PI_CODING_AGENT_DIR: dir, CONTEXTLAB_URL: url, CONTEXTLAB_TOKEN: "t" });
+		assert.ok(config && "problem" in config, url);
+		assert.match(config.problem, new RegExp(`^CONTEXTLAB_URL "${url.replace(/[.]/g, "\\.")}" `));
+	}
+	const good = loadConfig({ PI_CODING_AGENT_DIR: dir, CONTEXTLAB_URL: "https://h.example/cl/", CONTEXTLAB_TOKEN: "t" });
+	assert.ok(good && "url" in good && good.url === "https://h.example/cl/");
+});
+
+test("a 409 whose tail digest differs from this file's bytes sends the file again from 0, never from the server's offset", async () => {
+	const server = await fakeServer();
+	server.digest = true;
+	const file = sessionFile(20);
+	const mine = readFileSync(file);
+	// Another writer's line after the first 10 of ours: the server's offset is a line end of its
+	// bytes, in the middle of one of this file's lines.
+	const tenth = mine.indexOf(0x0a, 0);
+	let cut = tenth;
+	for (let i = 1; i < 10; i++) cut = mine.indexOf(0x0a, cut + 1);
+	const theirs = Buffer.concat([mine.subarray(0, cut + 1), Buffer.from('{"type":"message","id":"bob","text":"x"}\n')]);
+	server.held.set("two", theirs);
+	assert.notEqual(mine[theirs.length - 1], 0x0a, "the server's offset falls mid-line in this file");
+	const pusher = new SessionPusher({ file, sessionId: "two", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("two"), mine, "the file was sent whole from 0");
+	const offsets = server.requests.map((r) => r.offset);
+	assert.ok(!offsets.includes(theirs.length), `never resumed at the server's offset: ${offsets}`);
+	assert.ok(offsets.includes(0));
+	await server.close();
+});
+
+test("a 409 at a line end of this file whose digest differs (same length, other bytes) also restarts from 0", async () => {
+	const server = await fakeServer();
+	server.digest = true;
+	const file = sessionFile(20);
+	const mine = readFileSync(file);
+	const cut = mine.indexOf(0x0a, 300) + 1;
+	const theirs = Buffer.from(mine.subarray(0, cut));
+	theirs[cut - 3] = theirs[cut - 3] === 0x78 ? 0x79 : 0x78; // one byte of the last held line
+	server.held.set("same", theirs);
+	const pusher = new SessionPusher({ file, sessionId: "same", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("same"), mine);
+	assert.ok(server.requests.some((r) => r.offset === 0 && r.bytes === mine.length));
+	await server.close();
+});
+
+test("a 409 whose digest matches resumes from the server's offset, without a byte sent twice", async () => {
+	const server = await fakeServer();
+	server.digest = true;
+	const file = sessionFile(40);
+	const mine = readFileSync(file);
+	const cut = mine.indexOf(0x0a, 1000) + 1;
+	server.held.set("ok", mine.subarray(0, cut));
+	const pusher = new SessionPusher({ file, sessionId: "ok", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	assert.deepEqual(server.held.get("ok"), mine);
+	assert.ok(server.requests.every((r) => r.offset !== 0), JSON.stringify(server.requests));
+	assert.equal(server.requests.filter((r) => r.status === 200).reduce((n, r) => n + r.bytes, 0), mine.length - cut);
+	await server.close();
+});
+
+test("the exit flush waits for the timer's request in flight instead of sending its bytes again", async () => {
+	const server = await fakeServer();
+	server.delayMs = 300;
+	const file = sessionFile(30);
+	const pusher = new SessionPusher({ file, sessionId: "one", settings: settings(server.url) });
+	await pusher.flushNow(5000); // delivered; the checkpoint is known
+	appendLines(file, 5, 30);
+	pusher.kick(0);
+	await until(() => server.inFlight === 1, "the timer's push to be in flight");
+	appendLines(file, 5, 35);
+	const outcome = await pusher.flushNow(3000);
+	assert.equal(outcome.kind, "idle");
+	assert.deepEqual(server.held.get("one"), readFileSync(file));
+	assert.equal(server.mostInFlight, 1, "never two requests of one file at once");
+	assert.equal(new Set(server.bodies).size, server.bodies.length, `no request repeated: ${server.bodies}`);
+	pusher.close();
+	await server.close();
+});
+
+test("at exit a request that gets no answer is abandoned within the flush's time and aborted", async () => {
+	const server = await fakeServer();
+	const file = sessionFile(10);
+	const pusher = new SessionPusher({ file, sessionId: "hang", settings: settings(server.url) });
+	await pusher.flushNow(5000);
+	server.delayMs = 60_000; // never, as far as Pi is concerned
+	appendLines(file, 3, 10);
+	pusher.kick(0);
+	await until(() => server.inFlight === 1, "the push to be in flight");
+	const started = Date.now();
+	await pusher.flushNow(300);
+	pusher.close();
+	assert.ok(Date.now() - started < 600, `flushNow took ${Date.now() - started} ms`);
+	await until(() => server.inFlight === 0, "the aborted request's connection to close", 2000);
+	assert.equal(server.mostInFlight, 1);
+	await server.close();
+});
+
+test("each kind of problem is reported to the run's reporter (which says it once), not logged per session", async () => {
+	const server = await fakeServer();
+	const gone = await fakeServer();
+	const goneUrl = gone.url;
+	await gone.close();
+	const reports: [ProblemKind, string][] = [];
+	const warnings: string[] = [];
+	const common = { report: (kind: ProblemKind, detail: string) => reports.push([kind, detail]), log: (level: string, message: string) => level === "warn" && warnings.push(message) };
+	for (let i = 0; i < 3; i++) {
+		await new SessionPusher({ file: sessionFile(3), sessionId: `u${i}`, settings: settings(goneUrl), ...common }).pushOnce(1000);
+		await new SessionPusher({ file: sessionFile(3), sessionId: `t${i}`, settings: { ...settings(server.url), token: "wrong" }, ...common }).pushOnce(1000);
+	}
+	server.failNext = 1;
+	await new SessionPusher({ file: sessionFile(3), sessionId: "e", settings: settings(server.url), ...common }).pushOnce(1000);
+	assert.deepEqual(
+		reports.map(([kind]) => kind),
+		["unreachable", "token-refused", "unreachable", "token-refused", "unreachable", "token-refused", "server-error"],
+	);
+	assert.equal(reports[0][1], "connection refused");
+	assert.deepEqual(warnings, [], "nothing else on stderr");
+	await server.close();
 });

@@ -7,7 +7,7 @@ checks rely on it):
         [--date YYYY-MM-DD] [--tools a,b,c] --json
 
 prints one JSON object ``{"leafId", "systemPrompt", "layers", "messages", "sent", "model",
-"thinkingLevel"}``:
+"thinkingLevel", "tools"}``:
 
 - ``messages``: Pi's ``convertToLlm`` of ``buildSessionContext`` at the leaf (default: the entry
   Pi resumes at, the last line; ``--leaf`` takes an id or ``line:N``, header = line 1);
@@ -15,7 +15,13 @@ prints one JSON object ``{"leafId", "systemPrompt", "layers", "messages", "sent"
   leaf's model (``<agent dir>/models.json`` first, then pi-ai's catalog);
 - ``systemPrompt`` and ``layers``: Pi's system prompt for the header's cwd, with the context files,
   skills, SYSTEM.md and APPEND_SYSTEM.md found on disk in the agent dir and the cwd;
-- ``model``: ``{"provider", "modelId"}`` or null; ``thinkingLevel`` as buildSessionContext says.
+- ``model``: ``{"provider", "modelId"}`` or null; ``thinkingLevel`` as buildSessionContext says;
+- ``tools``: the tool declarations sent with the prompt (``[{name, description, parameters}]``:
+  the active set, ``--tools`` or Pi's default).
+
+A prompt captured by contextlab's Pi extension for the request (a ``contextlab.prompt`` custom
+entry; ``contextlab.pi.captured``) is what Pi sent: ``systemPrompt`` and ``tools`` are then the
+captured ones, ``layers`` one layer holding it.
 
 For a Pi 1.x turn (docs/pi-dialects.md; detected per turn: the leaf's path holds a persisted
 ``system`` message, or chosen with ``--dialect``) the object is instead ``{"leafId", "systemPrompt",
@@ -43,7 +49,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contextlab.inspector.cli import load_session, resolve_leaf
-from contextlab.inspector.turns import context_json
+from contextlab.inspector.turns import cli_inputs, context_json
 from contextlab.pi.dialects.detect import CHOICES
 from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.entries import Json
@@ -136,10 +142,8 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: --date {date}: expected YYYY-MM-DD")
         parsed, tree = load_session(path, self.stderr)
         tools_arg = options.get("tools")
-        result = context_json(
-            parsed,
-            tree,
-            leaf_id=resolve_leaf(parsed, tree, options.get("leaf")),
+        inputs = cli_inputs(
+            parsed.header,
             agent_dir=options.get("agent_dir") or settings.PI_AGENT_DIR,
             pi_root=options.get("pi_root"),
             date=date,
@@ -149,6 +153,8 @@ class Command(BaseCommand):
             chosen=options.get("pi_version") or options.get("dialect"),
             limits=LimitOverrides(options.get("context_window"), options.get("model_max_tokens")),
         )
+        leaf_id = resolve_leaf(parsed, tree, options.get("leaf"))
+        result = context_json(parsed, tree, leaf_id=leaf_id, inputs=inputs)
         self._write(result, options)
 
     def _write(self, result: Json, options: dict[str, Any]) -> None:

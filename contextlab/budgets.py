@@ -1,0 +1,217 @@
+"""A budget of time for every web request, so that no request can hold a worker until gunicorn
+kills it (and every other user waits).
+
+Two bounds, both set per kind of request (``request_kind``; seconds in
+``CONTEXTLAB_REQUEST_BUDGETS``, each under gunicorn's timeout):
+
+1. PostgreSQL's ``statement_timeout``: set on the request's connection before its first query
+   (one ``SET`` through the raw cursor, so query counts stay the views' own) and reset when the
+   response is done, so a query past the budget is cancelled by the server itself.
+2. A deadline that long Python loops check with ``check_deadline()`` (a projection of thousands
+   of messages, a diff, an export's rows): past it they raise ``BudgetExceeded``.
+
+Either way the user gets a plain answer: a 503 page, or under /api/ the API's JSON error object
+``{"detail": ...}``; the worker lives on. A streamed answer (an export, ``/context``) keeps its
+budget while it streams; past it the stream stops (its status is already sent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.utils import OperationalError
+from django.http import (
+    FileResponse,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.template.loader import render_to_string
+
+__all__ = [
+    "BudgetExceeded",
+    "RequestBudgetMiddleware",
+    "check_deadline",
+    "request_kind",
+]
+
+# (method or "*", path pattern, kind): the first match decides; anything else is a "page".
+KINDS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("POST", re.compile(r"^/api/v1/sessions/[^/]+/lines$"), "upload"),
+    ("POST", re.compile(r"^/(upload|sessions/upload)/?$"), "upload"),
+    ("*", re.compile(r"^/api/v1/sessions/[^/]+/(export|context)$"), "export"),
+    ("*", re.compile(r"^/sessions/\d+/(export\.jsonl|request/)$"), "export"),
+    ("*", re.compile(r"^/api/"), "api"),
+)
+
+_deadline: ContextVar[float | None] = ContextVar("contextlab_request_deadline", default=None)
+
+
+class BudgetExceeded(Exception):
+    """A request went past its budget (``status``: 503, or 413 for what is too large)."""
+
+    def __init__(self, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def request_kind(request: HttpRequest) -> str:
+    for method, pattern, kind in KINDS:
+        if (method == "*" or request.method == method) and pattern.match(request.path_info):
+            return kind
+    return "page"
+
+
+def budget_seconds(kind: str) -> float:
+    budgets: dict[str, float] = settings.CONTEXTLAB_REQUEST_BUDGETS
+    return float(budgets.get(kind, budgets["page"]))
+
+
+def check_deadline(what: str = "This request") -> None:
+    """Raise BudgetExceeded when the current request is past its deadline (no-op outside a
+    request, e.g. in a worker or a command)."""
+    deadline = _deadline.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise BudgetExceeded(
+            f"{what} took longer than this server allows for one request; nothing was changed."
+            " Try a smaller part (an earlier entry, a shorter range) or ask an administrator."
+        )
+
+
+def _query_cancelled(exc: BaseException) -> bool:
+    """PostgreSQL cancelled a statement: statement_timeout (SQLSTATE 57014)."""
+    if not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    return getattr(cause, "sqlstate", None) == "57014"
+
+
+def is_budget_error(exc: BaseException) -> bool:
+    return isinstance(exc, BudgetExceeded) or _query_cancelled(exc)
+
+
+def budget_response(request: HttpRequest, exc: BaseException) -> HttpResponse:
+    """The plain answer to a request past its budget."""
+    if isinstance(exc, BudgetExceeded):
+        message, status = str(exc), exc.status
+    else:
+        message = (
+            "A database query of this request took longer than this server allows for one"
+            " request, and was stopped; nothing was changed. Try again later or a smaller part."
+        )
+        status = 503
+    if request.path_info.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": message}, status=status)
+    else:
+        title = "Too large" if status == 413 else "Too long for one request"
+        body = render_to_string("503.html", {"message": message, "title": title}, request=request)
+        response = HttpResponse(body, status=status)
+    if status == 503:
+        response["Retry-After"] = "30"
+    return response
+
+
+class _StatementTimeout:
+    """Django's execute wrapper: ``SET statement_timeout`` before the request's first query
+    (on the raw cursor, unseen by query logging and counts)."""
+
+    def __init__(self, milliseconds: int) -> None:
+        self.milliseconds = milliseconds
+        self.raw: Any = None  # the DB-API connection it was set on
+
+    def __call__(
+        self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
+    ) -> Any:
+        raw = context["connection"].connection
+        if self.raw is not raw:
+            context["cursor"].cursor.execute(f"SET statement_timeout = {self.milliseconds}")
+            self.raw = raw
+        return execute(sql, params, many, context)
+
+    def reset(self) -> None:
+        """Back to the server's default, for whatever runs next on this connection (another
+        request of another kind sets its own; a command or a test runs unbounded)."""
+        raw, self.raw = self.raw, None
+        if raw is None or raw is not connection.connection:
+            return
+        # A broken or aborted connection is dropped or rolled back by Django anyway.
+        with contextlib.suppress(Exception):
+            raw.execute("RESET statement_timeout")
+
+
+class RequestBudgetMiddleware:
+    """Gives every request its kind's budget (see the module doc) and answers plainly past it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        seconds = budget_seconds(request_kind(request))
+        deadline = time.monotonic() + seconds
+        timeout = _StatementTimeout(int(seconds * 1000))
+        token = _deadline.set(deadline)
+        postgres = connection.vendor == "postgresql"
+        try:
+            if postgres:
+                with connection.execute_wrapper(timeout):
+                    response = self.get_response(request)
+            else:
+                response = self.get_response(request)
+        except BaseException:
+            timeout.reset()
+            raise
+        finally:
+            _deadline.reset(token)
+        # A file (static, a blob) streams without queries or loops: left as it is.
+        if isinstance(response, StreamingHttpResponse) and not isinstance(response, FileResponse):
+            response.streaming_content = _budgeted(
+                response.streaming_content, deadline, timeout if postgres else None
+            )
+        else:
+            timeout.reset()
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if is_budget_error(exception):
+            return budget_response(request, exception)
+        return None
+
+
+def _budgeted(
+    chunks: Iterable[bytes], deadline: float, timeout: _StatementTimeout | None
+) -> Iterator[bytes]:
+    """A streamed answer's chunks, produced under the request's deadline and statement timeout
+    (a streamed body is made after the view returned). Past the budget the stream ends early."""
+    iterator = iter(chunks)
+    try:
+        while True:
+            token = _deadline.set(deadline)
+            try:
+                if timeout is not None:
+                    with connection.execute_wrapper(timeout):
+                        chunk = next(iterator)
+                else:
+                    chunk = next(iterator)
+            except StopIteration:
+                return
+            except Exception as exc:
+                if is_budget_error(exc):
+                    return  # the status is sent: the answer stops short, the worker lives on
+                raise
+            finally:
+                _deadline.reset(token)
+            yield chunk
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
+        if timeout is not None:
+            timeout.reset()

@@ -1,0 +1,111 @@
+"""What a turn renders, computed once for every web process and validated: a message body, the
+"show more" pages and the chart kept per (revision, entry, inputs) in the shared cache, and a
+repeat answered 304."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from contextlab.inspector import services, views
+from contextlab.inspector.models import ResourceProfile
+from contextlab.inspector.selectors import clear_cache
+from contextlab.library.importer import import_session_file
+from tests.inspector.sessions import write_session
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rich(tmp_path, blob_dir):
+    clear_cache()
+    return import_session_file(path=write_session(tmp_path)).session
+
+
+def _not_again(name):
+    def computed_again(*args, **kwargs):
+        raise AssertionError(f"{name} was computed again")
+
+    return computed_again
+
+
+def test_a_repeat_message_body_answers_304_and_another_leaf_is_another_body(owner_client, rich):
+    url = reverse("inspector:message", args=[rich.pk])
+    first = owner_client.get(url, {"entry": "u0000004", "leaf": "a0000005"})
+    assert first.status_code == 200 and "And now?" in first.content.decode()
+    assert first["ETag"] and "no-cache" in first["Cache-Control"]
+    again = owner_client.get(
+        url, {"entry": "u0000004", "leaf": "a0000005"}, HTTP_IF_NONE_MATCH=first["ETag"]
+    )
+    assert again.status_code == 304
+    whole = owner_client.get(
+        url, {"entry": "u0000004", "leaf": "a0000005", "all": "1"}, HTTP_IF_NONE_MATCH=first["ETag"]
+    )
+    assert whole.status_code == 200 and whole["ETag"] != first["ETag"]
+
+
+def test_a_message_body_is_computed_once_then_read_by_any_process(owner_client, rich, monkeypatch):
+    url = reverse("inspector:message", args=[rich.pk])
+    first = owner_client.get(url, {"entry": "r0000001", "leaf": "a0000002"}).content.decode()
+    assert "window.__xss" in first and "<script>" not in first.replace("&lt;script&gt;", "")
+    clear_cache()  # nothing left in this process: the index, the projection
+    monkeypatch.setattr(services, "message_blocks", _not_again("the message body"))
+    second = owner_client.get(url, {"entry": "r0000001", "leaf": "a0000002"}).content.decode()
+    assert second == first
+
+
+def test_an_unknown_entry_is_a_404_and_nothing_is_kept(owner_client, rich, monkeypatch):
+    url = reverse("inspector:message", args=[rich.pk])
+    assert owner_client.get(url, {"entry": "nope"}).status_code == 404
+    assert owner_client.get(url, {"entry": "nope"}).status_code == 404
+
+
+def test_a_saved_resource_profile_is_a_new_computation(owner_client, owner, rich, monkeypatch):
+    url = reverse("inspector:chart", args=[rich.pk])
+    first = owner_client.get(url)
+    assert first.status_code == 200
+    assert owner_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    clear_cache()
+    monkeypatch.setattr(views, "context_growth", _not_again("the chart"))
+    assert owner_client.get(url).status_code == 200  # read from the shared cache
+    # The project's profile (dialect, agent dir, files) is an input: saved, the chart is
+    # computed again, and a browser holding the old page gets the new one.
+    ResourceProfile.objects.create(project=rich.project, dialect="")
+    with pytest.raises(AssertionError, match="the chart was computed again"):
+        owner_client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+
+
+def test_show_more_pages_answer_304_on_a_repeat(owner_client, tmp_path, blob_dir):
+    from tests.inspector.test_compare_bounded import _long_session_lines
+
+    session = import_session_file(
+        path=write_session(tmp_path, _long_session_lines(40), name="long.jsonl")
+    ).session
+    url = reverse("inspector:messages", args=[session.pk])
+    first = owner_client.get(url, {"entry": "u0000039", "start": "0"})
+    assert first.status_code == 200 and "entry=u0000001" in first.content.decode()
+    again = owner_client.get(
+        url, {"entry": "u0000039", "start": "0"}, HTTP_IF_NONE_MATCH=first["ETag"]
+    )
+    assert again.status_code == 304
+    later = owner_client.get(url, {"entry": "u0000039", "start": "5"})
+    assert later.status_code == 200 and later["ETag"] != first["ETag"]
+
+
+def test_a_request_export_is_computed_once_and_a_repeat_answers_304(
+    owner_client, rich, monkeypatch
+):
+    url = reverse("inspector:request", args=[rich.pk])
+    first = owner_client.get(url, {"entry": "u0000004"})
+    assert first.status_code == 200 and first.json()["messages"]
+    assert (
+        owner_client.get(url, {"entry": "u0000004"}, HTTP_IF_NONE_MATCH=first["ETag"]).status_code
+        == 304
+    )
+    curl = owner_client.get(url, {"entry": "u0000004", "format": "curl"})
+    assert curl["ETag"] != first["ETag"] and curl.content.decode().startswith("curl ")
+    clear_cache()
+    monkeypatch.setattr(views, "provider_request", _not_again("the request body"))
+    again = owner_client.get(url, {"entry": "u0000004"})
+    assert again.content == first.content
+    assert again.get("X-Contextlab-Note") == first.get("X-Contextlab-Note")
