@@ -31,6 +31,7 @@ from contextlab.pi.context import session_path
 from contextlab.pi.dialects import releases_data as data
 from contextlab.pi.dialects.release_table import RELEASES, parse_release, release_values
 from contextlab.pi.entries import Json
+from contextlab.pi.held import condensed_path, held_span, settings_read_before
 from contextlab.pi.providers.pi_ai import pi_ai_for_release
 
 __all__ = [
@@ -147,6 +148,31 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
     return present, absent, reasons
 
 
+def held_path(path: Sequence[Json]) -> list[Json]:
+    """The path as a request's projection reads it (``contextlab.pi.held``): the entries from
+    the kept range of the compaction in force on, and before it only the settings' stand-ins.
+    A release is told from this much, so that the command (which reads the whole file) and the
+    dashboard (which fetches only this much of a large session) tell the same release."""
+    ids = [entry.get("id") for entry in path]
+    by_id = {entry.get("id"): entry for entry in path}
+
+    def type_of(entry_id: Any) -> Any:
+        return by_id[entry_id].get("type")
+
+    def role_of(entry_id: Any) -> Any:
+        message = _message(by_id[entry_id])
+        return message.get("role") if message is not None else ""
+
+    def first_kept_of(entry_id: Any) -> Any:
+        return by_id[entry_id].get("firstKeptEntryId")
+
+    span = held_span(ids, type_of, first_kept_of)
+    if span.start == 0:
+        return list(path)
+    reads = settings_read_before(ids, span.start, type_of, role_of).positions()
+    return condensed_path(ids, span.start, reads, by_id.__getitem__)
+
+
 def _fits(version: str, present: Iterable[str], absent: Iterable[str]) -> bool:
     has = release_features(version)
     return all(f in has for f in present) and not any(f in has for f in absent)
@@ -173,7 +199,7 @@ def detect_release(
     """
     if by_id is None:
         by_id = {e.get("id"): e for e in entries}
-    path = session_path(entries, leaf_id, by_id)
+    path = held_path(session_path(entries, leaf_id, by_id))
     present, absent, reasons = features_of_path(path)
     candidates = tuple(v for v in RELEASES if _fits(v, present, absent))
     told = "; ".join(reasons) if reasons else "nothing on the path tells the releases apart"
