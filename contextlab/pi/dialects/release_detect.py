@@ -139,6 +139,10 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
         if parsed and "usageReasoning" not in present:
             absent.add("usageReasoning")
             reasons.append("the newest chat-completions reply has usage without reasoning")
+        cost = usage.get("cost") if isinstance(usage, dict) else None
+        if parsed and isinstance(cost, dict) and "totalFromProvider" not in present:
+            absent.add("totalFromProvider")
+            reasons.append("the newest chat-completions reply's cost has no totalFromProvider")
         if stopped and "rawStopReason" not in present:
             absent.add("rawStopReason")
             reasons.append("the newest chat-completions reply has no rawStopReason")
