@@ -24,7 +24,7 @@ from contextlab.pi.dialects.base import (
     ToolTexts,
 )
 from contextlab.pi.dialects.pi_0_73 import PI_0_73
-from contextlab.pi.dialects.pi_0_80 import PI_0_80
+from contextlab.pi.dialects.pi_0_80 import PI_0_80, PROMPT_RULES_0_80
 from contextlab.pi.dialects.pi_1_x_request import PI_1_X, dialect_for
 from contextlab.pi.dialects.release_table import RELEASES, parse_release, release_values
 from contextlab.pi.providers.options import turn_max_tokens
@@ -40,17 +40,9 @@ __all__ = [
     "release_values",
 ]
 
-# What needs project trust (dist/core/trust-manager.js ``TRUST_REQUIRING_CONFIG_ENTRIES``, 0.80.2;
-# read there, not extracted: the list is code).
-_TRUST_ENTRIES = (
-    "settings.json",
-    "extensions",
-    "skills",
-    "prompts",
-    "themes",
-    "SYSTEM.md",
-    "APPEND_SYSTEM.md",
-)
+# What needs project trust (dist/core/trust-manager.js ``TRUST_REQUIRING_CONFIG_ENTRIES``): the
+# list is code, not extracted; every release that gates resources on trust has 0.80.2's.
+_TRUST_ENTRIES = PROMPT_RULES_0_80.trust_requiring_config_entries
 
 
 def _fill(cls: type[Any], values: dict[str, Any], **extra: Any) -> Any:
