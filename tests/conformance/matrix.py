@@ -51,6 +51,8 @@ class Row:
 def _restore_fs(manifest: Json, scenario_dir: Path) -> None:
     """Put a 0.x scenario's resource files back at the paths Pi read them from."""
     source = scenario_dir / "fs"
+    if "scenarioRoot" not in manifest:  # a 1.x corpus: the prompt is in the session
+        return
     root = Path(manifest["scenarioRoot"])
     for path in sorted(source.rglob("*")) if source.exists() else []:
         if path.is_file():
