@@ -78,7 +78,10 @@ FEATURE_PROBES: dict[str, tuple[str, str]] = {
     "usageReasoning": (r"reasoning: rawUsage", "assistant usage.reasoning"),
     "summaryUsage": (r"appendCompaction\([^)]*usage\)", "usage on compaction entries"),
     "rawStopReason": (r"rawStopReason", "assistant rawStopReason"),
-    "durationMs": (r"durationMs", "durationMs on assistant and toolResult messages"),
+    "durationMs": (
+        r"isError: result\.isError === true, durationMs",
+        "durationMs on toolResult messages",
+    ),
     "totalFromProvider": (r"totalFromProvider", "usage.cost.totalFromProvider"),
 }
 
@@ -93,6 +96,25 @@ def features(version: str) -> dict[str, bool]:
     return {
         name: re.search(pattern, code) is not None for name, (pattern, _) in FEATURE_PROBES.items()
     }
+
+
+def rules(version: str) -> dict[str, Any]:
+    """Rules that are code, read off the dist where one line of it tells them: an agent turn's
+    ``maxTokens`` in pi-ai's ``buildBaseOptions`` (simple-options.js): "cap" (the caller's, else
+    ``min(model.maxTokens, 32000)``), "model" (the model's, uncapped), "clamp"
+    (``clampMaxTokensToContext``) or "none"."""
+    scope = ROOT / version / "node_modules" / scope_of(version) / "pi-ai" / "dist"
+    found = sorted(scope.rglob("simple-options.js"))
+    code = found[0].read_text() if found else ""
+    if re.search(r"clampMaxTokensToContext\(model, context", code):
+        turn = "clamp"
+    elif re.search(r"Math\.min\(model\.maxTokens, (32000|DEFAULT_MAX_OUTPUT_TOKENS)\)", code):
+        turn = "cap"
+    elif re.search(r"options\?\.maxTokens \?\? \(model\.maxTokens > 0 \? model\.maxTokens", code):
+        turn = "model"
+    else:
+        turn = "none"
+    return {"RULES.turnMaxTokens": turn}
 
 
 def flatten(version: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +165,7 @@ def main() -> None:
     for version in versions:
         values = flatten(version, extract(version))
         values.update({f"FEATURES.{k}": v for k, v in features(version).items()})
+        values.update(rules(version))
         flat = {k: ref(k, v) for k, v in values.items()}
         diff = {k: v for k, v in flat.items() if previous.get(k, "<absent>") != v}
         for gone in previous.keys() - flat.keys():

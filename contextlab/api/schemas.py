@@ -116,6 +116,9 @@ class ContextOut(Schema):
     sent: list[dict[str, Any]]
     model: dict[str, Any] | None
     thinkingLevel: Any
+    # The tool declarations sent with the prompt ({name, description, parameters}), always
+    # present (a captured request's own when the Pi extension captured it).
+    tools: list[dict[str, Any]]
 
 
 class SearchHit(Schema):

@@ -23,13 +23,17 @@ def message_key(message: dict[str, Any]) -> bytes:
 def message_identity(message: dict[str, Any], role: str | None = None) -> tuple[Any, ...]:
     """Which message this is, whatever its content and position: the same message in two
     requests (on two branches, before and after a compaction, edited by a Pi 1.x context edit)
-    has the same identity. A tool result is its tool call's id; an assistant message with tool
-    calls, their ids; any other message, its role and the time Pi stamped on it (a summary or a
-    custom message converted to a user message keeps its own). A message without any of these
-    is its content. ``role``: the role the provider sees (default: the message's own)."""
+    has the same identity. A tool result is its tool call's id; any other message, its role
+    and the time Pi stamped on it (a summary or a custom message converted to a user message
+    keeps its own); without a time, an assistant message is its tool calls' ids. A message
+    without any of these is its content. ``role``: the role the provider sees (default: the
+    message's own)."""
     role = role or str(message.get("role"))
     if role == "toolResult" and message.get("toolCallId"):
         return ("toolResult", str(message["toolCallId"]))
+    stamp = message.get("timestamp")
+    if isinstance(stamp, int | float | str) and not isinstance(stamp, bool) and stamp != "":
+        return (role, "at", stamp)
     content = message.get("content")
     if role == "assistant" and isinstance(content, list):
         calls = tuple(
@@ -39,9 +43,6 @@ def message_identity(message: dict[str, Any], role: str | None = None) -> tuple[
         )
         if calls:
             return ("assistant", *calls)
-    stamp = message.get("timestamp")
-    if isinstance(stamp, int | float | str) and not isinstance(stamp, bool) and stamp != "":
-        return (role, "at", stamp)
     return (role, "content", hashlib.sha1(message_key(message)).hexdigest())
 
 

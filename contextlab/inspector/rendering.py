@@ -1,5 +1,6 @@
-"""HTML of tree rows, written directly: a large session sends over a thousand rows at once, and
-the template engine is ten times slower at it. Everything from the session is escaped here."""
+"""HTML of tree rows and of the chart's table, written directly: a large session sends over a
+thousand rows at once, and the template engine is ten times slower at it (every other piece of
+the session page is a template partial). Everything from the session is escaped here."""
 
 from __future__ import annotations
 
@@ -133,42 +134,4 @@ def tree_rows_html(
             parts.append(f'<span class="comment-count" title="review comments">✎ {comments}</span>')
         parts.append("</a></li>\n")
         out.append("".join(parts))
-    return mark_safe("".join(out))  # every value above went through escape()
-
-
-def message_rows_html(
-    messages: Iterable[Any], *, page_url: str, body_url: str, leaf: str | None = None
-) -> SafeString:
-    """Collapsed one-line rows for the middle of a long projection; each body loads on open (a
-    message a Pi 1.x context edit changed, as the request at ``leaf`` holds it)."""
-    out: list[str] = []
-    for m in messages:
-        entry = escape(m.entry_id or "")
-        link = escape(f"{page_url}?entry={quote(m.entry_id or '', safe='')}&tab=entry")
-        query = f"entry={quote(m.entry_id or '', safe='')}"
-        if m.edit is not None and leaf is not None:
-            query += f"&leaf={quote(leaf, safe='')}"
-        body = escape(f"{body_url}?{query}")
-        sent_as = (
-            f' <span class="muted">→ {escape(m.sent_as)}</span>' if m.sent_as != m.role else ""
-        )
-        dropped = (
-            ' <span class="badge badge-warn">dropped before sending</span>' if m.dropped else ""
-        )
-        number = f"{m.position}." if not m.omitted else "✕"
-        if m.edit is not None:
-            verb = "omitted by" if m.omitted else "edited by"
-            edit = escape(str(m.edit.get("id") or ""))
-            dropped += f' <span class="badge badge-warn">{verb} context_edit {edit}</span>'
-        css = escape(m.css) + (" not-sent" if m.dropped or m.omitted else "")
-        out.append(
-            f'<li><details class="msg {css}" data-role="{escape(m.role)}" hx-get="{body}" '
-            f'hx-trigger="toggle once" hx-target="find .body" hx-swap="innerHTML" '
-            f'hx-push-url="false">'
-            f'<summary><span class="msg-role">{number} {escape(m.title)}{sent_as}</span>'
-            f'<a class="mono muted" href="{escape(page_url)}?entry={entry}">{entry}</a>{dropped}'
-            f'<span class="muted">{escape(m.preview)}</span>'
-            f'<span class="tok">{m.tokens} tok · Σ {m.running}</span></summary>'
-            f'<div class="body"><a href="{link}">the stored entry</a></div></details></li>\n'
-        )
     return mark_safe("".join(out))  # every value above went through escape()

@@ -215,15 +215,27 @@ def _text(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _owners(inspection: Inspection) -> dict[tuple[Any, ...], str]:
-    """The entry each message of the request came from, by the message's identity (a sent
-    message Pi made itself, such as a missing tool result, has none)."""
-    out: dict[tuple[Any, ...], str] = {}
-    for view in inspection.messages:
-        if view.entry_id and not view.omitted:
-            role = pi_context.sent_role(view.message)
-            out.setdefault(message_identity(view.message, role), view.entry_id)
-    return out
+class _Owners:
+    """The entry each sent message of a request came from. Pi's user, assistant and tool
+    result messages are sent as the very objects the context holds; a converted message (a
+    summary, a custom message) or one pi-ai rewrote is found by its identity. A message Pi made
+    itself for the request (a missing tool result) has none."""
+
+    def __init__(self, inspection: Inspection) -> None:
+        self.views = [v for v in inspection.messages if v.entry_id and not v.omitted]
+        self.by_object = {id(v.message): v.entry_id for v in self.views}
+        self.by_identity: dict[tuple[Any, ...], str] | None = None
+
+    def get(self, message: dict[str, Any], identity: tuple[Any, ...]) -> str | None:
+        found = self.by_object.get(id(message))
+        if found is not None:
+            return found
+        if self.by_identity is None:  # built once, on the first message not found above
+            self.by_identity = {}
+            for view in self.views:
+                role = pi_context.sent_role(view.message)
+                self.by_identity.setdefault(message_identity(view.message, role), view.entry_id)
+        return self.by_identity.get(identity)
 
 
 def _view(
@@ -279,7 +291,7 @@ def compare_requests(
     assert left.request is not None and right.request is not None
     estimate_left = steps_of(left.request.dialect).estimate_tokens
     estimate_right = steps_of(right.request.dialect).estimate_tokens
-    owners_left, owners_right = _owners(left), _owners(right)
+    owners_left, owners_right = _Owners(left), _Owners(right)
     # 2.
     ids_left = [message_identity(m) for m in left.sent]
     ids_right = [message_identity(m) for m in right.sent]
@@ -310,7 +322,7 @@ def compare_requests(
                 side = "A" if kind == "removed" else "B"
                 rows.append(Row("more", count=more, note=f"only in {side}"))
                 continue
-            view = _view(sent[n], estimate, owners.get(ids[n]))
+            view = _view(sent[n], estimate, owners.get(sent[n], ids[n]))
             rows.append(Row(kind, left=view) if kind == "removed" else Row(kind, right=view))
 
     def pair(ci: int, cj: int) -> None:
@@ -325,7 +337,7 @@ def compare_requests(
             hidden["same" if same else "changed"] += 1
             return
         if same:
-            view = _view(lm, estimate_left, owners_left.get(ids_left[ci]), text="")
+            view = _view(lm, estimate_left, owners_left.get(lm, ids_left[ci]), text="")
             rows.append(Row("same-run", count=1, left=view))
             return
         # 3.
@@ -334,8 +346,8 @@ def compare_requests(
         before, after = _text(lm), _text(rm)
         row = Row(
             "changed",
-            _view(lm, estimate_left, owners_left.get(ids_left[ci]), before),
-            _view(rm, estimate_right, owners_right.get(ids_right[cj]), after),
+            _view(lm, estimate_left, owners_left.get(lm, ids_left[ci]), before),
+            _view(rm, estimate_right, owners_right.get(rm, ids_right[cj]), after),
         )
         if budget <= 0 or time.monotonic() > deadline:
             row.replaced = OUT_OF_TIME

@@ -174,6 +174,32 @@ class Inspection:
     def dialect_choices(self) -> tuple[tuple[str, str], ...]:
         return DIALECT_CHOICES
 
+    # Labels the inspector shows, worded here rather than in `if` chains of the template.
+
+    @property
+    def model_label(self) -> str:
+        model = self.model
+        return f"{model.get('provider')}/{model.get('modelId')}" if model else "unknown"
+
+    @property
+    def pi_estimate_title(self) -> str:
+        if self.prompt_in_session:
+            return (
+                "Pi 1.x's estimateProjectedContextTokens: last valid usage + estimates of the"
+                " messages after it, unless a context edit or compaction came later (then the"
+                " replayed prompt and every message)"
+            )
+        return (
+            "Pi's estimateContextTokens: last valid assistant usage + estimates of the messages"
+            " after it"
+        )
+
+    @property
+    def reply_stopped(self) -> str:
+        """How the reply to this request ended when it did not answer ("" when it did)."""
+        stop = (self.reply or {}).get("stop_reason")
+        return {"aborted": "aborted", "error": "an error"}.get(str(stop), "")
+
 
 def _anthropic_output_cap(request: pi_request.PiRequest | None) -> int | None:
     """The ``max_tokens`` of the anthropic-messages body the request went out as (pi-ai sends

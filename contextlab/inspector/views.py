@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -27,7 +27,6 @@ from django.http import (
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.html import format_html
 from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -37,7 +36,7 @@ from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.rendering import chart_rows_html, message_rows_html
+from contextlab.inspector.rendering import chart_rows_html
 from contextlab.inspector.requests import Abandoned, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
@@ -307,30 +306,22 @@ MIDDLE_PAGE = settings.CONTEXTLAB_ENTRIES_PER_PAGE
 
 def _middle_html(session: Session, entry_id: str, middle: list[MessageView], start: int) -> str:
     """A page of the collapsed middle of a long projection, then a link for the next one."""
-    page_url = reverse("inspector:session", args=[session.pk])
     rows = middle[start : start + MIDDLE_PAGE]
-    html = message_rows_html(
-        rows,
-        page_url=page_url,
-        body_url=reverse("inspector:message", args=[session.pk]),
-        leaf=entry_id,
-    )
     rest = len(middle) - start - len(rows)
-    if rest > 0:
-        more = reverse("inspector:messages", args=[session.pk])
-        query = urlencode({"entry": entry_id, "start": start + len(rows)})
-        fallback = f"{page_url}?{urlencode({'entry': entry_id, 'tab': 'json'})}"
-        html += format_html(
-            '<li class="notsent-group"><a href="{}" hx-get="{}?{}" hx-target="closest li" '
-            'hx-swap="outerHTML" hx-push-url="false">⋯ {} more messages (show the next {})</a>'
-            "</li>",
-            fallback,
-            more,
-            query,
-            rest,
-            min(rest, MIDDLE_PAGE),
-        )
-    return html
+    return render_to_string(
+        "inspector/_middle_messages.html",
+        {
+            "rows": rows,
+            "page_url": reverse("inspector:session", args=[session.pk]),
+            "body_url": reverse("inspector:message", args=[session.pk]),
+            "more_url": reverse("inspector:messages", args=[session.pk]),
+            "entry_id": entry_id,
+            "leaf": entry_id,
+            "rest": rest,
+            "next_start": start + len(rows),
+            "next_count": min(rest, MIDDLE_PAGE),
+        },
+    )
 
 
 @login_required

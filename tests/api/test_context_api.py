@@ -1,4 +1,5 @@
-"""GET /sessions/{id}/context answers `manage.py context --json`'s object, byte for byte."""
+"""GET /sessions/{id}/context answers `manage.py context --json`'s object given the same inputs,
+byte for byte (piRelease included: both tell the release from the path as the request reads it)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,10 @@ def demo(live_server, blob_dir):
     call_command("demo", password=PASSWORD, force=True, stdout=io.StringIO())
     session = Session.objects.filter(compaction_count__gt=0).order_by("-compaction_count").first()
     user = get_user_model().objects.get(username="demo")
-    ProjectMembership.objects.create(project=session.project, user=user, role="owner")
+    # The demo may have made its user an owner already.
+    ProjectMembership.objects.get_or_create(
+        project=session.project, user=user, defaults={"role": "owner"}
+    )
     return session
 
 

@@ -89,3 +89,64 @@ def test_it_takes_the_1x_releases_prompt_from_the_session():
     assert dialect.steps is not None and dialect.steps.prompt_in_session
     assert dialect.steps.pi_ai.name == "1.0"
     assert dialect.version == "1.0.3"
+
+
+def _reply(id_, parent, **usage_extra):
+    return {
+        "type": "message",
+        "id": id_,
+        "parentId": parent,
+        "message": {
+            "role": "assistant",
+            "api": "openai-completions",
+            "stopReason": "stop",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input": 10, "output": 2, **usage_extra},
+        },
+    }
+
+
+def _user(id_, parent):
+    return {
+        "type": "message",
+        "id": id_,
+        "parentId": parent,
+        "message": {"role": "user", "content": "hi"},
+    }
+
+
+def test_it_narrows_the_release_from_what_the_file_holds():
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    old = [_user("u1", None), _reply("a1", "u1"), _user("u2", "a1")]
+    found = detect_release(old, "u2")
+    assert found.candidates[-1] == "0.80.2" and found.chosen == "0.80.2"
+    # usage.reasoning (pi-ai 0.80.3 on) without rawStopReason (0.83.0 on) or a system message.
+    new = [_user("u1", None), _reply("a1", "u1", reasoning=0), _user("u2", "a1")]
+    found = detect_release(new, "u2")
+    assert (found.candidates[0], found.candidates[-1]) == ("0.80.3", "0.82.1")
+    # 0.80.7, 0.80.10 and 0.81.1 build the same request: the largest group of candidates.
+    assert found.chosen == "0.81.1"
+    assert "different requests" in found.why and "assistant usage.reasoning (a1)" in found.why
+    chosen = detect_release(new, "u2", chosen="0.80.10")
+    assert chosen.chosen == "0.80.10" and chosen.why.startswith("chosen (--pi-version)")
+
+
+def test_the_context_command_takes_a_release_and_refuses_an_unknown_one(tmp_path):
+    import io
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    session = tmp_path / "s.jsonl"
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-12-06T00:00:00.000Z"}
+    lines = [header, _user("u1", None), _reply("a1", "u1", reasoning=0), _user("u2", "a1")]
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = io.StringIO()
+    call_command("context", str(session), "--pi-version", "0.80.10", "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    assert list(result)[-1] == "piRelease"
+    assert result["piRelease"]["chosen"] == "0.80.10"
+    assert "Current date:" not in result["systemPrompt"]
+    with pytest.raises(CommandError, match=r"unknown Pi release '9\.9\.9'"):
+        call_command("context", str(session), "--pi-version", "9.9.9", "--json")

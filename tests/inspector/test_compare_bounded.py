@@ -36,6 +36,14 @@ def _url(session, **params):
 
 def _siblings_session(tmp_path, first: str, second: str, name: str = "siblings"):
     """A question, its answer, then two sibling user messages (two branches from the answer)."""
+    lines = _siblings_lines(first, second, name)
+    path = write_session(tmp_path, lines, name=f"{name}.jsonl")
+    session = import_session_file(path=path, index_search=False).session
+    assert session is not None
+    return session
+
+
+def _siblings_lines(first: str, second: str, name: str) -> list[dict]:
     header = {
         "type": "session",
         "version": 3,
@@ -68,10 +76,7 @@ def _siblings_session(tmp_path, first: str, second: str, name: str = "siblings")
         entry("s0000001", "a0000001", _user(first, 4), 4),
         entry("s0000002", "a0000001", _user(second, 5), 5),
     ]
-    path = write_session(tmp_path, lines, name=f"{name}.jsonl")
-    session = import_session_file(path=path, index_search=False).session
-    assert session is not None
-    return session
+    return lines
 
 
 def _log(n: int, suffix: str = "") -> str:

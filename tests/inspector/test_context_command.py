@@ -95,6 +95,7 @@ def test_it_prints_the_contract_keys_for_the_resume_leaf(tmp_path, monkeypatch):
         "model",
         "thinkingLevel",
         "tools",
+        "piRelease",
     ]
     # Pi 0.80's default tool set, declared as the agent hands it to pi-ai
     assert [t["name"] for t in result["tools"]] == ["read", "bash", "edit", "write"]

@@ -143,7 +143,9 @@ def test_it_redirects_anonymous_visitors_to_login(client, rich):
 
 
 def test_it_lets_a_teammate_open_the_owners_session(client, teammate, owner, tmp_path):
-    session = import_session_file(path=write_session(tmp_path), user=owner).session
+    # Imported by a command: the folder's shared, open project (a user's own upload would start
+    # a project of their own, restricted to them).
+    session = import_session_file(path=write_session(tmp_path)).session
     client.force_login(teammate)
     assert _ids(_tree(client, session))
 
@@ -156,7 +158,7 @@ def test_it_answers_404_on_every_session_url_when_the_session_is_not_visible(
     from contextlab.library.models import ProjectMembership
 
     session = import_session_file(path=write_session(tmp_path), user=owner).session
-    ProjectMembership.objects.create(project=session.project, user=owner, role="owner")
+    ProjectMembership.objects.get_or_create(project=session.project, user=owner, role="owner")
     client.force_login(outsider)
     urls = [
         reverse("inspector:session", args=[session.pk]),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 import threading
 import uuid
@@ -58,7 +59,8 @@ def _closed_port() -> int:
 def _assert_clean(run: PiRun) -> None:
     assert run.code == 0, f"pi {run.args} exited {run.code}: {run.stderr[-3000:]}"
     assert "Done:" in run.stdout, run.stdout
-    assert "stale" not in run.stderr and "at " not in run.stderr, run.stderr
+    assert "stale" not in run.stderr, run.stderr
+    assert not re.search(r"^\s+at ", run.stderr, re.MULTILINE), "a stack trace on stderr"
     assert run.exit_delay <= EXIT_WITHIN, f"exited {run.exit_delay:.2f} s after its last output"
 
 

@@ -31,7 +31,6 @@ from tests.jobs.test_worker import (  # noqa: F401
     fake_model,
     job_done,
     send,
-    wait_ready,
     worker,
 )
 from tests.library.test_postgres_faults import (  # noqa: F401
@@ -105,8 +104,8 @@ def test_a_killed_worker_main_process_s_job_is_recovered_by_another_worker_withi
     with worker(broker, fake_model, blob_dir, pool="prefork", lease=lease, **timing) as first:
         send(broker, job.pk)
         assert fake_model.received.wait(60), "the worker never called the model"
-        with worker(broker, fake_model, blob_dir, lease=lease, **timing) as second:
-            wait_ready(second)  # the recovery is timed, not the start of a worker
+        # Entered once the second worker is ready: the recovery is timed, not its start.
+        with worker(broker, fake_model, blob_dir, lease=lease, **timing):
             # The main process only: its pool child dies with it (Celery sets PDEATHSIG).
             os.kill(first.pid, signal.SIGKILL)
             first.wait(timeout=10)

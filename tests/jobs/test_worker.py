@@ -101,6 +101,8 @@ def _database_url() -> str:
 
 @contextmanager
 def worker(broker: Broker, server, blob_dir, *, concurrency=1, lease=60, pool="threads", **extra):
+    """A worker, entered once it says it is ready: the waits of the tests time the work, not a
+    worker's start (tens of seconds on a loaded machine)."""
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -142,6 +144,7 @@ def worker(broker: Broker, server, blob_dir, *, concurrency=1, lease=60, pool="t
     )
     proc.log_path = log_path  # type: ignore[attr-defined]
     try:
+        wait_ready(proc)
         yield proc
     finally:
         if proc.poll() is None:
@@ -154,7 +157,7 @@ def wait_ready(proc) -> None:
     """Until the worker says it is ready (consuming): on a loaded machine that takes seconds."""
     wait_until(
         lambda: b" ready." in proc.log_path.read_bytes() or proc.poll() is not None,
-        timeout=60,
+        timeout=180,
         what="the worker to start",
     )
     assert proc.poll() is None, proc.log_path.read_text()

@@ -46,6 +46,8 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
         Entry.objects.filter(revision=revision, origin=Entry.Origin.CONTEXTLAB)
         .order_by("seq")
         .values_list("data", flat=True)
+        # A server-side cursor: thousands of appended entries are never all in memory at once.
+        .iterator(chunk_size=500)
     )
     for data in added:
         yield (json_stringify(ordered_entry(data)) + "\n").encode("utf-8")

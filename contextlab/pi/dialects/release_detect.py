@@ -32,6 +32,7 @@ from contextlab.pi.dialects import releases_data as data
 from contextlab.pi.dialects.release_table import RELEASES, parse_release, release_values
 from contextlab.pi.entries import Json
 from contextlab.pi.held import condensed_path, held_span, settings_read_before
+from contextlab.pi.providers.pi_ai import pi_ai_for_release
 
 __all__ = [
     "CHOICE_RELEASES",
@@ -138,6 +139,10 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
         if parsed and "usageReasoning" not in present:
             absent.add("usageReasoning")
             reasons.append("the newest chat-completions reply has usage without reasoning")
+        cost = usage.get("cost") if isinstance(usage, dict) else None
+        if parsed and isinstance(cost, dict) and "totalFromProvider" not in present:
+            absent.add("totalFromProvider")
+            reasons.append("the newest chat-completions reply's cost has no totalFromProvider")
         if stopped and "rawStopReason" not in present:
             absent.add("rawStopReason")
             reasons.append("the newest chat-completions reply has no rawStopReason")
@@ -218,8 +223,35 @@ def detect_release(
         return ReleaseFinding(candidates, release, f"chosen ({chosen_by}){fits}; {told}")
     transcript = "systemMessages" in present
     default = DEFAULT_1X if transcript else DEFAULT_0X
+    groups = _groups(candidates)
+    differ = (
+        f"; the candidates send {len(groups)} different requests"
+        f" ({', '.join(release_span(g) for g in groups)})"
+        if len(groups) > 1
+        else ""
+    )
     if default in candidates:
         pick, how = default, f"{default} assumed among {release_span(candidates)}"
     else:
-        pick, how = candidates[-1], f"the newest of {release_span(candidates)}"
-    return ReleaseFinding(candidates, pick, f"{how}; {told}")
+        # The largest group of candidates that build the same request (the newer on a tie).
+        group = max(reversed(groups), key=len)
+        pick = group[-1]
+        how = f"{pick}, of the most candidates alike ({release_span(group)})"
+    return ReleaseFinding(candidates, pick, f"{how}{differ}; {told}")
+
+
+@cache
+def _fingerprint(version: str) -> str:
+    """What shapes a release's request: every text, tool, prompt rule and limit of the table and
+    its pi-ai generation (not what it can write into a session)."""
+    values = release_values(version)
+    kept = {k: v for k, v in values.items() if not k.startswith("FEATURES.") and k != "PACKAGE"}
+    return repr(sorted(kept.items())) + pi_ai_for_release(version).name
+
+
+def _groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:
+    """The candidates grouped by fingerprint, each group in release order, groups by first."""
+    by_print: dict[str, list[str]] = {}
+    for version in candidates:
+        by_print.setdefault(_fingerprint(version), []).append(version)
+    return [tuple(group) for group in by_print.values()]

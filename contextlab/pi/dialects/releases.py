@@ -23,6 +23,9 @@ from contextlab.pi.dialects.base import (
     SummaryTexts,
     ToolTexts,
 )
+from contextlab.pi.dialects.pi_0_73 import PI_0_73
+from contextlab.pi.dialects.pi_0_80 import PI_0_80, PROMPT_RULES_0_80
+from contextlab.pi.dialects.pi_1_x_request import PI_1_X, dialect_for
 from contextlab.pi.dialects.release_table import RELEASES, parse_release, release_values
 from contextlab.pi.providers.options import turn_max_tokens
 from contextlab.pi.providers.pi_ai import GENERATIONS, PiAi, pi_ai_for_release, release_key
@@ -37,17 +40,9 @@ __all__ = [
     "release_values",
 ]
 
-# What needs project trust (dist/core/trust-manager.js ``TRUST_REQUIRING_CONFIG_ENTRIES``, 0.80.2;
-# read there, not extracted: the list is code).
-_TRUST_ENTRIES = (
-    "settings.json",
-    "extensions",
-    "skills",
-    "prompts",
-    "themes",
-    "SYSTEM.md",
-    "APPEND_SYSTEM.md",
-)
+# What needs project trust (dist/core/trust-manager.js ``TRUST_REQUIRING_CONFIG_ENTRIES``): the
+# list is code, not extracted; every release that gates resources on trust has 0.80.2's.
+_TRUST_ENTRIES = PROMPT_RULES_0_80.trust_requiring_config_entries
 
 
 def _fill(cls: type[Any], values: dict[str, Any], **extra: Any) -> Any:
@@ -148,9 +143,6 @@ def dialect_for_release(version: str) -> Dialect:
     """The dialect of release ``version``: its texts, tools and prompt rules from the table, its
     request steps from its pi-ai generation (``providers.pi_ai``)."""
     # The releases the engine was first built and proved against keep their own dialects.
-    from contextlab.pi.dialects.pi_0_73 import PI_0_73
-    from contextlab.pi.dialects.pi_0_80 import PI_0_80
-    from contextlab.pi.dialects.pi_1_x_request import PI_1_X
 
     proved = {"0.73.1": PI_0_73, "0.80.2": PI_0_80, "1.6.0": PI_1_X}
     if version in proved:
@@ -161,7 +153,6 @@ def dialect_for_release(version: str) -> Dialect:
 def build_release_dialect(version: str) -> Dialect:
     """``dialect_for_release`` built from the table alone (for every release, the proved ones
     included: tests/conformance/test_release_table.py compares the two)."""
-    from contextlab.pi.dialects.pi_1_x_request import dialect_for
 
     values = release_values(version)
     pi_ai = pi_ai_for_release(version)
@@ -172,6 +163,9 @@ def build_release_dialect(version: str) -> Dialect:
         # The prompt travels in the session (dist/core/session-manager.js system messages); the
         # 1.x steps replay it under this release's generation.
         return replace(dialect_for(pi_ai), version=version)
+    # The agent turn's maxTokens rule as the release's own simple-options.js has it (0.75.4,
+    # published after 0.76.0, already sends none).
+    pi_ai = replace(pi_ai, turn_max_tokens=values.get("RULES.turnMaxTokens", pi_ai.turn_max_tokens))
     return Dialect(
         version=version,
         compaction_summary_prefix=values["COMPACTION_SUMMARY_PREFIX"],
@@ -190,7 +184,10 @@ def build_release_dialect(version: str) -> Dialect:
             values,
             tool_result_max_chars=values["LIMITS.TOOL_RESULT_MAX_CHARS"],
         ),
-        tool_texts=_fill(ToolTexts, values),
+        # 0.70 to 0.72 wrote a failed bash run's status without a separator literal of its own.
+        tool_texts=_fill(
+            ToolTexts, values, bash_status_separator=values.get("BASH_STATUS_SEPARATOR", "")
+        ),
         tools=tuple(values[f"TOOL.{name}"] for name in values["TOOLS"]),
         prompt=_prompt_rules(values),
         steps=ReleaseSteps(pi_ai),

@@ -207,6 +207,10 @@ def turn_max_tokens(
     model_max = model.get("maxTokens")
     if generation.turn_max_tokens == "none":
         return requested
+    if generation.turn_max_tokens == "model":
+        if requested is not None:
+            return requested
+        return int(model_max) if model_max and model_max > 0 else None
     if generation.turn_max_tokens == "cap":
         if requested is not None:
             return requested

@@ -47,7 +47,9 @@ class PiAi:
     # An agent turn's ``maxTokens``: "none" (0.76 to 0.80.2: the caller's, none), "cap"
     # (``min(model.maxTokens, 32000)``, up to 0.75), "clamp" (the model's cap clamped to the room
     # left in the window, 0.80.3 on).
-    turn_max_tokens: Literal["none", "cap", "clamp"] = "none"
+    # "model" (the model's maxTokens uncapped: 0.74.1 and 0.74.2, read in their dist by the
+    # release table, ``RULES.turnMaxTokens``).
+    turn_max_tokens: Literal["none", "cap", "model", "clamp"] = "none"
     # The clamp's safety margin: "fixed" 4096, or "ratio" max(4096, 15 % of the input) unless
     # that leaves under 32768 (1.5.0 on).
     clamp_margin: Literal["fixed", "ratio"] = "fixed"
