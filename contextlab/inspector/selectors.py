@@ -556,7 +556,7 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
             reported[entry_id] = tokens_reported
         if entry.get("type") == "compaction" and isinstance(entry.get("firstKeptEntryId"), str):
             first_kept[entry_id] = entry["firstKeptEntryId"]
-    add_context_hints(entries, tree.roots, tree.children, items)
+    add_context_hints(entries, tree, items)
     leaf_id = session.leaf_entry_id or tree.leaf_id
     if leaf_id not in items:
         leaf_id = tree.leaf_id

@@ -5,11 +5,12 @@ and tools it changed compared with the system state before it on its path."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextlab.pi.dialects import pi_1_x
 from contextlab.pi.providers.transcript import content_text
+from contextlab.pi.session import SessionTree
 from contextlab.pi.tree_selector import TreeItem
 
 
@@ -36,29 +37,28 @@ def _edit_kind(entry: Mapping[str, Any]) -> str:
     return "omit" if "replacement" in entry and entry["replacement"] is None else "replace"
 
 
+def _role(entry: Mapping[str, Any]) -> Any:
+    message = entry.get("message")
+    return message.get("role") if isinstance(message, dict) else None
+
+
 def add_context_hints(
-    entries: Iterable[dict[str, Any]],
-    roots: Sequence[str],
-    children: Callable[[str], Sequence[str]],
-    items: dict[str, TreeItem],
+    entries: Iterable[dict[str, Any]], tree: SessionTree, items: dict[str, TreeItem]
 ) -> None:
     """Set ``hint`` and ``hint_title`` on the items of context edits, of the messages they
-    target, and of system messages. One walk over the tree; nothing for a 0.x session."""
-    by_id: dict[str, dict[str, Any]] = {}
+    target, and of system messages (``items``: ``tree_item`` of every entry, in file order).
+    One pass over the entries; nothing more for a 0.x session."""
     edits: list[dict[str, Any]] = []
-    has_system = False
+    system: dict[str, dict[str, Any]] = {}  # system messages and compactions, by id
     for entry in entries:
-        entry_id = entry.get("id")
-        if not isinstance(entry_id, str):
-            continue
-        by_id[entry_id] = entry  # a repeated id: the later line wins, as in the index
-        if entry.get("type") == "context_edit":
+        kind = entry.get("type")
+        if kind == "context_edit":
             edits.append(entry)
-        elif pi_1_x.is_system_message_entry(entry):
-            has_system = True
+        elif kind == "compaction" or (kind == "message" and _role(entry) == "system"):
+            system[str(entry.get("id"))] = entry  # a repeated id: the later line wins
     _edit_hints(edits, items)
-    if has_system:
-        _system_hints(by_id, roots, children, items)
+    if any(pi_1_x.is_system_message_entry(e) for e in system.values()):
+        _system_hints(system, tree, items)
 
 
 def _edit_hints(edits: list[dict[str, Any]], items: dict[str, TreeItem]) -> None:
@@ -101,21 +101,32 @@ def _edit_hints(edits: list[dict[str, Any]], items: dict[str, TreeItem]) -> None
         target.hint_title = "; ".join(titles) + " (on the paths through the edit)"
 
 
+_UNSEEN: Any = object()
+
+
 def _system_hints(
-    by_id: dict[str, dict[str, Any]],
-    roots: Sequence[str],
-    children: Callable[[str], Sequence[str]],
-    items: dict[str, TreeItem],
+    system: dict[str, dict[str, Any]], tree: SessionTree, items: dict[str, TreeItem]
 ) -> None:
-    """Depth first, each entry starting from its parent's system state: a system message
-    patches it, a compaction's ``systemMessage`` (the whole state) restarts it."""
-    stack: list[tuple[str, Any]] = [(r, None) for r in reversed(roots)]
+    """Each entry starts from its parent's system state: a system message patches it, a
+    compaction's ``systemMessage`` (the whole state) restarts it. In file order, where Pi writes
+    a parent before its children; depth first from the roots when a file does not."""
+    states: dict[str, Any] = {}
+    for entry_id, item in items.items():
+        parent = item.parent_id  # as the index sets it: tree.parent (else the walk below)
+        state = None if parent is None else states.get(parent, _UNSEEN)
+        if state is _UNSEEN:
+            break
+        entry = system.get(entry_id)
+        states[entry_id] = state if entry is None else _step(entry, state, item)
+    else:
+        return
+    stack: list[tuple[str, Any]] = [(r, None) for r in reversed(tree.roots)]
     while stack:
         entry_id, state = stack.pop()
-        entry = by_id.get(entry_id)
+        entry = system.get(entry_id)
         if entry is not None:
             state = _step(entry, state, items.get(entry_id))
-        for child in reversed(children(entry_id)):
+        for child in reversed(tree.children(entry_id)):
             stack.append((child, state))
 
 

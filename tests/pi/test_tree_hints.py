@@ -22,7 +22,7 @@ def _user(entry_id, parent):
 def _hints(entries):
     tree = SessionTree(entries)
     items = {e["id"]: tree_item(e, {}) for e in entries}
-    add_context_hints(entries, tree.roots, tree.children, items)
+    add_context_hints(entries, tree, items)
     return {i.id: i.hint for i in items.values() if i.hint}
 
 
@@ -64,3 +64,12 @@ def test_it_restarts_the_system_state_at_a_compaction_that_carries_one():
 def test_it_says_when_a_context_edit_targets_no_entry():
     edit = {"type": "context_edit", "id": "e1", "parentId": "u1", "targetId": "gone"}
     assert _hints([_user("u1", None), edit]) == {"e1": "✂ no such entry"}
+
+
+def test_it_compares_on_the_path_when_the_file_writes_a_child_before_its_parent():
+    entries = [
+        _system("s2", "u1", {"a": "A2"}),
+        _system("s1", None, {"a": "A"}),
+        _user("u1", "s1"),
+    ]
+    assert _hints(entries) == {"s1": "first prompt", "s2": "a changed"}
