@@ -72,6 +72,10 @@ def test_it_marks_context_edits_and_the_messages_they_replace_or_omit(owner_clie
         "out of the context"
     )
     assert edits["73a4535f"][2].startswith("replaced by context edit 19b4386b")
+    # Before the message's line, which a narrow tree clips at its end.
+    html = _tree(owner_client, session, mode="all")
+    row = re.search(r'<li data-id="73a4535f".*?</li>', html).group(0)
+    assert re.search(r'class="hint hint-edit"[^>]*>✂ replaced</span><span class="text">', row)
     assert edits["bb5a08cf"][2].startswith("omitted by context edit 3b96fd3e")
 
 
@@ -110,7 +114,11 @@ def test_it_hints_in_the_default_view_too_and_keeps_every_row_hook(owner_client,
     assert hints["3b2eb292"][1] == "addendum removed"
     row = re.search(r'<li data-id="3b2eb292".*?</li>', html).group(0)
     assert 'data-entry-id="3b2eb292"' in row and 'role="treeitem"' in row
-    assert '<span class="text"><span class="role-dim">[system]</span></span>' in row
+    assert (
+        '<span class="text"><span class="role-dim">[system]</span></span>'
+        '<span class="hint hint-system" title="compared with the system prompt before it on this '
+        'path">addendum removed</span>'
+    ) in row
 
 
 def test_it_reads_the_hints_from_the_stored_index_without_reading_entries(owner_client, import_1x):
