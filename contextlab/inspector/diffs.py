@@ -9,6 +9,7 @@ import hashlib
 from typing import Any
 
 from contextlab import jsonsafe
+from contextlab.pi.dialects.pi_1_x import named_changes
 from contextlab.pi.dialects.pi_1_x_request import content_layer_title
 from contextlab.pi.request import PiRequest, steps_of
 
@@ -120,21 +121,6 @@ def _parts(request: PiRequest) -> dict[str, tuple[str, Any, int]]:
     return out
 
 
-def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for name, value in after.items():
-        if name not in before:
-            out.append({"name": name, "change": "added", "value": value})
-        elif before[name] != value:
-            out.append({"name": name, "change": "changed", "value": value})
-    out.extend(
-        {"name": name, "change": "removed", "value": value}
-        for name, value in before.items()
-        if name not in after
-    )
-    return out
-
-
 def prompt_changes(before: PiRequest, after: PiRequest) -> dict[str, Any]:
     """How the system prompt changed from ``before`` to ``after``: for two Pi 1.x requests the
     sections added, changed and removed (by name, each with the entry that patched it) and the
@@ -159,12 +145,12 @@ def prompt_changes(before: PiRequest, after: PiRequest) -> dict[str, Any]:
     in_session = steps_of(before.dialect).prompt_in_session
     if in_session and steps_of(after.dialect).prompt_in_session:
         out["by_section"] = True
-        for change in _changes(_parts(before), _parts(after)):
+        for change in named_changes(_parts(before), _parts(after)):
             text, entry_id, tokens = change.pop("value")
             out["sections"].append({**change, "entry_id": entry_id, "tokens": tokens, "text": text})
         tools_before = {t.get("name"): t for t in before.tools}
         tools_after = {t.get("name"): t for t in after.tools}
-        for change in _changes(tools_before, tools_after):
+        for change in named_changes(tools_before, tools_after):
             change.pop("value")
             origins = after.tool_origins if change["change"] != "removed" else before.tool_origins
             out["tools"].append({**change, "entry_id": origins.get(change["name"])})

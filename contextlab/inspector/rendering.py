@@ -114,6 +114,16 @@ def tree_rows_html(
             parts.append('<span class="path" title="on the active path">• </span>')
         if row.label is not None:
             parts.append(f'<span class="label">[{escape(row.label)}] </span>')
+        hint = ""
+        if item.hint:
+            kind = "system" if item.role == "system" else "edit"
+            hint = (
+                f'<span class="hint hint-{kind}" title="{escape(item.hint_title)}">'
+                f"{escape(item.hint)}</span>"
+            )
+        if hint and item.role != "system":
+            # Before the line: a long message would clip a hint written after it.
+            parts.append(hint)
         parts.append('<span class="text">')
         if item.tag:
             parts.append(f'<span class="tag {item.css}">{escape(item.tag)}</span>')
@@ -121,6 +131,8 @@ def tree_rows_html(
         else:
             parts.append(f'<span class="{item.css}">{escape(item.text)}</span>')
         parts.append("</span>")
+        if hint and item.role == "system":  # after "[system]", short: "[system] tools changed"
+            parts.append(hint)
         if row.is_leaf:
             parts.append('<span class="leaf" title="current leaf: where Pi resumes">leaf</span>')
         comments = comment_counts.get(item.id, 0) if comment_counts else 0

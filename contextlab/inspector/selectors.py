@@ -33,6 +33,7 @@ from contextlab.library.models import Entry, Session
 from contextlab.library.storage.values import loads_entry
 from contextlab.pi.held import condensed_path, held_span, settings_read_before
 from contextlab.pi.session import SessionTree
+from contextlab.pi.tree_hints import add_context_hints
 from contextlab.pi.tree_selector import (
     TreeItem,
     TreeView,
@@ -555,6 +556,7 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
             reported[entry_id] = tokens_reported
         if entry.get("type") == "compaction" and isinstance(entry.get("firstKeptEntryId"), str):
             first_kept[entry_id] = entry["firstKeptEntryId"]
+    add_context_hints(entries, tree, items)
     leaf_id = session.leaf_entry_id or tree.leaf_id
     if leaf_id not in items:
         leaf_id = tree.leaf_id
@@ -582,7 +584,7 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
 
 # Bump when anything stored changes meaning (tree_item, _reported, SessionTree rules): rows of an
 # older format are then rebuilt on first use.
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 
 
 def _index_bytes(index: SessionIndex) -> bytes:
@@ -601,6 +603,7 @@ def _index_bytes(index: SessionIndex) -> bytes:
             "kind": kind_of,
             "text": [i.text for i in items],
             "toolcall_only": [n for n, i in enumerate(items) if i.toolcall_only],
+            "hints": [[n, i.hint, i.hint_title] for n, i in enumerate(items) if i.hint],
             "tokens": [i.tokens for i in items],
             "seq": [index.seq_of[i.id] for i in items],
             "reported": index.reported,
@@ -636,6 +639,8 @@ def _index_from_bytes(data: bytes | str, key: tuple[Any, ...], leaf: str) -> Ses
         )
     for position in facts["toolcall_only"]:
         items[ids[position]].toolcall_only = True
+    for position, hint, hint_title in facts["hints"]:
+        items[ids[position]].hint, items[ids[position]].hint_title = hint, hint_title
     roots = [ids[p] for p in facts["roots"]]
     children = {ids[p]: [ids[i] for i in kids] for p, kids in facts["children"]}
     # As _build_index picks it: the session's leaf if it is an entry, else the file's last.

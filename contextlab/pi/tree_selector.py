@@ -72,6 +72,10 @@ class TreeItem:
     search_text: str = ""
     tokens: int = 0
     css: str = ""  # colour class of the line, as Pi colours it
+    # A short note after the line and its longer title (see `tree_hints`): what a Pi 1.x
+    # context edit does or had done to the entry, which sections a system message changed.
+    hint: str = ""
+    hint_title: str = ""
 
 
 @dataclass(slots=True)

@@ -52,7 +52,7 @@ def _lines(index, mode="default", query="", folded=()):
 def _facts(index):
     items = [
         (i.id, i.parent_id, i.type, i.role, i.tag, i.text, i.toolcall_only, i.search_text,
-         i.tokens, i.css)
+         i.tokens, i.css, i.hint, i.hint_title)
         for i in index.items.values()
     ]  # fmt: skip
     return (

@@ -66,7 +66,9 @@ __all__ = [
     "iter_leaf_projections_1x",
     "length_stopped_tool_call_text",
     "message_for_display",
+    "named_changes",
     "projection_of_path",
+    "prompt_patch_changes",
     "prompt_sections",
     "sent_messages",
     "summary_rejected_text",
@@ -416,6 +418,43 @@ def iter_leaf_projections_1x(
         )
         for child in reversed(tree.children(entry_id)):
             stack.append((child, frame))
+
+
+def named_changes(before: Mapping[Any, Any], after: Mapping[Any, Any]) -> list[dict[str, Any]]:
+    """What changed from ``before`` to ``after`` by name (prompt sections, tools): each as
+    ``{"name", "change": "added" | "changed" | "removed", "value"}``, added and changed in
+    ``after``'s order, then removed in ``before``'s."""
+    out: list[dict[str, Any]] = []
+    for name, value in after.items():
+        if name not in before:
+            out.append({"name": name, "change": "added", "value": value})
+        elif before[name] != value:
+            out.append({"name": name, "change": "changed", "value": value})
+    out.extend(
+        {"name": name, "change": "removed", "value": value}
+        for name, value in before.items()
+        if name not in after
+    )
+    return out
+
+
+def prompt_patch_changes(
+    before: _Frame1x | None, message: Mapping[str, Any]
+) -> tuple[_Frame1x, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The system state after the system message ``message`` is replayed onto ``before`` (None:
+    the first on the path), with the sections and the tools it changed (``named_changes``)."""
+    frame = _Frame1x()
+    if before is not None:
+        frame.system_content, frame.sections = before.system_content, before.sections
+        frame.tools, frame.prompt = before.tools, before.prompt
+    _replay_into(frame, message)
+    old_sections: Mapping[str, Any] = before.sections if before is not None else {}
+    old_tools: Mapping[Any, Json] = before.tools if before is not None else {}
+    sections = named_changes(old_sections, frame.sections)
+    text = content_text(message.get("content", ""))
+    if text:  # appended to the prompt's content: a part without a name
+        sections.insert(0, {"name": "", "change": "added", "value": text})
+    return frame, sections, named_changes(old_tools, frame.tools)
 
 
 # --- where each part of the prompt came from ------------------------------------------------
