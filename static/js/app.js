@@ -130,6 +130,22 @@
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     if (event.detail.target.id === "tree" && treePane()) treeScroll = treePane().scrollTop;
   });
+  // The search box is kept across tree swaps (hx-preserve), but moving it blurs it: focus and
+  // caret go back in the same task. A letter typed before htmx settles the new form starts no
+  // request: once settled, the box asks for what it holds if that is not what was sent.
+  var searchFocus = null, searchSent = null, search = function () { return document.getElementById("tree-search"); };
+  document.addEventListener("htmx:beforeSwap", function () {
+    searchFocus = search() && document.activeElement === search() ? [search().selectionStart, search().selectionEnd] : null;
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (searchFocus && search() && document.activeElement !== search()) { search().focus(); search().setSelectionRange(searchFocus[0], searchFocus[1]); }
+    searchFocus = null;
+  });
+  document.addEventListener("htmx:beforeRequest", function (event) { if (search() && event.detail.elt === search().form) searchSent = search().value; });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var box = search();
+    if (box && box.form && event.detail.target.id === "tree" && searchSent !== null && box.value !== searchSent) window.htmx.trigger(box.form, "input");
+  });
   document.addEventListener("htmx:afterOnLoad", function (event) {
     var target = event.detail.target;
     if (!target || !tree()) return;
@@ -223,8 +239,7 @@
       if (unfold) unfold.click();
       else move(1);
     } else if (key === "/") {
-      var search = document.getElementById("tree-search");
-      if (search) search.focus();
+      if (search()) search().focus();
     } else {
       return;
     }

@@ -266,7 +266,7 @@ def test_a_permalink_with_a_tree_search_selects_what_it_inspects(
     # keystrokes: no letter is lost, the box keeps the focus, and the three stay together.
     wpage.click("#tree-search")
     wpage.keyboard.type("a side q", delay=350)
-    wpage.wait_for_function("() => location.search.includes('q=a+side+q')")
+    wpage.wait_for_function("() => new URLSearchParams(location.search).get('q') === 'a side q'")
     assert wpage.input_value("#tree-search") == "a side q"
     assert wpage.evaluate("document.activeElement.id") == "tree-search"
     state = settled(wpage)
