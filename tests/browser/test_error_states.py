@@ -16,16 +16,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)) * 64
 
 
-@pytest.fixture(params=[390, 1440], ids=lambda w: f"{w}px")
-def wpage(request, chromium):  # type: ignore[no-untyped-def]
-    context = chromium.new_context(
-        viewport={"width": request.param, "height": 844 if request.param < 800 else 900}
-    )
-    page = context.new_page()
-    yield page
-    context.close()
-
-
 def _fits(page) -> None:  # type: ignore[no-untyped-def]
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= page.viewport_size["width"], f"{page.url} is {width}px wide"

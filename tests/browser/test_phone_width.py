@@ -47,16 +47,6 @@ OVERFLOWING = """() => {
 }"""
 
 
-@pytest.fixture(params=[390, 1440], ids=lambda w: f"{w}px")
-def wpage(request, chromium):  # type: ignore[no-untyped-def]
-    context = chromium.new_context(
-        viewport={"width": request.param, "height": 844 if request.param < 800 else 900}
-    )
-    page = context.new_page()
-    yield page
-    context.close()
-
-
 def fits(page, what: str) -> None:  # type: ignore[no-untyped-def]
     bad = page.evaluate(OVERFLOWING)
     assert not bad, f"{what} at {page.viewport_size['width']}px: {bad}"
