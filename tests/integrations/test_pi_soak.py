@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
+from contextlab.api.services import api_token_create
 from contextlab.library.models import Session
+from tests.gunicorn import Gunicorn
 from tests.integrations.installed import require_pis
 from tests.integrations.pi_print import (
     PI_DISTS,
@@ -37,7 +38,6 @@ from tests.integrations.pi_print import (
     session_id_of,
     start_pi,
 )
-from tests.integrations.test_pi_extension import ServerProcess
 from tests.waiting import wait_until
 
 pytestmark = [
@@ -72,17 +72,6 @@ def _pis_installed() -> None:
     require_pis(PI_DISTS)
 
 
-class _Out:
-    def __init__(self) -> None:
-        self.value = ""
-
-    def write(self, text: str) -> None:
-        self.value += text
-
-    def flush(self) -> None:
-        return
-
-
 def _stored(client: Any, session_id: str) -> tuple[bytes | None, Session | None]:
     session = Session.objects.filter(session_id=session_id).first()
     if session is None:
@@ -93,7 +82,7 @@ def _stored(client: Any, session_id: str) -> tuple[bytes | None, Session | None]
 
 
 class Soak:
-    def __init__(self, tmp_path: Path, server: ServerProcess, proxy: PushProxy, token: str) -> None:
+    def __init__(self, tmp_path: Path, server: Gunicorn, proxy: PushProxy, token: str) -> None:
         self.model = ModelServer()
         self.server = server
         self.proxy = proxy
@@ -222,11 +211,9 @@ class Soak:
 @pytest.fixture
 def soak(tmp_path, django_user_model, client):  # type: ignore[no-untyped-def]
     user = django_user_model.objects.create_user(username="alice", password="x" * 20)
-    out = _Out()
-    call_command("api_token", "alice", "--name", "soak", stdout=out)
-    token = out.value.strip().split()[-1]
+    token = api_token_create(user=user, name="soak")[1]
     client.force_login(user)
-    server = ServerProcess(tmp_path / "gunicorn.log")
+    server = Gunicorn(tmp_path / "gunicorn.log", "--threads", "4")
     server.start()
     proxy = PushProxy(server.url)
     proxy.start()
