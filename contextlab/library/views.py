@@ -10,10 +10,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Prefetch
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from contextlab.htmx import HtmxHttpRequest
 from contextlab.inspector.selectors import context_entry_ids
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
@@ -47,7 +48,7 @@ SEARCH_LIMIT = 100
 
 
 @login_required
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: HtmxHttpRequest) -> HttpResponse:
     form = LibraryFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     sort = filters.get("sort") or "recent"
@@ -87,7 +88,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def search(request: HttpRequest) -> HttpResponse:
+def search(request: HtmxHttpRequest) -> HttpResponse:
     """Search every visible session, or one (`session`), or what the model received with one of
     its entries as the leaf (`session` and `context`, an entry id)."""
     query = request.GET.get("q", "").strip()[:500]
@@ -139,7 +140,7 @@ def search(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: HtmxHttpRequest) -> HttpResponse:
     files = request.FILES.getlist("files")
     results = [
         {"name": name, "error": too_large_message()}
@@ -192,7 +193,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def history(request: HttpRequest, pk: int) -> HttpResponse:
+def history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The versions of a session's file that were imported (a rewrite or a shrink starts a new
     one; the old ones keep their entries), each with its original bytes to download."""
     session = session_for_user_or_404(request.user, pk)
@@ -204,7 +205,7 @@ def history(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
+def original(request: HtmxHttpRequest, pk: int, number: int) -> FileResponse:
     """The bytes of a revision's file exactly as they were read (Pi can open them as they are)."""
     session = session_for_user_or_404(request.user, pk)
     revision = get_object_or_404(session.revisions, number=number)
@@ -224,7 +225,7 @@ def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
 
 
 @login_required
-def unusable_original(request: HttpRequest, pk: int) -> FileResponse:
+def unusable_original(request: HtmxHttpRequest, pk: int) -> FileResponse:
     """The bytes of a file that yielded no session, as they were kept when it was imported."""
     problem = unusable_file_problem(request.user, pk)
     blob = problem.blob_file if problem is not None else None
