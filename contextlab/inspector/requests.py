@@ -224,7 +224,7 @@ class _Owners:
     def __init__(self, inspection: Inspection) -> None:
         self.views = [v for v in inspection.messages if v.entry_id and not v.omitted]
         self.by_object = {id(v.message): v.entry_id for v in self.views}
-        self.by_identity: dict[tuple[Any, ...], str] | None = None
+        self.by_identity: dict[tuple[Any, ...], str | None] | None = None
 
     def get(self, message: dict[str, Any], identity: tuple[Any, ...]) -> str | None:
         found = self.by_object.get(id(message))

@@ -386,10 +386,12 @@ def _projection(
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     entries = path_entries(session, index, entry_id)
+    # Keyed by id (a condensed path's stand-ins may have none: the key None).
+    by_id: dict[Any, dict[str, Any]] = {e.get("id"): e for e in entries}
     request = build_turn(
         entries,
         entry_id,
-        by_id={e.get("id"): e for e in entries},
+        by_id=by_id,
         header=session.header,
         chosen=inputs.chosen,
         model_lookup=inputs.model_lookup(),

@@ -31,7 +31,7 @@ from django.utils.http import content_disposition_header, url_has_allowed_host_a
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from contextlab.htmx import HtmxHttpRequest
+from contextlab.http import HtmxHttpRequest
 from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
@@ -425,7 +425,7 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
         services.save_resource_profile(project=project, form=form, user=request.user)
         messages.success(request, f"Resource profile of {project.cwd} saved.")
     else:
-        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        errors = "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
         messages.error(request, f"Resource profile not saved: {errors}")
     return redirect(back)
 

@@ -8,6 +8,8 @@ the forms swap their partials in place and the status partial polls until the jo
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -20,7 +22,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from contextlab.htmx import HtmxHttpRequest
+from contextlab.http import HtmxHttpRequest
 from contextlab.jobs import providers, services
 from contextlab.jobs.forms import CompactForm, CompactionSettingsForm, ContinueForm, WhatIfForm
 from contextlab.jobs.models import Job
@@ -106,7 +108,7 @@ def compact(request: HtmxHttpRequest, session_pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-def _request_text(request: dict) -> dict:
+def _request_text(request: dict[str, Any]) -> dict[str, Any]:
     """What the preview shows of one summarisation request: its text up to
     CONTEXTLAB_MESSAGE_RENDER_CHARS (a GET must never render a whole context: the request of
     a 500 MB session is hundreds of MB)."""
@@ -133,7 +135,9 @@ def _request_text(request: dict) -> dict:
 
 # htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so
 # the user sees it in place; without htmx the page carries 409.
-def _form_error(request, template, session, leaf, error):  # type: ignore[no-untyped-def]
+def _form_error(
+    request: HtmxHttpRequest, template: str, session: Session, leaf: str, error: str
+) -> HttpResponse:
     chosen = CompactionSettingsForm(request.POST).settings()
     if not request.htmx:
         messages.error(request, error)
@@ -162,7 +166,9 @@ def continue_from(request: HtmxHttpRequest, session_pk: int) -> HttpResponse:
     if request.method == "POST":
         try:
             if not valid:
-                raise services.JobError(" ".join(form.non_field_errors()) or "Choose again")
+                raise services.JobError(
+                    " ".join(str(e) for e in form.non_field_errors()) or "Choose again"
+                )
             if form.cleaned_data["choice"] == "none":
                 new_leaf = services.session_continue_without_summary(
                     session=session, target_entry_id=target, actor=request.user, old_leaf=old_leaf
@@ -278,7 +284,7 @@ def export(request: HtmxHttpRequest, session_pk: int) -> StreamingHttpResponse:
     except (services.JobError, OSError) as exc:
         raise Http404(str(exc)) from exc
 
-    def stream():  # type: ignore[no-untyped-def]
+    def stream() -> Iterator[bytes]:
         yield first
         yield from chunks
 

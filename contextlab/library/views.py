@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,11 +15,11 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from contextlab.htmx import HtmxHttpRequest
+from contextlab.http import HtmxHttpRequest
 from contextlab.inspector.selectors import context_entry_ids
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
-from contextlab.library.importer import import_session_file
+from contextlab.library.importer import ImportResult, import_session_file
 from contextlab.library.models import Session
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
@@ -53,14 +54,14 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     sort = filters.get("sort") or "recent"
 
-    sessions = filter_sessions(sessions_for_user(request.user), filters)
-    sessions = sessions.prefetch_related(
+    found = filter_sessions(sessions_for_user(request.user), filters)
+    found = found.prefetch_related(
         Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
     )
     # Sorted as asked across the whole library (the limit keeps the first sessions of that
     # order); each project group comes where its first session does, so "oldest" and "recent"
     # reorder the groups too, not only the rows inside them.
-    sessions = list(sessions.order_by(*SORTS[sort])[:LIBRARY_LIMIT])
+    sessions = list(found.order_by(*SORTS[sort])[:LIBRARY_LIMIT])
     by_project: dict[int | None, list[Session]] = {}
     for item in sessions:
         by_project.setdefault(item.project_id, []).append(item)
@@ -121,7 +122,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         else []
     )
     for hit in hits:
-        hit.snippet_html = snippet_html(hit)
+        hit.snippet_html = snippet_html(hit)  # type: ignore[attr-defined]  # for the template only
     context = {
         "nav": "library",
         "search_query": query,
@@ -136,6 +137,14 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx and request.htmx.target == "search-results":
         return render(request, "library/search.html#search-results", context)
     return render(request, "library/search.html", context)
+
+
+def _record_upload(user: Any, created_project: bool, result: ImportResult) -> None:
+    """The upload's audit event (and the uploader's ownership), in the import's transaction."""
+    assert result.session is not None  # `within` runs once the session is stored
+    upload_record(
+        user=user, session=result.session, status=result.status, created_project=created_project
+    )
 
 
 @login_required
@@ -159,12 +168,7 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
                 index_search=False,  # after_import does it, off this request
                 # The uploader's ownership of a project the upload created, and the audit
                 # event, commit with the entries.
-                within=lambda result, created=created_project: upload_record(
-                    user=request.user,
-                    session=result.session,
-                    status=result.status,
-                    created_project=created,
-                ),
+                within=partial(_record_upload, request.user, created_project),
             )
         except Exception:  # one bad file must not hide the results of the others
             # The details (database errors, paths) are for the log, not for the page.

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from contextlab.htmx import HtmxHttpRequest
+from contextlab.http import HtmxHttpRequest
 from contextlab.library.models import Entry, Project, ProjectMembership, Session
 from contextlab.library.selectors import project_for_user_or_404, session_for_user_or_404
 from contextlab.review import selectors, services

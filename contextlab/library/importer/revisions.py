@@ -15,6 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from contextlab.library.importer.blobs import (
+    CHUNK_BYTES,
     BlobSink,
     blob_dir,
     copy_to_blob,
@@ -31,7 +32,7 @@ from contextlab.library.importer.decoding import (
     looks_binary,
     probe_header,
 )
-from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
+from contextlab.library.importer.lines import fingerprint, iter_lines
 from contextlab.library.models import (
     Entry,
     ImportProblem,
@@ -196,7 +197,7 @@ def import_session_file(
     progress: ProgressCallback | None = None,
     index_search: bool = True,
     revise: str | None = None,
-    within: Callable[[ImportResult], None] | None = None,
+    within: Callable[[ImportResult], object] | None = None,
 ) -> ImportResult:
     """Import or sync one session file (a path, or an uploaded file object).
 
@@ -275,7 +276,7 @@ def _import(
     user: Any,
     progress: ProgressCallback | None,
     revise: str | None = None,
-    within: Callable[[ImportResult], None] | None = None,
+    within: Callable[[ImportResult], object] | None = None,
 ) -> ImportResult:
     size = _file_size(f)
     if looks_binary(f):
@@ -417,7 +418,8 @@ def _import_into_session(
     session = Session.objects.select_for_update().filter(session_id=session_id).first()
     if session is None:
         header = probe.header or {}
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        raw_cwd = header.get("cwd")
+        cwd = raw_cwd if isinstance(raw_cwd, str) else ""
         project, _ = project_for_new_session(clean_text(cwd), user)
         session = Session.objects.create(
             project=project,

@@ -1,0 +1,20 @@
+"""Request types for annotations: what middleware adds to Django's HttpRequest."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A view's request that reads `request.htmx`: every request passes
+    django_htmx.middleware.HtmxMiddleware (settings.MIDDLEWARE), which sets it."""
+
+    htmx: HtmxDetails
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request of a `login_required` view: its user is signed in."""
+
+    user: User
