@@ -375,6 +375,7 @@ def session_history(request: HttpRequest, session_id: str) -> Any:
             "bytesRead": r.bytes_read,
             "blobSha256": r.blob_sha256,
             "originalVersion": r.original_version,
+            # Counts annotated by session_revisions(), not fields of the model.
             "entries": r.entries_stored,  # type: ignore[attr-defined]
             "problems": r.problems_found,  # type: ignore[attr-defined]
             "current": r.pk == session.current_revision_id,
@@ -497,7 +498,7 @@ upload's membership rules (a push that creates a project makes you its owner).""
 def push_lines(
     request: HttpRequest,
     session_id: str,
-    offset: int = Query(..., ge=0, le=2**62),  # type: ignore[type-arg]
+    offset: int = Query(..., ge=0, le=2**62),  # type: ignore[type-arg]  # ninja's documented form
 ) -> Any:
     body, size = spool_body(request, settings.CONTEXTLAB_API_MAX_PUSH_BYTES)
     with body:

@@ -280,8 +280,11 @@ def _complete_size(body: IO[bytes], size: int) -> int:
 
 def _repeats_stored(session: Session, body: IO[bytes], size: int) -> bool:
     """Whether the first `size` bytes of the body are the first `size` bytes the server holds."""
+    revision = session.current_revision
+    if revision is None:  # nothing stored: nothing repeated
+        return False
     try:
-        blob = session.current_revision.open_blob()  # type: ignore[union-attr]
+        blob = revision.open_blob()
     except FileNotFoundError:
         return False
     with blob:

@@ -55,7 +55,8 @@ class ProviderRequest:
 
     @property
     def body(self) -> dict[str, Any]:
-        return json.loads(self.body_text)  # type: ignore[no-any-return]
+        body: dict[str, Any] = json.loads(self.body_text)
+        return body
 
     @property
     def body_json(self) -> str:

@@ -7,11 +7,13 @@ work without JavaScript; with htmx they swap their partial in place.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -98,8 +100,10 @@ def member_remove(request: HtmxHttpRequest, pk: int, membership_pk: int) -> Http
 # --- Audit log ------------------------------------------------------------------------------
 
 
-def _audit_page(request: HtmxHttpRequest, events, **context) -> HttpResponse:  # type: ignore[no-untyped-def]
-    events = list(events.select_related("actor", "project", "session")[:AUDIT_LIMIT])
+def _audit_page(
+    request: HtmxHttpRequest, found: QuerySet[AuditEvent], **context: Any
+) -> HttpResponse:
+    events = list(found.select_related("actor", "project", "session")[:AUDIT_LIMIT])
     return render(
         request,
         "review/audit.html",

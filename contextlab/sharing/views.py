@@ -119,7 +119,7 @@ class _Refused(Exception):
 def _refusal(response: HttpResponse) -> _Refused:
     # Django logs every 4xx answer with its path, and a share URL's path holds its token (a
     # live one, for an entry the link does not open): the refusal is recorded without it.
-    response._has_been_logged = True  # type: ignore[attr-defined]
+    response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log's mark
     response["X-Robots-Tag"] = "noindex"
     return _Refused(response)
 

@@ -122,20 +122,21 @@ class _Run:
         value = decoded.value
         if line.line_no == self.header_line:
             return
-        migrating = self.migrator is not None and self.migrator.migrates
+        migrator = self.migrator if self.migrator is not None and self.migrator.migrates else None
+        migrating = migrator is not None
         if value is None:
-            if decoded.pi_keeps and migrating:
-                self.migrator.skip()  # type: ignore[union-attr]
+            if decoded.pi_keeps and migrator is not None:
+                migrator.skip()
             return
         if value.get("type") == "session":
-            if migrating:
-                self.migrator.skip()  # type: ignore[union-attr]
+            if migrator is not None:
+                migrator.skip()
             self.problems.append(
                 Problem(line.line_no, "a second session header (ignored, as Pi does)")
             )
             return
-        if migrating:
-            self.migrator.feed(value, line.line_no)  # type: ignore[union-attr]
+        if migrator is not None:
+            migrator.feed(value, line.line_no)
         entry_id = value.get("id")
         if not isinstance(entry_id, str):
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
@@ -235,7 +236,8 @@ def import_session_file(
             _record_orphan_problems(display, [problem], blob_path="", user=user)
             return ImportResult(display, Status.FAILED, problems=[problem])
     else:
-        handle = fileobj  # type: ignore[assignment]
+        assert fileobj is not None  # exactly one of path and fileobj (checked above)
+        handle = fileobj
     started = time.perf_counter()
     try:
         result = _import(handle, display, user, progress, revise, within)
