@@ -375,9 +375,8 @@ def session_history(request: HttpRequest, session_id: str) -> Any:
             "bytesRead": r.bytes_read,
             "blobSha256": r.blob_sha256,
             "originalVersion": r.original_version,
-            # Counts annotated by session_revisions(), not fields of the model.
-            "entries": r.entries_stored,  # type: ignore[attr-defined]
-            "problems": r.problems_found,  # type: ignore[attr-defined]
+            "entries": r.entries_stored,
+            "problems": r.problems_found,
             "current": r.pk == session.current_revision_id,
             "createdAt": r.created_at,
             "updatedAt": r.updated_at,
