@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
+from typing import TYPE_CHECKING
+
 from django.http import HttpRequest
-from django_htmx.middleware import HtmxDetails
+
+if TYPE_CHECKING:
+    # Annotations only: importing the auth models needs the app registry ready.
+    from django.contrib.auth.models import User
+    from django_htmx.middleware import HtmxDetails
 
 
 class HtmxHttpRequest(HttpRequest):
