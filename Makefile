@@ -97,7 +97,7 @@ lint: $(VENV)/.dev ## ruff (lint, format) and mypy strict (the engine and the ap
 
 # The extension's soak (issue 17): SOAK_RUNS (100) real `pi -p` runs, 0.80.2 and 1.6.0, against a
 # live contextlab that is stopped, SIGSTOPped, killed -9, answers 500 or slowly, refuses the token;
-# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (a 20-run
+# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (its 20-run
 # version is).
 soak: $(VENV)/.dev oracle oracle-1.6.0 ## the extension's soak: 100 real pi -p runs against a failing server
 	CONTEXTLAB_SOAK_RUNS=$(or $(SOAK_RUNS),100) DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -p no:xdist -p no:cacheprovider -s -q tests/integrations/test_pi_soak.py
