@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from itertools import chain
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -23,6 +25,7 @@ from django.http import (
     HttpResponseNotModified,
     JsonResponse,
     QueryDict,
+    StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -370,7 +373,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
     return _revalidated(HttpResponse(html))
 
 
-def _revalidated(response: HttpResponse) -> HttpResponse:
+def _revalidated[R: HttpResponse | StreamingHttpResponse](response: R) -> R:
     """Kept by the browser, but asked again every time (the ETag makes that a 304)."""
     response["Cache-Control"] = "private, no-cache"
     return response
@@ -516,31 +519,51 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
     return _revalidated(response)
 
 
+# A request export up to this many characters is written whole and kept for every web process
+# (a repeat, from any process, costs a cache read); a longer one is streamed as it is written,
+# a message at a time, never held whole (a 250 MB session's leaf).
+WHOLE_ANSWER_CHARS = computed.MAX_BYTES
+# The streamed answer's pieces are gathered into writes of about this many bytes.
+STREAM_WRITE_BYTES = 256 * 1024
+
+
 @login_required
 @condition(**computed.conditional("request", "entry", "format", "download"))
-def request_export(request: HttpRequest, pk: int) -> HttpResponse:
+def request_export(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
     """The request of `entry` as the JSON body the provider received (`format=json`, tools
     included) or as a curl command (`format=curl`); `download=1` as an attachment. Kept for
-    every web process per (revision, entry, format, inputs) when small; a repeat is a 304."""
+    every web process per (revision, entry, format, inputs) when small (a repeat is a 304);
+    streamed when large."""
     session = computed.session_for(request, pk)
     entry_id = request.GET.get("entry", "")
     kind = "curl" if request.GET.get("format", "json") == "curl" else "json"
-
-    def build() -> tuple[str, str]:
+    key = computed.computed_key("request", session, entry_id, kind)
+    response: HttpResponse | StreamingHttpResponse
+    content_type = "text/plain; charset=utf-8" if kind == "curl" else "application/json"
+    hit = computed.found(key)
+    if hit is not None:
+        text, note = hit[0]
+        response = HttpResponse(text, content_type=content_type)
+    else:
         index = session_index(session)
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
         built = provider_request(session, index, entry_id)
-        return (built.curl if kind == "curl" else built.body_text), built.note
-
-    key = computed.computed_key("request", session, entry_id, kind)
-    (text, note), _ = computed.kept(key, build)
-    if kind == "curl":
-        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
-        name = f"request-{entry_id}.sh"
-    else:
-        response = HttpResponse(text, content_type="application/json")
-        name = f"request-{entry_id}.json"
+        note = built.note
+        pieces = iter(built.curl_pieces() if kind == "curl" else built.body_pieces)
+        head: list[str] = []
+        size = 0
+        for piece in pieces:
+            head.append(piece)
+            size += len(piece)
+            if size > WHOLE_ANSWER_CHARS:
+                response = StreamingHttpResponse(_writes(head, pieces), content_type=content_type)
+                break
+        else:
+            text = "".join(head)
+            computed.keep(key, (text, note))
+            response = HttpResponse(text, content_type=content_type)
+    name = f"request-{entry_id}.sh" if kind == "curl" else f"request-{entry_id}.json"
     if note:
         # What could make this differ from Pi's own request (ASCII: it is a header).
         response["X-Contextlab-Note"] = note.encode("ascii", "replace").decode()
@@ -548,6 +571,22 @@ def request_export(request: HttpRequest, pk: int) -> HttpResponse:
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
     return _revalidated(response)
+
+
+def _writes(head: list[str], rest: Iterator[str]) -> Iterator[bytes]:
+    """The pieces ``head`` (at most ``WHOLE_ANSWER_CHARS`` and a piece) then ``rest`` as
+    UTF-8, gathered into writes of about ``STREAM_WRITE_BYTES``."""
+    buffer: list[bytes] = []
+    size = 0
+    for text in chain(head, rest):
+        piece = text.encode()
+        buffer.append(piece)
+        size += len(piece)
+        if size >= STREAM_WRITE_BYTES:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield b"".join(buffer)
 
 
 @login_required
