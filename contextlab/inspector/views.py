@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from itertools import chain
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -27,10 +28,15 @@ from django.http import (
     QueryDict,
     StreamingHttpResponse,
 )
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
+from django.utils.http import (
+    content_disposition_header,
+    parse_etags,
+    url_has_allowed_host_and_scheme,
+)
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -176,12 +182,26 @@ TAB_LABELS = {
 }
 
 
+def _turn_inputs(request: HttpRequest, session: Session, selected: str | None) -> dict[str, Any]:
+    """What the turn inspector shows besides the turn itself: this user's and the moment's
+    (their rights on the project, whether a job blocks compacting, the entry's comments)."""
+    return {
+        "can_edit_profile": can_manage_members(request.user, session.project),
+        # Who edits the profile when this user cannot: the owners, or (an open project has
+        # none) an administrator. Asked only by the page that says so (the template calls it).
+        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
+        "compact_blocked": _compact_blocked(session),
+        **review_panel(session, selected),
+    }
+
+
 def _inspector_context(
     request: HttpRequest,
     session: Session,
     index: SessionIndex,
     state: TreeState,
     selected: str | None,
+    inputs: dict[str, Any] | None = None,
 ) -> dict[str, object]:
     inspection = (
         services.inspect_entry(
@@ -193,12 +213,7 @@ def _inspector_context(
     context: dict[str, object] = {
         "inspection": inspection,
         "tabs": _tabs(state, selected),
-        "can_edit_profile": can_manage_members(request.user, session.project),
-        # Who edits the profile when this user cannot: the owners, or (an open project has
-        # none) an administrator. Asked only by the page that says so (the template calls it).
-        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
-        "compact_blocked": _compact_blocked(session),
-        **review_panel(session, selected),
+        **(inputs if inputs is not None else _turn_inputs(request, session, selected)),
     }
     if inspection is not None and inspection.middle:
         context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
@@ -229,19 +244,18 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "page_url": page_url,
     }
     selected = requested
-    if target != "inspector":
-        pane = tree_pane(session, index, state, requested)
-        context.update(tree_context(pane, session, index))
-        if pane.selected_id is not None and pane.selected_id != requested:
-            # The tree cannot show the requested entry (folded away, filtered out): the
-            # selection is its nearest visible ancestor, in the tree, the inspector and the URL
-            # (htmx follows the redirect and puts the URL it lands on in the history).
-            if state.entry:
-                return redirect(f"{page_url}?{state.query_string(entry=pane.selected_id)}")
-            selected = pane.selected_id
-    context.update(_inspector_context(request, session, index, state, selected))
     if target == "inspector":
-        return render(request, "inspector/session.html#inspector", context)
+        return _inspector_part(request, session, index, state, selected, context)
+    pane = tree_pane(session, index, state, requested)
+    context.update(tree_context(pane, session, index))
+    if pane.selected_id is not None and pane.selected_id != requested:
+        # The tree cannot show the requested entry (folded away, filtered out): the
+        # selection is its nearest visible ancestor, in the tree, the inspector and the URL
+        # (htmx follows the redirect and puts the URL it lands on in the history).
+        if state.entry:
+            return redirect(f"{page_url}?{state.query_string(entry=pane.selected_id)}")
+        selected = pane.selected_id
+    context.update(_inspector_context(request, session, index, state, selected))
     if target == "tree":
         tree = render_to_string("inspector/session.html#tree", context, request)
         context["oob"] = True
@@ -251,6 +265,53 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["problems"] = list(session_problems(session)[:200])
     context["review_labels"] = session_labels(session)
     return render(request, "inspector/session.html", context)
+
+
+def _inspector_part(
+    request: HttpRequest,
+    session: Session,
+    index: SessionIndex,
+    state: TreeState,
+    selected: str,
+    context: dict[str, object],
+) -> HttpResponse:
+    """The turn inspector alone (``#inspector``, what a click in the tree asks for): its HTML
+    kept for every web process per (revision, entry, URL, inputs, and everything of this user's
+    own it shows: their comments' controls, the forms' CSRF tokens, what they may edit), with
+    an ETag over the same, so a repeat is a 304 before anything is computed. A new revision, a
+    comment added, edited or deleted, a job started or a profile saved is a new key."""
+    inputs = _turn_inputs(request, session, selected)
+    comments = [
+        (c.pk, c.author_id, c.author.get_username() if c.author else "", c.body, c.edited_at)
+        for c in inputs["comments"]
+    ]
+    signed_in = getattr(request, "session", None)
+    mine = (request.user.pk, signed_in.session_key if signed_in else "")
+    # Not keyed by whether the project has owners (an extra query for a hint's wording that
+    # changes once in a project's life; kept computations expire after computed.TIMEOUT).
+    parts = (
+        request.get_full_path(),
+        selected,
+        mine,
+        comments,
+        inputs["compact_blocked"],
+        inputs["can_edit_profile"],
+    )
+    key = computed.computed_key("turn", session, hashlib.sha1(repr(parts).encode()).hexdigest())
+    etag = '"' + hashlib.sha1(key.encode()).hexdigest()[:24] + '"'
+    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+
+        def build() -> str:
+            context.update(_inspector_context(request, session, index, state, selected, inputs))
+            return render_to_string("inspector/session.html#inspector", context, request)
+
+        html, _ = computed.kept(key, build)
+        get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
+        response = HttpResponse(html)
+    response["ETag"] = etag
+    return _revalidated(response)
 
 
 @login_required
