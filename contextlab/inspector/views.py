@@ -394,6 +394,12 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             "growth": growth,
             "nav": "library",
             "table_limit": CHART_TABLE_LIMIT,
+            # Every compaction with its request's number: the chart labels those that fit.
+            "compactions": [
+                {"n": n, "leaf": point["leaf"], **point["compaction"]}
+                for n, point in enumerate(growth.get("points") or [])
+                if point.get("compaction")
+            ],
             "table_rows": chart_rows_html(
                 growth.get("points") or [],
                 page_url=growth.get("pageUrl", ""),
