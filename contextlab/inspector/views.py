@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -158,9 +159,27 @@ def _compact_blocked(session: Session) -> str:
     )
 
 
-def _tabs(state: TreeState, selected: str | None) -> list[tuple[str, str, str]]:
+@dataclass(frozen=True)
+class Tab:
+    """One of the inspector's tabs: its link's query and state, and the partial of its body."""
+
+    name: str
+    label: str
+    query: str
+    selected: str  # aria-selected: "true" or "false"
+    template: str
+
+
+def _tabs(state: TreeState, selected: str | None) -> list[Tab]:
     return [
-        (tab, TAB_LABELS[tab], state.query_string(tab=tab, entry=selected or "")) for tab in TABS
+        Tab(
+            name=tab,
+            label=TAB_LABELS[tab],
+            query=state.query_string(tab=tab, entry=selected or ""),
+            selected="true" if tab == state.tab else "false",
+            template=TAB_TEMPLATES[tab],
+        )
+        for tab in TABS
     ]
 
 
@@ -170,6 +189,13 @@ TAB_LABELS = {
     "diff": "Diff vs previous request",
     "json": "Copy as JSON",
     "entry": "Raw entry",
+}
+TAB_TEMPLATES = {
+    "context": "inspector/_tab_context.html",
+    "prompt": "inspector/_prompt.html",
+    "diff": "inspector/_tab_diff.html",
+    "json": "inspector/_tab_json.html",
+    "entry": "inspector/_tab_entry.html",
 }
 
 
@@ -190,6 +216,7 @@ def _inspector_context(
     context: dict[str, object] = {
         "inspection": inspection,
         "tabs": _tabs(state, selected),
+        "tab_template": TAB_TEMPLATES[state.tab],
         "can_edit_profile": can_manage_members(request.user, session.project),
         # Who edits the profile when this user cannot: the owners, or (an open project has
         # none) an administrator. Asked only by the page that says so (the template calls it).
