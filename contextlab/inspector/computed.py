@@ -45,9 +45,9 @@ MAX_BYTES = 4 * 1024 * 1024
 def inputs_of(session: Session) -> tuple[str, datetime | None]:
     """What a computation depends on besides the session's revision (one query): the resource
     profile's last save. Kept on the session object: a request asks for it up to three times."""
-    memo = session.__dict__.get("_computed_inputs")
+    memo: tuple[str, datetime | None] | None = session.__dict__.get("_computed_inputs")
     if memo is not None:
-        return memo  # type: ignore[no-any-return]
+        return memo
     row = (
         ResourceProfile.objects.filter(project_id=session.project_id)
         .values_list("pk", "updated_at")

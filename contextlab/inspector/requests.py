@@ -55,7 +55,8 @@ class ProviderRequest:
 
     @property
     def body(self) -> dict[str, Any]:
-        return json.loads(self.body_text)  # type: ignore[no-any-return]
+        body: dict[str, Any] = json.loads(self.body_text)
+        return body
 
     @property
     def body_json(self) -> str:
@@ -224,7 +225,7 @@ class _Owners:
     def __init__(self, inspection: Inspection) -> None:
         self.views = [v for v in inspection.messages if v.entry_id and not v.omitted]
         self.by_object = {id(v.message): v.entry_id for v in self.views}
-        self.by_identity: dict[tuple[Any, ...], str] | None = None
+        self.by_identity: dict[tuple[Any, ...], str | None] | None = None
 
     def get(self, message: dict[str, Any], identity: tuple[Any, ...]) -> str | None:
         found = self.by_object.get(id(message))

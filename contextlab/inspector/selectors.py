@@ -230,7 +230,7 @@ class SessionIndex:
     def held_bytes(self, entries: list[dict[str, Any]]) -> int:
         """JSON bytes of fetched entries (a condensed path's stand-ins count as small)."""
         sizes = self.json_bytes
-        return sum(sizes.get(entry.get("id"), 200) for entry in entries)  # type: ignore[arg-type]
+        return sum([sizes.get(entry.get("id", ""), 200) for entry in entries])
 
     def ensure_search(self) -> None:
         """Fill in the search texts of a loaded index: from its stored row, or (when the row was

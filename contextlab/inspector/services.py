@@ -436,9 +436,13 @@ def model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str,
     }
 
 
+# The path's entries, the engine's request and the model's facts.
+_Projection = tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]
+
+
 def _projection(
     session: Session, index: SessionIndex, entry_id: str, inputs: TurnInputs
-) -> tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]:
+) -> _Projection:
     """Path, the engine's request at this leaf (without a Pi 0.x prompt: its resources are read
     per view) and its model, kept on the index.
 
@@ -447,14 +451,16 @@ def _projection(
     replaced when the session grows, which drops these with it.
     """
     key = ("projection", entry_id, *inputs.key)
-    cached = index.memo.get(key)
+    cached: _Projection | None = index.memo.get(key)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     entries = path_entries(session, index, entry_id)
+    # Keyed by id (a condensed path's stand-ins may have none: the key None).
+    by_id: dict[Any, dict[str, Any]] = {e.get("id"): e for e in entries}
     request = build_turn(
         entries,
         entry_id,
-        by_id={e.get("id"): e for e in entries},
+        by_id=by_id,
         header=session.header,
         chosen=inputs.chosen,
         model_lookup=inputs.model_lookup(),
@@ -473,9 +479,9 @@ def _views(
     """The request's message views (kept with the projection: they depend on the leaf and the
     dialect only)."""
     key = ("views", entry_id, chosen)
-    cached = index.memo.get(key)
+    cached: tuple[list[MessageView], int, int, int] | None = index.memo.get(key)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     value = message_views(request, entry_id)
     index.remember(key, value)
     return value

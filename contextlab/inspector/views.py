@@ -32,6 +32,7 @@ from django.utils.http import content_disposition_header, url_has_allowed_host_a
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from contextlab.http import HtmxHttpRequest
 from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
@@ -105,7 +106,7 @@ def _live_context(session: Session, etag: str) -> dict[str, object]:
 
 
 @login_required
-def live(request: HttpRequest, pk: int) -> HttpResponse:
+def live(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The session page's poll (htmx, every few seconds, `If-None-Match` the tag it holds): 304
     while nothing changed; else the poll element with the new tag, and out of band the parts
     that changed: the head's figures and the tree (for the tree state and selection of the
@@ -125,7 +126,7 @@ def live(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-def _live_parts(request: HttpRequest, session: Session, changed: set[str], etag: str) -> str:
+def _live_parts(request: HtmxHttpRequest, session: Session, changed: set[str], etag: str) -> str:
     context = {**_live_context(session, etag), "oob": True}
     html = [render_to_string("inspector/session.html#live", context, request)]
     current = request.htmx.current_url or "" if request.htmx else ""
@@ -231,7 +232,7 @@ def _inspector_context(
 
 @login_required
 @vary_on_headers("HX-Request", "HX-Target")  # one URL, a whole page or one of its parts
-def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def session_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
     state = TreeState.from_query(request.GET)
@@ -313,7 +314,7 @@ def _session_entry(request: HttpRequest, pk: int) -> tuple[Session, SessionIndex
 
 
 @login_required
-def not_sent(request: HttpRequest, pk: int) -> HttpResponse:
+def not_sent(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The path entries a compaction replaced (listed on demand: there can be thousands)."""
     session, index, entry_id = _session_entry(request, pk)
     context = {
@@ -457,7 +458,7 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
         services.save_resource_profile(project=project, form=form, user=request.user)
         messages.success(request, f"Resource profile of {project.cwd} saved.")
     else:
-        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        errors = "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
         messages.error(request, f"Resource profile not saved: {errors}")
     return redirect(back)
 

@@ -10,10 +10,11 @@ import operator
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import reduce
 from html import escape
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.postgres.search import (
@@ -26,6 +27,10 @@ from django.db import connection, transaction
 from django.db.models import Case, F, Lookup, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce, Greatest, Left, NullIf, StrIndex, Substr
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.models.sql.compiler import SQLCompiler
 
 from contextlab.library.models import Entry
 
@@ -388,7 +393,9 @@ class HoldsPiece(Lookup):
     lookup_name = "holds_piece"
     prepare_rhs = False
 
-    def as_sql(self, compiler, connection):  # type: ignore[no-untyped-def]
+    def as_sql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, tuple[Any, ...]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         words = (
             "SELECT word FROM library_searchword WHERE word LIKE %s OR word LIKE"
@@ -400,7 +407,7 @@ class HoldsPiece(Lookup):
             f" FROM ({words}) AS w)"
         )
         piece = str(self.rhs)
-        return sql, [*lhs_params, CONFIG, f"%{piece}%", piece, piece]
+        return sql, (*lhs_params, CONFIG, f"%{piece}%", piece, piece)
 
 
 def substring_match(terms: list[str]) -> Q:
@@ -418,8 +425,8 @@ SNIPPET_WINDOW = 600
 # Long on purpose: the query is planned in one place (words, phrases, exclusions, the substring
 # fallback, scopes and the ordering past 1,000 hits), each branch reading what the others chose.
 def apply_search(
-    qs: QuerySet, query: str, *, substring: bool = False, limit: int = 100
-) -> QuerySet:
+    qs: QuerySet[Entry], query: str, *, substring: bool = False, limit: int = 100
+) -> QuerySet[Entry]:
     """Entries matching `query`: its words (websearch syntax), or the same with identifiers split
     into their parts (`readFileUtf8` finds `binding.readFileUtf8(path`); when words find nothing,
     or with `substring`, every word of it inside a token (under the trigram index).
@@ -467,7 +474,7 @@ def apply_search(
     )
     if ranked:
         hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery), whole=whole)
-        order = ("-whole", "-rank", "-session__last_activity", "session_id", "seq")
+        order: tuple[str, ...] = ("-whole", "-rank", "-session__last_activity", "session_id", "seq")
     else:
         # Too many to rank: the most recently stored first, which PostgreSQL reads backwards
         # from the primary key until it has `limit` hits, instead of sorting every hit.
@@ -530,7 +537,7 @@ def query_terms(query: str) -> list[str]:
     return [w for w in words if w.lower() not in {"or", "and"} and not w.startswith("-")]
 
 
-def snippet_html(entry) -> SafeString:  # type: ignore[no-untyped-def]
+def snippet_html(entry: Entry) -> SafeString:
     headline = getattr(entry, "headline", None)
     query = getattr(entry, "search_query", "")
     # The parts of a compound word too: a hit on `read … utf8` shows them marked.
@@ -574,7 +581,7 @@ def _python_headline(text: str, terms: list[str]) -> str:
     return ("… " if start else "") + marked + (" …" if end < len(text) else "")
 
 
-def entry_search_text(entry: dict) -> str:
+def entry_search_text(entry: dict[str, Any]) -> str:
     """The words of an entry worth finding: message text, thinking, tool calls and tool results,
     bash commands and output, summaries, custom messages, names and labels; for Pi 1.x, the
     sections and tools of system messages and the text a context edit puts in."""
@@ -615,7 +622,7 @@ def entry_search_text(entry: dict) -> str:
 _ENVELOPE = frozenset({"type", "id", "parentId", "timestamp"})
 
 
-def _message_text(message: dict, add) -> None:  # type: ignore[no-untyped-def]
+def _message_text(message: dict[str, Any], add: Callable[[object], None]) -> None:
     role = message.get("role")
     if role == "bashExecution":
         add(message.get("command"))
@@ -637,7 +644,7 @@ def _message_text(message: dict, add) -> None:  # type: ignore[no-untyped-def]
                 add(tool.get("description"))
 
 
-def _content_text(content: object, add) -> None:  # type: ignore[no-untyped-def]
+def _content_text(content: object, add: Callable[[object], None]) -> None:
     if isinstance(content, str):
         add(content)
         return
@@ -658,7 +665,7 @@ def _content_text(content: object, add) -> None:  # type: ignore[no-untyped-def]
                 _all_strings(arguments, add)
 
 
-def _all_strings(value: object, add, depth: int = 0) -> None:  # type: ignore[no-untyped-def]
+def _all_strings(value: object, add: Callable[[object], None], depth: int = 0) -> None:
     if depth > 20:
         return
     if isinstance(value, str):
