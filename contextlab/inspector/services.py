@@ -29,6 +29,7 @@ from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
 from contextlab.inspector.messages import FULL_TAIL, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
+from contextlab.inspector.rendering import tokens_text
 from contextlab.inspector.selectors import (
     SessionIndex,
     build_index,
@@ -199,6 +200,70 @@ class Inspection:
         """How the reply to this request ended when it did not answer ("" when it did)."""
         stop = (self.reply or {}).get("stop_reason")
         return {"aborted": "aborted", "error": "an error"}.get(str(stop), "")
+
+    @property
+    def reply_reported(self) -> bool:
+        """A reply that answered, with the input+cache tokens the provider reported for it."""
+        return (
+            not self.reply_stopped
+            and self.reply is not None
+            and self.reply.get("prompt_tokens") is not None
+        )
+
+    @property
+    def window_text(self) -> str:
+        if not self.context_window:
+            return "context window unknown for this model"
+        return (
+            f"window {tokens_text(self.context_window)} · reserve"
+            f" {tokens_text(self.reserve_tokens)} · compacts above {tokens_text(self.threshold)}"
+        )
+
+    @property
+    def window_css(self) -> str:
+        return "window" if self.context_window else "muted"
+
+    @property
+    def invariant_css(self) -> str:
+        return "invariant-ok" if self.invariant_ok else "muted"
+
+    @property
+    def invariant_label(self) -> str:
+        """Whether Pi would send a request ending with this entry (Pi's own rule)."""
+        if self.invariant_ok:
+            return f"✓ last message is a user message or a tool result: {self.invariant_text}"
+        return (
+            f"Pi sends no request that ends like this ({self.invariant_text}): the next user"
+            " message would come first."
+        )
+
+    @property
+    def answered_elsewhere(self) -> str | None:
+        """For an entry Pi sends no request at: the request whose reply it is."""
+        return None if self.invariant_ok else self.answered
+
+    @property
+    def diff_sent_counts(self) -> str:
+        """The diff's message counts as sent to the model, when they differ from the context's
+        (a context edit or a synthetic tool result): " (5 → 7 as sent to the model)"."""
+        d = self.diff or {}
+        if (d.get("before_count"), d.get("after_count")) == (
+            d.get("before_messages"),
+            d.get("after_messages"),
+        ):
+            return ""
+        return f" ({d.get('before_count')} → {d.get('after_count')} as sent to the model)"
+
+    @property
+    def diff_prompt_dates(self) -> str:
+        """A changed prompt that differs only by its date line: " (date A → B)"."""
+        d = self.diff or {}
+        dates = d.get("prompt_dates") or ("", "")
+        prompt = d.get("prompt") or {}
+        by_section = prompt.get("by_section") if isinstance(prompt, dict) else None
+        if not d.get("prompt_changed") or by_section or dates[0] == dates[1]:
+            return ""
+        return f" (date {dates[0]} → {dates[1]})"
 
 
 def _anthropic_output_cap(request: pi_request.PiRequest | None) -> int | None:

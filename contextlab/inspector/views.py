@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 from urllib.parse import urlsplit
@@ -168,9 +169,27 @@ def _compact_blocked(session: Session) -> str:
     )
 
 
-def _tabs(state: TreeState, selected: str | None) -> list[tuple[str, str, str]]:
+@dataclass(frozen=True)
+class Tab:
+    """One of the inspector's tabs: its link's query and state, and the partial of its body."""
+
+    name: str
+    label: str
+    query: str
+    selected: str  # aria-selected: "true" or "false"
+    template: str
+
+
+def _tabs(state: TreeState, selected: str | None) -> list[Tab]:
     return [
-        (tab, TAB_LABELS[tab], state.query_string(tab=tab, entry=selected or "")) for tab in TABS
+        Tab(
+            name=tab,
+            label=TAB_LABELS[tab],
+            query=state.query_string(tab=tab, entry=selected or ""),
+            selected="true" if tab == state.tab else "false",
+            template=TAB_TEMPLATES[tab],
+        )
+        for tab in TABS
     ]
 
 
@@ -180,6 +199,13 @@ TAB_LABELS = {
     "diff": "Diff vs previous request",
     "json": "Copy as JSON",
     "entry": "Raw entry",
+}
+TAB_TEMPLATES = {
+    "context": "inspector/_tab_context.html",
+    "prompt": "inspector/_prompt.html",
+    "diff": "inspector/_tab_diff.html",
+    "json": "inspector/_tab_json.html",
+    "entry": "inspector/_tab_entry.html",
 }
 
 
@@ -214,6 +240,7 @@ def _inspector_context(
     context: dict[str, object] = {
         "inspection": inspection,
         "tabs": _tabs(state, selected),
+        "tab_template": TAB_TEMPLATES[state.tab],
         **(inputs if inputs is not None else _turn_inputs(request, session, selected)),
     }
     if inspection is not None and inspection.middle:
@@ -459,6 +486,12 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
             "growth": growth,
             "nav": "library",
             "table_limit": CHART_TABLE_LIMIT,
+            # Every compaction with its request's number: the chart labels those that fit.
+            "compactions": [
+                {"n": n, "leaf": point["leaf"], **point["compaction"]}
+                for n, point in enumerate(growth.get("points") or [])
+                if point.get("compaction")
+            ],
             "table_rows": chart_rows_html(
                 growth.get("points") or [],
                 page_url=growth.get("pageUrl", ""),
