@@ -40,6 +40,7 @@ __all__ = [
     "detect_release",
     "features_of_path",
     "release_span",
+    "saved_tools",
 ]
 
 DEFAULT_0X = "0.80.2"
@@ -177,6 +178,83 @@ def held_path(path: Sequence[Json]) -> list[Json]:
     return condensed_path(ids, span.start, reads, by_id.__getitem__)
 
 
+def saved_state(path: Sequence[Json]) -> tuple[dict[str, Mapping[str, Any]], dict[str, str]]:
+    """The tool declarations and prompt sections the path's system messages leave in force
+    (``toolsAdded`` / ``toolsRemoved`` and ``sections`` patched by name in order, ``null``
+    deleting one; a compaction's ``systemMessage`` restarts them), by name."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    sections: dict[str, str] = {}
+    for entry in path:
+        message = _message(entry)
+        if entry.get("type") == "compaction" and isinstance(entry.get("systemMessage"), dict):
+            message, tools, sections = entry["systemMessage"], {}, {}
+        if message is None or message.get("role") != "system":
+            continue
+        for tool in message.get("toolsRemoved") or []:
+            if isinstance(tool, dict):
+                tools.pop(str(tool.get("name")), None)
+        for tool in message.get("toolsAdded") or []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                tools[tool["name"]] = tool
+        patch = message.get("sections")
+        for name, text in patch.items() if isinstance(patch, dict) else ():
+            if isinstance(text, str):
+                sections[name] = text
+            else:
+                sections.pop(name, None)
+    return tools, sections
+
+
+def saved_tools(path: Sequence[Json]) -> dict[str, Mapping[str, Any]]:
+    return saved_state(path)[0]
+
+
+def _declares(version: str, tool: Mapping[str, Any], sections: Mapping[str, str]) -> bool:
+    """Whether ``tool`` is release ``version``'s own built-in declaration of its name: the
+    description and parameters of the table's ``TOOL.<name>`` (from the release's dist), its
+    prompt snippet in the saved ``tools`` section and its guidelines in the ``rules`` one."""
+    own = release_values(version).get(f"TOOL.{tool.get('name')}")
+    if not isinstance(own, dict):
+        return False
+    if (own.get("description"), own.get("parameters")) != (
+        tool.get("description"),
+        tool.get("parameters"),
+    ):
+        return False
+    listed = sections.get("tools")
+    snippet = own.get("promptSnippet")
+    if listed is not None and snippet and f"\n- {tool.get('name')}: {snippet}\n" not in listed:
+        return False
+    rules = sections.get("rules")
+    lines = set(rules.split("\n")) if rules is not None else set()
+    return rules is None or all(f"- {g}" in lines for g in own.get("promptGuidelines") or ())
+
+
+def _by_saved_tools(
+    candidates: tuple[str, ...], path: Sequence[Json]
+) -> tuple[tuple[str, ...], str | None]:
+    """The candidates whose built-in tool declarations are the ones the session saved (a 1.x
+    system message writes each tool's full declaration, its snippet and guidelines into the
+    prompt sections: pi-coding-agent dist/core/tools/*.js, e.g. 1.5.0 rewrote edit's
+    guidelines). A saved tool no candidate declares so is an extension's own
+    and tells nothing."""
+    narrowed = candidates
+    told = []
+    tools, sections = saved_state(path)
+    for name, tool in sorted(tools.items()):
+        if not any(f"TOOL.{name}" in release_values(v) for v in narrowed):
+            continue
+        fitting = tuple(v for v in narrowed if _declares(v, tool, sections))
+        if fitting and fitting != narrowed:
+            narrowed = fitting
+            told.append(name)
+    if not told:
+        return candidates, None
+    return narrowed, (
+        f"the saved declarations of {', '.join(told)} are those of {release_span(narrowed)}"
+    )
+
+
 def _fits(version: str, present: Iterable[str], absent: Iterable[str]) -> bool:
     has = release_features(version)
     return all(f in has for f in present) and not any(f in has for f in absent)
@@ -213,6 +291,9 @@ def detect_release(
     if not candidates:
         candidates = RELEASES
         told += " (no release writes all of it: every release kept)"
+    candidates, by_tools = _by_saved_tools(candidates, path)
+    if by_tools:
+        told += f"; {by_tools}"
     if chosen is not None:
         release = CHOICE_RELEASES.get(chosen) or parse_release(chosen)
         fits = (

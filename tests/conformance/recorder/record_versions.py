@@ -140,6 +140,35 @@ def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
     return link
 
 
+# One release per range where the release table's requests change, checked by the default test
+# run (tests/conformance/test_release_representatives.py) from a few committed scenarios each
+# (``--commit``: recorded into the matrix cache, then copied to tests/conformance/corpus-<version>).
+REPRESENTATIVES: dict[str, tuple[str, ...]] = {
+    "0.80.7": ("branches", "compaction"),
+    "0.84.4": ("branches", "compaction"),
+    "0.85.1": ("branches", "compaction"),
+    "0.86.1": ("patches", "edits"),
+    "0.87.1": ("patches", "edits"),
+}
+
+
+def committed_corpus(version: str) -> Path:
+    return REPO / "tests" / "conformance" / f"corpus-{version}"
+
+
+def commit_representative(version: str) -> Path:
+    """Copy the representative scenarios of ``version`` from the matrix cache (recording the
+    missing ones) into the repository."""
+    target = committed_corpus(version)
+    for name in REPRESENTATIVES[version]:
+        if not (corpus_dir(version) / name / "manifest.json").exists():
+            record_scenario(version, name)
+        if (target / name).exists():
+            shutil.rmtree(target / name)
+        shutil.copytree(corpus_dir(version) / name, target / name)
+    return target
+
+
 def corpus_dir(version: str) -> Path:
     """The repository's corpus of a recorded release (0.73.1, 1.6.0); the matrix keeps the other
     releases' in its cache (``$PI_MATRIX_DIR/corpus-<version>``)."""
@@ -342,7 +371,17 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.conformance.recorder.record_versions")
     parser.add_argument("version", type=release_argument, help="a release X.Y.Z, 0.70.0 to 1.6.0")
     parser.add_argument("scenarios", nargs="*")
+    parser.add_argument(
+        "--commit",
+        action="store_true",
+        help="copy a representative's scenarios into tests/conformance/corpus-<version>",
+    )
     args = parser.parse_args(argv)
+    if args.commit:
+        if args.version not in REPRESENTATIVES:
+            raise SystemExit(f"{args.version} is not one of {', '.join(REPRESENTATIVES)}")
+        print(commit_representative(args.version))
+        return 0
     for manifest in record_release(args.version, args.scenarios):
         kinds = [r["kind"] for r in manifest["requests"]]
         print(
