@@ -132,6 +132,26 @@ def test_it_narrows_the_release_from_what_the_file_holds():
     assert chosen.chosen == "0.80.10" and chosen.why.startswith("chosen (--pi-version)")
 
 
+@pytest.mark.parametrize(("usage", "last"), [(None, "0.80.10"), ({"input": 1}, "0.82.1")])
+def test_a_summary_pi_wrote_without_usage_rules_out_0_81_on(usage, last):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    compaction = {"type": "compaction", "id": "c1", "parentId": "a1", "summary": "s"}
+    compaction |= {"firstKeptEntryId": "u1", "tokensBefore": 9, "fromHook": False}
+    if usage:
+        compaction["usage"] = usage
+    entries = [_user("u1", None), _reply("a1", "u1", reasoning=0), compaction, _user("u2", "c1")]
+    found = detect_release(entries, "u2")
+    assert (found.candidates[0], found.candidates[-1]) == (
+        "0.80.3" if not usage else "0.81.1",
+        last,
+    )
+    # An extension's summary (fromHook) says nothing about Pi's own.
+    compaction.pop("usage", None)
+    compaction["fromHook"] = True
+    assert detect_release(entries, "u2").candidates[-1] == "0.82.1"
+
+
 def _system(id_, version, names=("read", "edit")):
     """A 1.x system message as release ``version`` writes it: its tools' declarations, their
     snippets in the tools section and their guidelines in the rules section."""

@@ -10,7 +10,10 @@ each release's dist by ``tools/gen_release_table.py``). On the path to a leaf:
   with a user message and no system message was not sent by a release that persists its prompt
   (0.86 on); the newest chat-completions reply with parsed usage but no ``usage.reasoning``, or no
   ``rawStopReason``, was not written by a release whose pi-ai always sets them; the newest tool
-  result without ``durationMs`` likewise.
+  result without ``durationMs`` likewise, and the newest compaction or branch summary Pi wrote
+  itself (not ``fromHook``) without ``usage``;
+* a 1.x session's system messages save each tool's declaration, snippet and guidelines: the
+  releases whose own built-in tools read otherwise are ruled out.
 
 The candidates are the releases left. The chosen one is the caller's (``--pi-version``, a
 project's profile, a captured prompt), else the release the engine was first proved against when
@@ -93,6 +96,7 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
             reasons.append(f"{data.FEATURES[name]} ({entry.get('id')})")
 
     has_user = False
+    last_summary: Mapping[str, Any] | None = None
     last_reply: Mapping[str, Any] | None = None
     last_result: Mapping[str, Any] | None = None
     for entry in path:
@@ -101,8 +105,11 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
             saw("contextEdit", entry)
         elif kind == "usage":
             saw("usageEntry", entry)
-        elif kind in ("compaction", "branch_summary") and isinstance(entry.get("usage"), dict):
-            saw("summaryUsage", entry)
+        elif kind in ("compaction", "branch_summary"):
+            if isinstance(entry.get("usage"), dict):
+                saw("summaryUsage", entry)
+            if not entry.get("fromHook"):
+                last_summary = entry
         if kind == "compaction" and isinstance(entry.get("systemMessage"), dict):
             saw("systemMessages", entry)
         message = _message(entry)
@@ -147,6 +154,11 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
         if stopped and "rawStopReason" not in present:
             absent.add("rawStopReason")
             reasons.append("the newest chat-completions reply has no rawStopReason")
+    if last_summary is not None and "summaryUsage" not in present:
+        # Pi's own summary (not an extension's) carries the summarising call's usage from 0.81.1
+        # (dist/core/agent-session.js passes it to appendCompaction / branchWithSummary).
+        absent.add("summaryUsage")
+        reasons.append(f"the newest {last_summary.get('type')} has no usage")
     if last_result is not None and "durationMs" not in present:
         absent.add("durationMs")
         reasons.append("the newest tool result has no durationMs")
