@@ -44,6 +44,7 @@ __all__ = [
     "features_of_path",
     "release_span",
     "saved_tools",
+    "sends_alike",
 ]
 
 DEFAULT_0X = "0.80.2"
@@ -340,6 +341,12 @@ def _fingerprint(version: str) -> str:
     values = release_values(version)
     kept = {k: v for k, v in values.items() if not k.startswith("FEATURES.") and k != "PACKAGE"}
     return repr(sorted(kept.items())) + pi_ai_for_release(version).name
+
+
+def sends_alike(version: str, other: str) -> bool:
+    """Whether two releases build the same requests from the same file (the same table values
+    and pi-ai generation)."""
+    return _fingerprint(version) == _fingerprint(other)
 
 
 def _groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:

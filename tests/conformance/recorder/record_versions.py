@@ -145,6 +145,7 @@ def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
 # (``--commit``: recorded into the matrix cache, then copied to tests/conformance/corpus-<version>).
 REPRESENTATIVES: dict[str, tuple[str, ...]] = {
     "0.80.7": ("branches", "compaction"),
+    "0.82.1": ("branches", "compaction"),
     "0.84.4": ("branches", "compaction"),
     "0.85.1": ("branches", "compaction"),
     "0.86.1": ("patches", "edits"),
