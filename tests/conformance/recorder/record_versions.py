@@ -258,6 +258,7 @@ def collect(
         shutil.copytree(root, out / "fs", ignore=_ignore_generated(root))
     entries = [json.loads(line) for line in (out / "session.jsonl").read_text().splitlines()]
     requests = []
+    taken: set[str] = set()
     for call in calls:
         seq = call["seq"]
         body_path = raw / "bodies" / f"{seq}.body.json"
@@ -266,18 +267,28 @@ def collect(
         (out / "requests" / f"{seq}.body.json").write_bytes(body_path.read_bytes())
         leaf_id = call["leafId"]
         if call.get("sessionMatches") is False:
-            # Pi 0.73 persists the prompt's user message only after its request went out: the
-            # request's leaf is that message, the child of the leaf seen at request time.
-            children = [
-                e
-                for e in entries
-                if e.get("parentId") == leaf_id
-                and e.get("type") == "message"
-                and e["message"].get("role") == "user"
-            ]
-            if len(children) != 1:
+            # Pi 0.73 to 0.75 persist the prompt's user message (and the custom messages an
+            # extension adds before the turn) only after its request went out: the request's leaf
+            # is the last of them, below the leaf seen at request time. A branch point has
+            # several such children: they were written in the order of their requests.
+            moved = False
+            while True:
+                children = [
+                    e["id"]
+                    for e in entries
+                    if e.get("parentId") == leaf_id
+                    and e["id"] not in taken
+                    and (
+                        e.get("type") == "custom_message"
+                        or (e.get("type") == "message" and e["message"].get("role") == "user")
+                    )
+                ]
+                if not children:
+                    break
+                leaf_id, moved = children[0], True
+                taken.add(leaf_id)
+            if not moved:
                 raise SystemExit(f"{version}/{name} request {seq}: no leaf rebuilds what Pi sent")
-            leaf_id = children[0]["id"]
         requests.append(
             {
                 "seq": seq,
