@@ -24,7 +24,7 @@ from contextlab.pi.request import PromptSource, steps_of
 from contextlab.pi.resources.discovery import discover_resources
 from contextlab.pi.session import parse_session_file
 from contextlab.pi.turn import build_turn
-from tests.conformance.recorder.record_versions import corpus_dir
+from tests.conformance.recorder.record_versions import committed_corpus, corpus_dir
 
 CACHE_RESULTS = "matrix.json"
 
@@ -109,10 +109,15 @@ def rebuild(
 
 
 def corpus_of(version: str) -> Path:
+    """The recorded corpus of ``version``: the repository's own (0.73.1, 1.6.0), else the
+    matrix cache's, else the representative scenarios committed for it."""
     own = corpus_dir(version)
     if own.exists() and version in ("1.6.0", "0.73.1"):
         return own
-    return matrix_dir() / f"corpus-{version}"
+    cached = matrix_dir() / f"corpus-{version}"
+    if not cached.exists() and committed_corpus(version).exists():
+        return committed_corpus(version)
+    return cached
 
 
 def matrix_dir() -> Path:

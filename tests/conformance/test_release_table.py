@@ -132,6 +132,78 @@ def test_it_narrows_the_release_from_what_the_file_holds():
     assert chosen.chosen == "0.80.10" and chosen.why.startswith("chosen (--pi-version)")
 
 
+@pytest.mark.parametrize(("usage", "last"), [(None, "0.80.10"), ({"input": 1}, "0.82.1")])
+def test_a_summary_pi_wrote_without_usage_rules_out_0_81_on(usage, last):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    compaction = {"type": "compaction", "id": "c1", "parentId": "a1", "summary": "s"}
+    compaction |= {"firstKeptEntryId": "u1", "tokensBefore": 9, "fromHook": False}
+    if usage:
+        compaction["usage"] = usage
+    entries = [_user("u1", None), _reply("a1", "u1", reasoning=0), compaction, _user("u2", "c1")]
+    found = detect_release(entries, "u2")
+    assert (found.candidates[0], found.candidates[-1]) == (
+        "0.80.3" if not usage else "0.81.1",
+        last,
+    )
+    # An extension's summary (fromHook) says nothing about Pi's own.
+    compaction.pop("usage", None)
+    compaction["fromHook"] = True
+    assert detect_release(entries, "u2").candidates[-1] == "0.82.1"
+
+
+def _system(id_, version, names=("read", "edit")):
+    """A 1.x system message as release ``version`` writes it: its tools' declarations, their
+    snippets in the tools section and their guidelines in the rules section."""
+    values = release_values(version)
+    tools = [values[f"TOOL.{n}"] for n in names]
+    listed = "".join(f"\n- {t['name']}: {t['promptSnippet']}" for t in tools)
+    rules = "".join(f"\n- {g}" for t in tools for g in t.get("promptGuidelines") or ())
+    return {
+        "type": "message",
+        "id": id_,
+        "parentId": None,
+        "message": {
+            "role": "system",
+            "content": "",
+            "sections": {
+                "tools": f"<tools>{listed}\n</tools>",
+                "rules": f"<rules>{rules}\n</rules>",
+            },
+            "toolsAdded": [
+                {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+                for t in tools
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("writer", "span"), [("1.4.0", ("0.86.1", "1.4.0")), ("1.5.0", ("1.5.0", "1.6.0"))]
+)
+def test_a_1x_session_tells_the_release_by_the_tool_declarations_it_saved(writer, span):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    # 1.5.0 rewrote edit's guidelines (dist/core/tools/edit.js): the saved rules section says
+    # which side of it wrote the session, before any reply.
+    entries = [_system("s1", writer), _user("u1", "s1")]
+    found = detect_release(entries, "u1")
+    assert (found.candidates[0], found.candidates[-1]) == span
+    assert "saved declarations of edit" in found.why
+    # 0.87.1 to 0.99.1 send the same request: the largest group alike, not 1.6.0.
+    if writer == "1.4.0":
+        assert found.chosen == "0.99.1"
+
+
+def test_a_tool_no_release_declares_so_tells_nothing():
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    entries = [_system("s1", "1.6.0"), _user("u1", "s1")]
+    entries[0]["message"]["toolsAdded"][1]["description"] = "An extension's own edit"
+    found = detect_release(entries, "u1")
+    assert found.candidates[0] == "0.86.1" and found.chosen == "1.6.0"
+
+
 def test_the_context_command_takes_a_release_and_refuses_an_unknown_one(tmp_path):
     import io
     import json
