@@ -300,7 +300,7 @@ def _inspector_part(
     session: Session,
     index: SessionIndex,
     state: TreeState,
-    selected: str,
+    selected: str | None,
     context: dict[str, object],
 ) -> HttpResponse:
     """The turn inspector alone (``#inspector``, what a click in the tree asks for): its HTML
