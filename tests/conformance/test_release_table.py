@@ -195,6 +195,30 @@ def test_a_1x_session_tells_the_release_by_the_tool_declarations_it_saved(writer
         assert found.chosen == "0.99.1"
 
 
+@pytest.mark.parametrize(
+    ("writer", "span"), [("1.4.0", ("0.86.1", "1.4.0")), ("1.5.2", ("1.5.0", "1.6.0"))]
+)
+def test_a_1x_session_tells_the_release_by_the_default_prompt_it_saved(writer, span):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    # read and bash read alike in every 1.x release; the preamble and the tools section's last
+    # line changed in 1.5.0 (dist/core/system-prompt.js buildSystemPromptSections).
+    values = release_values(writer)
+    entries = [_system("s1", writer, names=("read", "bash")), _user("u1", "s1")]
+    sections = entries[0]["message"]["sections"]
+    sections["preamble"] = values["PROMPT_1X.preamble"]
+    sections["tools"] = sections["tools"].replace(
+        "\n</tools>", values["PROMPT_1X.tools_footer"] + "\n</tools>"
+    )
+    found = detect_release(entries, "u1")
+    assert (found.candidates[0], found.candidates[-1]) == span
+    assert "saved preamble and tools section" in found.why
+    # A SYSTEM.md prompt has no tools section: nothing told.
+    del sections["tools"]
+    assert detect_release(entries, "u1").candidates[-1] == "1.6.0"
+    assert detect_release(entries, "u1").candidates[0] == "0.86.1"
+
+
 def test_a_tool_no_release_declares_so_tells_nothing():
     from contextlab.pi.dialects.release_detect import detect_release
 
