@@ -88,15 +88,16 @@ test-fast: $(VENV)/.dev ## the tests without the Pi oracles and the browser (a f
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 2 \
 		-m "not oracle and not browser" $(PYTEST_ARGS)
 
-# Part of `make test`: ruff (lint and format) over the project, mypy strict over the engine.
-lint: $(VENV)/.dev ## ruff (lint, format) and mypy (the engine)
+# Part of `make test`: ruff (lint and format) over the project, mypy strict over the whole package
+# (the engine and the Django apps, with django-stubs' plugin: pyproject.toml).
+lint: $(VENV)/.dev ## ruff (lint, format) and mypy strict (the engine and the apps)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy contextlab/pi
+	$(VENV)/bin/mypy contextlab
 
 # The extension's soak (issue 17): SOAK_RUNS (100) real `pi -p` runs, 0.80.2 and 1.6.0, against a
 # live contextlab that is stopped, SIGSTOPped, killed -9, answers 500 or slowly, refuses the token;
-# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (a 20-run
+# prints its figures (the line starting SOAK). Minutes long, not part of `make test` (its 20-run
 # version is).
 soak: $(VENV)/.dev oracle oracle-1.6.0 ## the extension's soak: 100 real pi -p runs against a failing server
 	CONTEXTLAB_SOAK_RUNS=$(or $(SOAK_RUNS),100) DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -p no:xdist -p no:cacheprovider -s -q tests/integrations/test_pi_soak.py

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -71,7 +71,7 @@ def request_kind(request: HttpRequest) -> str:
 
 
 def budget_seconds(kind: str) -> float:
-    budgets: dict[str, float] = settings.CONTEXTLAB_REQUEST_BUDGETS
+    budgets: Mapping[str, float] = settings.CONTEXTLAB_REQUEST_BUDGETS
     return float(budgets.get(kind, budgets["page"]))
 
 

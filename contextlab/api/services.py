@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
@@ -146,7 +146,7 @@ class _HeldThenBody(io.RawIOBase):
     goes through exactly what `import_sessions --watch` does with a file that grew."""
 
     def __init__(self, blob: Path | None, held: int, body: IO[bytes], body_size: int) -> None:
-        self._blob = blob.open("rb") if held else None
+        self._blob = blob.open("rb") if held and blob is not None else None
         self._held = held
         self._body = body
         self._size = held + body_size
@@ -242,7 +242,11 @@ def session_push_state(*, user: Any, session_id: str) -> PushResult:
     return _state(session, session_id, "unchanged")
 
 
-def spool_body(stream: IO[bytes], limit: int) -> tuple[IO[bytes], int]:
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def spool_body(stream: _Readable, limit: int) -> tuple[IO[bytes], int]:
     """Copy a request body to a temporary file (in memory while small); ApiError 413 past
     `limit` bytes."""
     spooled = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 - returned
@@ -276,8 +280,11 @@ def _complete_size(body: IO[bytes], size: int) -> int:
 
 def _repeats_stored(session: Session, body: IO[bytes], size: int) -> bool:
     """Whether the first `size` bytes of the body are the first `size` bytes the server holds."""
+    revision = session.current_revision
+    if revision is None:  # nothing stored: nothing repeated
+        return False
     try:
-        blob = session.current_revision.open_blob()  # type: ignore[union-attr]
+        blob = revision.open_blob()
     except FileNotFoundError:
         return False
     with blob:

@@ -12,10 +12,11 @@ from django.views.decorators.http import require_POST
 
 from contextlab.api.models import ApiToken
 from contextlab.api.services import api_token_create, api_token_revoke
+from contextlab.http import AuthenticatedHttpRequest
 
 
 @login_required
-def tokens(request: HttpRequest) -> HttpResponse:
+def tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
     """GET: your tokens. POST: a new token, shown on this answer only (never stored)."""
     new_token = ""
     if request.method == "POST":
@@ -46,7 +47,7 @@ def not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
     return JsonResponse({"detail": "Not Found"}, status=404)
 
 
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """The project's handler400. Under /api/ a JSON error object, as the API's schema documents
     for every 400 (a malformed multipart body fails before the API sees the request, when a
     middleware first reads request.POST); elsewhere the site's 400 page."""

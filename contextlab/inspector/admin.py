@@ -3,7 +3,7 @@ from django.contrib import admin
 from contextlab.inspector.models import ResourceFile, ResourceProfile
 
 
-class ResourceFileInline(admin.TabularInline):
+class ResourceFileInline(admin.TabularInline[ResourceFile, ResourceProfile]):
     model = ResourceFile
     extra = 0
     fields = ("original_path", "uploaded_at")
@@ -11,7 +11,7 @@ class ResourceFileInline(admin.TabularInline):
 
 
 @admin.register(ResourceProfile)
-class ResourceProfileAdmin(admin.ModelAdmin):
+class ResourceProfileAdmin(admin.ModelAdmin[ResourceProfile]):
     list_display = ("project", "agent_dir", "pi_root", "updated_by", "updated_at")
     search_fields = ("project__cwd",)
     inlines = (ResourceFileInline,)

@@ -60,7 +60,7 @@ class MessageView:
     sent_as: str  # the role the provider sees ("user" for summaries and custom messages)
     dropped: str = ""  # why the provider layer drops it, if it does
     usage: dict[str, Any] | None = None
-    usage_tokens: int | None = None
+    usage_tokens: int | float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     css: str = ""
     title: str = ""

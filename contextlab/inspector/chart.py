@@ -83,7 +83,9 @@ def context_growth(session: Session, index: SessionIndex) -> dict[str, Any]:
                 "leaf": estimate.leaf,
                 "reply": estimate.reply,
                 "estimate": estimate.tokens,
-                "reported": index.reported.get(estimate.reply),
+                "reported": (
+                    index.reported.get(estimate.reply) if estimate.reply is not None else None
+                ),
                 "compaction": compaction,
                 "dialect": choice.dialect if choice else None,
             }

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import posixpath
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django import forms
 
@@ -18,11 +18,11 @@ class MultipleFileInput(forms.ClearableFileInput):
 
 
 class MultipleFileField(forms.FileField):
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("widget", MultipleFileInput())
         super().__init__(*args, **kwargs)
 
-    def clean(self, data, initial=None):  # type: ignore[no-untyped-def]
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:
         single = super().clean
         if isinstance(data, list | tuple):
             return [single(d, initial) for d in data]
@@ -36,7 +36,7 @@ def _absolute(value: str, what: str) -> str:
     return value.rstrip("/") or value
 
 
-class ResourceProfileForm(forms.ModelForm):
+class ResourceProfileForm(forms.ModelForm[ResourceProfile]):
     tools_text = forms.CharField(required=False, label="Tools", help_text=KNOWN_TOOLS_HELP)
     trust = forms.ChoiceField(
         required=False,
@@ -67,7 +67,7 @@ class ResourceProfileForm(forms.ModelForm):
             "home": forms.TextInput(),
         }
 
-    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.instance and self.instance.pk:
             self.fields["tools_text"].initial = ", ".join(self.instance.tools or [])
@@ -94,8 +94,9 @@ class ResourceProfileForm(forms.ModelForm):
         raw = self.cleaned_data.get("tools_text") or ""
         return [t.strip() for t in raw.replace("\n", ",").split(",") if t.strip()]
 
-    def clean(self):  # type: ignore[no-untyped-def]
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         files = data.get("upload_files") or []
         paths = [p.strip() for p in (data.get("upload_paths") or "").splitlines() if p.strip()]
         if files and len(paths) != len(files):

@@ -70,7 +70,7 @@ def message_views(request: PiRequest, leaf_id: str) -> tuple[list[MessageView], 
     messages shown in full start and end (head, tail)."""
     estimate = steps_of(request.dialect).estimate_tokens
     views: list[MessageView] = []
-    running = 0
+    running: int | float = 0
     position = 0
     for message, owner, edit, original in context_rows(request):
         if message is None:

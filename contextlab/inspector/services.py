@@ -24,11 +24,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from contextlab.budgets import check_deadline
+from contextlab.budgets import BudgetExceeded, check_deadline
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
 from contextlab.inspector.messages import FULL_TAIL, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
+from contextlab.inspector.rendering import tokens_text
 from contextlab.inspector.selectors import (
     SessionIndex,
     build_index,
@@ -200,6 +201,70 @@ class Inspection:
         stop = (self.reply or {}).get("stop_reason")
         return {"aborted": "aborted", "error": "an error"}.get(str(stop), "")
 
+    @property
+    def reply_reported(self) -> bool:
+        """A reply that answered, with the input+cache tokens the provider reported for it."""
+        return (
+            not self.reply_stopped
+            and self.reply is not None
+            and self.reply.get("prompt_tokens") is not None
+        )
+
+    @property
+    def window_text(self) -> str:
+        if not self.context_window:
+            return "context window unknown for this model"
+        return (
+            f"window {tokens_text(self.context_window)} · reserve"
+            f" {tokens_text(self.reserve_tokens)} · compacts above {tokens_text(self.threshold)}"
+        )
+
+    @property
+    def window_css(self) -> str:
+        return "window" if self.context_window else "muted"
+
+    @property
+    def invariant_css(self) -> str:
+        return "invariant-ok" if self.invariant_ok else "muted"
+
+    @property
+    def invariant_label(self) -> str:
+        """Whether Pi would send a request ending with this entry (Pi's own rule)."""
+        if self.invariant_ok:
+            return f"✓ last message is a user message or a tool result: {self.invariant_text}"
+        return (
+            f"Pi sends no request that ends like this ({self.invariant_text}): the next user"
+            " message would come first."
+        )
+
+    @property
+    def answered_elsewhere(self) -> str | None:
+        """For an entry Pi sends no request at: the request whose reply it is."""
+        return None if self.invariant_ok else self.answered
+
+    @property
+    def diff_sent_counts(self) -> str:
+        """The diff's message counts as sent to the model, when they differ from the context's
+        (a context edit or a synthetic tool result): " (5 → 7 as sent to the model)"."""
+        d = self.diff or {}
+        if (d.get("before_count"), d.get("after_count")) == (
+            d.get("before_messages"),
+            d.get("after_messages"),
+        ):
+            return ""
+        return f" ({d.get('before_count')} → {d.get('after_count')} as sent to the model)"
+
+    @property
+    def diff_prompt_dates(self) -> str:
+        """A changed prompt that differs only by its date line: " (date A → B)"."""
+        d = self.diff or {}
+        dates = d.get("prompt_dates") or ("", "")
+        prompt = d.get("prompt") or {}
+        by_section = prompt.get("by_section") if isinstance(prompt, dict) else None
+        if not d.get("prompt_changed") or by_section or dates[0] == dates[1]:
+            return ""
+        return f" (date {dates[0]} → {dates[1]})"
+
 
 def _anthropic_output_cap(request: pi_request.PiRequest | None) -> int | None:
     """The ``max_tokens`` of the anthropic-messages body the request went out as (pi-ai sends
@@ -343,7 +408,11 @@ def tree_index_refresh(*, session_id: int) -> None:
     session = Session.objects.filter(pk=session_id).first()
     if session is None or index_stored(session):
         return
-    store_index(session, build_index(session))
+    try:
+        index = build_index(session)
+    except BudgetExceeded:
+        return  # a web request's import past its budget: the first open builds it
+    store_index(session, index)
 
 
 def store_tree_indexes(results: list[Any]) -> None:
@@ -371,9 +440,13 @@ def model_info(model: dict[str, Any] | None, found: dict[str, Any]) -> dict[str,
     }
 
 
+# The path's entries, the engine's request and the model's facts.
+_Projection = tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]
+
+
 def _projection(
     session: Session, index: SessionIndex, entry_id: str, inputs: TurnInputs
-) -> tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]:
+) -> _Projection:
     """Path, the engine's request at this leaf (without a Pi 0.x prompt: its resources are read
     per view) and its model, kept on the index.
 
@@ -382,14 +455,16 @@ def _projection(
     replaced when the session grows, which drops these with it.
     """
     key = ("projection", entry_id, *inputs.key)
-    cached = index.memo.get(key)
+    cached: _Projection | None = index.memo.get(key)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     entries = path_entries(session, index, entry_id)
+    # Keyed by id (a condensed path's stand-ins may have none: the key None).
+    by_id: dict[Any, dict[str, Any]] = {e.get("id"): e for e in entries}
     request = build_turn(
         entries,
         entry_id,
-        by_id={e.get("id"): e for e in entries},
+        by_id=by_id,
         header=session.header,
         chosen=inputs.chosen,
         model_lookup=inputs.model_lookup(),
@@ -408,9 +483,9 @@ def _views(
     """The request's message views (kept with the projection: they depend on the leaf and the
     dialect only)."""
     key = ("views", entry_id, chosen)
-    cached = index.memo.get(key)
+    cached: tuple[list[MessageView], int, int, int] | None = index.memo.get(key)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     value = message_views(request, entry_id)
     index.remember(key, value)
     return value

@@ -51,7 +51,7 @@ class TreeState:
     def query_string(self, **changes: object) -> str:
         """The URL query for this state with `changes` applied (defaults left out, `entry` last:
         permalinks read well with the entry at the end)."""
-        values = {
+        values: dict[str, object] = {
             "mode": self.mode,
             "q": self.query,
             "fold": ",".join(self.folded),

@@ -153,7 +153,7 @@ class TurnInputs:
             date=self.date,
             local_date=self.date_of,
         )
-        notes = []
+        notes: list[str] = []
         if not self.explain:
             return PromptInputs(source, resources, unknown, notes)
         if resources.trust_reason:

@@ -45,7 +45,8 @@ def _user_texts(messages: list[Json]) -> list[str]:
 
 
 def _call_label(call: Json) -> str:
-    args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+    raw = call.get("arguments")
+    args = raw if isinstance(raw, dict) else {}
     for key in ("path", "command", "pattern", "query"):
         value = args.get(key)
         if isinstance(value, str) and value:

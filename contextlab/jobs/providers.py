@@ -298,8 +298,9 @@ def _anthropic_client(config: ProviderConfig) -> Any:
             "anthropic-dangerous-direct-browser-access": "true",
             "anthropic-beta": INTERLEAVED_THINKING_BETA,
             "anthropic-version": PI_ANTHROPIC_VERSION,
+            # Omit() removes the SDK's own header; its types say headers are str only.
             **(
-                {"x-api-key": config.api_key, "Authorization": anthropic.Omit()}
+                {"x-api-key": config.api_key, "Authorization": anthropic.Omit()}  # type: ignore[dict-item]
                 if config.api_key
                 else {}
             ),

@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import worker_ready, worker_shutting_down
 from django.conf import settings
 from django.core.cache import cache
@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, name="jobs.run_job", max_retries=None)
-def run_job(self, job_id: int) -> str:  # type: ignore[no-untyped-def]
+def run_job(self: Task[[int], str], job_id: int) -> str:
     try:
         job = services.job_execute(job_id=job_id)  # a soft time limit fails the job there
     except services.RetryLater as later:

@@ -8,18 +8,21 @@ the forms swap their partials in place and the status partial polls until the jo
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from contextlab.http import HtmxHttpRequest
 from contextlab.jobs import providers, services
 from contextlab.jobs.forms import CompactForm, CompactionSettingsForm, ContinueForm, WhatIfForm
 from contextlab.jobs.models import Job
@@ -31,7 +34,7 @@ from contextlab.review.services import audit_record
 HISTORY_LIMIT = 50
 
 
-def _get_job_for_user(request: HttpRequest, pk: int) -> Job:
+def _get_job_for_user(request: HtmxHttpRequest, pk: int) -> Job:
     """The job if its session is visible to the user, else 404 (one query: polled each second)."""
     return get_object_or_404(
         Job.objects.select_related("session", "requested_by").filter(
@@ -41,7 +44,7 @@ def _get_job_for_user(request: HttpRequest, pk: int) -> Job:
     )
 
 
-def _status_response(request: HttpRequest, job: Job, refusal: str = "") -> HttpResponse:
+def _status_response(request: HtmxHttpRequest, job: Job, refusal: str = "") -> HttpResponse:
     """The job's status box (htmx polls it); `refusal` says there why an action was refused."""
     response = render(request, "jobs/_job_status.html", {"job": job, "refusal": refusal})
     if request.htmx and job.is_done:
@@ -53,7 +56,7 @@ def _status_response(request: HttpRequest, job: Job, refusal: str = "") -> HttpR
 
 
 @login_required
-def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
+def compact(request: HtmxHttpRequest, session_pk: int) -> HttpResponse:
     """GET: the preview of what Pi would summarise at `leaf`. POST: queue the compaction."""
     session = session_for_user_or_404(request.user, session_pk)
     form = CompactForm(request.POST if request.method == "POST" else request.GET)
@@ -105,7 +108,7 @@ def compact(request: HttpRequest, session_pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-def _request_text(request: dict) -> dict:
+def _request_text(request: dict[str, Any]) -> dict[str, Any]:
     """What the preview shows of one summarisation request: its text up to
     CONTEXTLAB_MESSAGE_RENDER_CHARS (a GET must never render a whole context: the request of
     a 500 MB session is hundreds of MB)."""
@@ -132,7 +135,9 @@ def _request_text(request: dict) -> dict:
 
 # htmx swaps only 2xx answers by default: a refused form comes back as 200 with its message, so
 # the user sees it in place; without htmx the page carries 409.
-def _form_error(request, template, session, leaf, error):  # type: ignore[no-untyped-def]
+def _form_error(
+    request: HtmxHttpRequest, template: str, session: Session, leaf: str, error: str
+) -> HttpResponse:
     chosen = CompactionSettingsForm(request.POST).settings()
     if not request.htmx:
         messages.error(request, error)
@@ -151,7 +156,7 @@ def _form_error(request, template, session, leaf, error):  # type: ignore[no-unt
 
 
 @login_required
-def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
+def continue_from(request: HtmxHttpRequest, session_pk: int) -> HttpResponse:
     """Pi's three choices when navigating the tree: no summary, summary, summary + instructions."""
     session = session_for_user_or_404(request.user, session_pk)
     form = ContinueForm(request.POST if request.method == "POST" else request.GET)
@@ -161,7 +166,9 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
     if request.method == "POST":
         try:
             if not valid:
-                raise services.JobError(" ".join(form.non_field_errors()) or "Choose again")
+                raise services.JobError(
+                    " ".join(str(e) for e in form.non_field_errors()) or "Choose again"
+                )
             if form.cleaned_data["choice"] == "none":
                 new_leaf = services.session_continue_without_summary(
                     session=session, target_entry_id=target, actor=request.user, old_leaf=old_leaf
@@ -195,7 +202,7 @@ def continue_from(request: HttpRequest, session_pk: int) -> HttpResponse:
 
 
 @login_required
-def detail(request: HttpRequest, pk: int) -> HttpResponse:
+def detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
     if request.htmx:
         return _status_response(request, job)
@@ -206,7 +213,7 @@ JOB_PARTS = ("preview", "requests", "responses")
 
 
 @login_required
-def payload(request: HttpRequest, pk: int, part: str, n: int = 0) -> HttpResponse:
+def payload(request: HtmxHttpRequest, pk: int, part: str, n: int = 0) -> HttpResponse:
     """One request, response or the preparation of a job, as JSON (the job page lists them and
     loads each on demand: whole summarisation requests made that page weigh megabytes)."""
     if part not in JOB_PARTS:
@@ -225,7 +232,7 @@ def payload(request: HttpRequest, pk: int, part: str, n: int = 0) -> HttpRespons
 
 @login_required
 @require_POST
-def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
     if not services.job_cancel(job=job, actor=request.user):
         messages.info(request, f"Job #{job.pk} had already ended ({job.status}).")
@@ -236,7 +243,7 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def retry(request: HttpRequest, pk: int) -> HttpResponse:
+def retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = _get_job_for_user(request, pk)
     try:
         new_job = services.job_retry(job=job, requested_by=request.user)
@@ -253,7 +260,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def job_list(request: HttpRequest, session_pk: int) -> HttpResponse:
+def job_list(request: HtmxHttpRequest, session_pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, session_pk)
     jobs = list(Job.objects.for_session(session.pk).select_related("requested_by")[:HISTORY_LIMIT])
     context = {
@@ -268,7 +275,7 @@ def job_list(request: HttpRequest, session_pk: int) -> HttpResponse:
 
 
 @login_required
-def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
+def export(request: HtmxHttpRequest, session_pk: int) -> StreamingHttpResponse:
     """Download the session as a Pi JSONL v3 file (with the entries contextlab added)."""
     session = session_for_user_or_404(request.user, session_pk)
     try:
@@ -277,7 +284,7 @@ def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
     except (services.JobError, OSError) as exc:
         raise Http404(str(exc)) from exc
 
-    def stream():  # type: ignore[no-untyped-def]
+    def stream() -> Iterator[bytes]:
         yield first
         yield from chunks
 
@@ -290,7 +297,7 @@ def export(request: HttpRequest, session_pk: int) -> StreamingHttpResponse:
 
 
 @login_required
-def what_if(request: HttpRequest, session_pk: int) -> HttpResponse:
+def what_if(request: HtmxHttpRequest, session_pk: int) -> HttpResponse:
     """Auto-compaction what-if: where Pi would have compacted for these settings (no model)."""
     session = session_for_user_or_404(request.user, session_pk)
     config = providers.active_provider()

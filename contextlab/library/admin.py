@@ -2,6 +2,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
 
 from contextlab.library.models import (
     Entry,
@@ -14,14 +15,14 @@ from contextlab.library.models import (
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(admin.ModelAdmin[Project]):
     list_display = ("cwd", "restricted", "created_at")
     list_filter = ("restricted",)
     search_fields = ("cwd",)
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(admin.ModelAdmin[Session]):
     list_display = (
         "session_id",
         "name",
@@ -36,31 +37,32 @@ class SessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(SessionRevision)
-class SessionRevisionAdmin(admin.ModelAdmin):
+class SessionRevisionAdmin(admin.ModelAdmin[SessionRevision]):
     list_display = ("session", "number", "status", "bytes_read", "reason", "updated_at")
     raw_id_fields = ("session",)
 
 
 @admin.register(Entry)
-class EntryAdmin(admin.ModelAdmin):
+class EntryAdmin(admin.ModelAdmin[Entry]):
     list_display = ("entry_id", "type", "role", "session", "seq", "line_no")
     raw_id_fields = ("session", "revision")
     list_filter = ("type", "origin")
 
 
 @admin.register(ImportProblem)
-class ImportProblemAdmin(admin.ModelAdmin):
+class ImportProblemAdmin(admin.ModelAdmin[ImportProblem]):
     list_display = ("path", "line", "reason", "session", "created_at")
     raw_id_fields = ("session", "revision")
 
 
-class ProjectMembershipForm(forms.ModelForm):
+class ProjectMembershipForm(forms.ModelForm[ProjectMembership]):
     class Meta:
         model = ProjectMembership
         fields = "__all__"  # noqa: DJ007 - the admin shows every field
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         project, user, role = data.get("project"), data.get("user"), data.get("role")
         if project is not None and user is not None and role:
             # The same rule as the members page: the project is not left without an owner.
@@ -78,13 +80,15 @@ class ProjectMembershipForm(forms.ModelForm):
 
 
 @admin.register(ProjectMembership)
-class ProjectMembershipAdmin(admin.ModelAdmin):
+class ProjectMembershipAdmin(admin.ModelAdmin[ProjectMembership]):
     form = ProjectMembershipForm
     list_display = ("project", "user", "role", "created_at")
     list_filter = ("role",)
     raw_id_fields = ("project", "user", "added_by")
 
-    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+    def save_model(
+        self, request: HttpRequest, obj: ProjectMembership, form: Any, change: bool
+    ) -> None:
         super().save_model(request, obj, form, change)
         # As review's project_restrict: a project with a member stays closed when it loses
         # them all later (here in the admin, or with a deleted account).

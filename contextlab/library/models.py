@@ -10,12 +10,19 @@ the entries of its current revision (`Entry.objects.for_session`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.models.expressions import Expression
+
+_M = TypeVar("_M", bound=models.Model)
 
 
 class OrderedJSONField(models.JSONField):
@@ -28,12 +35,14 @@ class OrderedJSONField(models.JSONField):
     and do not work: filter on the columns (type, role, entry_id) instead.
     """
 
-    def db_type(self, connection):  # type: ignore[no-untyped-def]
+    def db_type(self, connection: BaseDatabaseWrapper) -> str | None:
         if connection.vendor == "postgresql":
             return "json"
         return super().db_type(connection)
 
-    def get_db_prep_value(self, value, connection, prepared=False):  # type: ignore[no-untyped-def]
+    def get_db_prep_value(
+        self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
+    ) -> Any:
         if connection.vendor == "postgresql":
             from psycopg.types.json import Json
 
@@ -42,31 +51,36 @@ class OrderedJSONField(models.JSONField):
             return None if value is None else Json(value)
         return super().get_db_prep_value(value, connection, prepared)
 
-    def from_db_value(self, value, expression, connection):  # type: ignore[no-untyped-def]
+    def from_db_value(
+        self, value: Any, expression: Expression, connection: BaseDatabaseWrapper
+    ) -> Any:
         if value is not None and not isinstance(value, str):
             return value  # psycopg already decoded the json column
         return super().from_db_value(value, expression, connection)
 
 
-def _visible_projects_q(user, project_field: str) -> Q:  # type: ignore[no-untyped-def]
+def _visible_projects_q(user: User, project_field: str) -> Q:
     """The visibility rule (ProjectMembership explains it): superusers see everything, a project
     that never had members is open to every signed-in user, a project with members only to
     them, and a restricted project whose members are all gone to nobody else (it stays
     closed). EXISTS subqueries, not joins, so callers' querysets keep one row per object."""
     members = ProjectMembership.objects.filter(project_id=models.OuterRef(project_field))
     restricted = Project.objects.filter(pk=models.OuterRef(project_field), restricted=True)
-    return (~models.Exists(members) & ~models.Exists(restricted)) | models.Exists(
-        members.filter(user_id=user.pk)
+    # Combining conditional expressions makes a Q (the stubs say Combinable).
+    return cast(
+        Q,
+        (~models.Exists(members) & ~models.Exists(restricted))
+        | models.Exists(members.filter(user_id=user.pk)),
     )
 
 
-class _VisibleToMixin:
+class _VisibleToQuerySet(models.QuerySet[_M]):
     """`visible_to(user)` for a QuerySet whose rows belong to a project through `project_field`
     (the visibility rule is _visible_projects_q's)."""
 
     project_field = "pk"
 
-    def visible_to(self, user):  # type: ignore[no-untyped-def]
+    def visible_to(self, user: User | AnonymousUser | None) -> Self:
         if user is None or not user.is_authenticated:
             return self.none()
         if user.is_superuser:
@@ -74,7 +88,7 @@ class _VisibleToMixin:
         return self.filter(_visible_projects_q(user, self.project_field))
 
 
-class ProjectQuerySet(_VisibleToMixin, models.QuerySet["Project"]):
+class ProjectQuerySet(_VisibleToQuerySet["Project"]):
     """`visible_to(user)`: the projects this user may see."""
 
 
@@ -250,7 +264,7 @@ def project_for_new_session(cwd: str, user: Any) -> tuple[Project, bool]:
     return own, True
 
 
-class SessionQuerySet(_VisibleToMixin, models.QuerySet["Session"]):
+class SessionQuerySet(_VisibleToQuerySet["Session"]):
     """`visible_to(user)`: sessions of the projects this user may see."""
 
     project_field = "project_id"
@@ -361,7 +375,7 @@ class SessionRevision(models.Model):
     def blob_file(self) -> Path:
         return Path(settings.CONTEXTLAB_BLOB_DIR) / self.blob_path
 
-    def open_blob(self):  # type: ignore[no-untyped-def]
+    def open_blob(self) -> IO[bytes]:
         """The original bytes of this revision's file, as far as they were read."""
         return self.blob_file.open("rb")
 

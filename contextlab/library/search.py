@@ -10,11 +10,13 @@ import operator
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import reduce
 from html import escape
+from typing import TYPE_CHECKING, Any
 
+import psycopg
 from django.conf import settings
 from django.contrib.postgres.search import (
     SearchHeadline,
@@ -26,6 +28,10 @@ from django.db import connection, transaction
 from django.db.models import Case, F, Lookup, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce, Greatest, Left, NullIf, StrIndex, Substr
 from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.models.sql.compiler import SQLCompiler
 
 from contextlab.library.models import Entry
 
@@ -179,23 +185,25 @@ def _parallel_ok(postgres: bool) -> bool:
 
 def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
     if postgres:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # Vectors can always be recomputed: no need to wait for the WAL flush.
-            # psycopg's own cursor: with DEBUG on, Django's would keep every batch of texts in
-            # connection.queries (hundreds of MB over a large session).
-            raw = cursor.cursor
-            raw.execute("SET LOCAL synchronous_commit TO OFF")
-            parts = [identifier_parts(text) for text in texts]
-            raw.execute(
-                UPDATE_SQL,
-                {
-                    "config": CONFIG,
-                    "ids": ids,
-                    "texts": texts,
-                    "humps": [humps for humps, _ in parts],
-                    "camel": [camel for _, camel in parts],
-                },
-            )
+        parts = [identifier_parts(text) for text in texts]
+        params = {
+            "config": CONFIG,
+            "ids": ids,
+            "texts": texts,
+            "humps": [humps for humps, _ in parts],
+            "camel": [camel for _, camel in parts],
+        }
+        with transaction.atomic():
+            connection.ensure_connection()
+            # psycopg's own cursor, not Django's: with DEBUG on, Django's would keep every batch
+            # of texts in connection.queries (hundreds of MB over a large session). And one
+            # that binds on the server: the texts go as parameters, where Django's client-side
+            # binding would quote megabytes of text into the statement in Python, and
+            # PostgreSQL would scan them back out of it.
+            with psycopg.Cursor(connection.connection) as raw:
+                # Vectors can always be recomputed: no need to wait for the WAL flush.
+                raw.execute("SET LOCAL synchronous_commit TO OFF")
+                raw.execute(UPDATE_SQL, params)
     else:
         Entry.objects.bulk_update(
             [
@@ -388,7 +396,9 @@ class HoldsPiece(Lookup):
     lookup_name = "holds_piece"
     prepare_rhs = False
 
-    def as_sql(self, compiler, connection):  # type: ignore[no-untyped-def]
+    def as_sql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, tuple[Any, ...]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         words = (
             "SELECT word FROM library_searchword WHERE word LIKE %s OR word LIKE"
@@ -400,7 +410,7 @@ class HoldsPiece(Lookup):
             f" FROM ({words}) AS w)"
         )
         piece = str(self.rhs)
-        return sql, [*lhs_params, CONFIG, f"%{piece}%", piece, piece]
+        return sql, (*lhs_params, CONFIG, f"%{piece}%", piece, piece)
 
 
 def substring_match(terms: list[str]) -> Q:
@@ -418,8 +428,8 @@ SNIPPET_WINDOW = 600
 # Long on purpose: the query is planned in one place (words, phrases, exclusions, the substring
 # fallback, scopes and the ordering past 1,000 hits), each branch reading what the others chose.
 def apply_search(
-    qs: QuerySet, query: str, *, substring: bool = False, limit: int = 100
-) -> QuerySet:
+    qs: QuerySet[Entry], query: str, *, substring: bool = False, limit: int = 100
+) -> QuerySet[Entry]:
     """Entries matching `query`: its words (websearch syntax), or the same with identifiers split
     into their parts (`readFileUtf8` finds `binding.readFileUtf8(path`); when words find nothing,
     or with `substring`, every word of it inside a token (under the trigram index).
@@ -467,7 +477,7 @@ def apply_search(
     )
     if ranked:
         hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery), whole=whole)
-        order = ("-whole", "-rank", "-session__last_activity", "session_id", "seq")
+        order: tuple[str, ...] = ("-whole", "-rank", "-session__last_activity", "session_id", "seq")
     else:
         # Too many to rank: the most recently stored first, which PostgreSQL reads backwards
         # from the primary key until it has `limit` hits, instead of sorting every hit.
@@ -530,7 +540,7 @@ def query_terms(query: str) -> list[str]:
     return [w for w in words if w.lower() not in {"or", "and"} and not w.startswith("-")]
 
 
-def snippet_html(entry) -> SafeString:  # type: ignore[no-untyped-def]
+def snippet_html(entry: Entry) -> SafeString:
     headline = getattr(entry, "headline", None)
     query = getattr(entry, "search_query", "")
     # The parts of a compound word too: a hit on `read … utf8` shows them marked.
@@ -574,7 +584,7 @@ def _python_headline(text: str, terms: list[str]) -> str:
     return ("… " if start else "") + marked + (" …" if end < len(text) else "")
 
 
-def entry_search_text(entry: dict) -> str:
+def entry_search_text(entry: dict[str, Any]) -> str:
     """The words of an entry worth finding: message text, thinking, tool calls and tool results,
     bash commands and output, summaries, custom messages, names and labels; for Pi 1.x, the
     sections and tools of system messages and the text a context edit puts in."""
@@ -615,7 +625,7 @@ def entry_search_text(entry: dict) -> str:
 _ENVELOPE = frozenset({"type", "id", "parentId", "timestamp"})
 
 
-def _message_text(message: dict, add) -> None:  # type: ignore[no-untyped-def]
+def _message_text(message: dict[str, Any], add: Callable[[object], None]) -> None:
     role = message.get("role")
     if role == "bashExecution":
         add(message.get("command"))
@@ -637,7 +647,7 @@ def _message_text(message: dict, add) -> None:  # type: ignore[no-untyped-def]
                 add(tool.get("description"))
 
 
-def _content_text(content: object, add) -> None:  # type: ignore[no-untyped-def]
+def _content_text(content: object, add: Callable[[object], None]) -> None:
     if isinstance(content, str):
         add(content)
         return
@@ -658,7 +668,7 @@ def _content_text(content: object, add) -> None:  # type: ignore[no-untyped-def]
                 _all_strings(arguments, add)
 
 
-def _all_strings(value: object, add, depth: int = 0) -> None:  # type: ignore[no-untyped-def]
+def _all_strings(value: object, add: Callable[[object], None], depth: int = 0) -> None:
     if depth > 20:
         return
     if isinstance(value, str):

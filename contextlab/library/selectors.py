@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast, Coalesce
 from django.shortcuts import get_object_or_404
+from django_stubs_ext import WithAnnotations
 
 from contextlab.library.models import Entry, ImportProblem, Project, Session, SessionRevision
 from contextlab.library.search import apply_search, uses_postgres
@@ -58,7 +59,14 @@ def project_for_user_or_404(user: Any, pk: int) -> Project:
     return get_object_or_404(Project.objects.visible_to(user), pk=pk)
 
 
-def session_revisions(session: Session) -> QuerySet[SessionRevision]:
+class RevisionCounts(TypedDict):
+    entries_stored: int
+    problems_found: int
+
+
+def session_revisions(
+    session: Session,
+) -> QuerySet[WithAnnotations[SessionRevision, RevisionCounts]]:
     """The session's revisions, newest first, each with its entry and problem counts."""
 
     def count_of(model: Any) -> Coalesce:

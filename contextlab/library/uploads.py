@@ -25,7 +25,7 @@ class SizeLimitedUploadHandler(FileUploadHandler):
         if self.received > settings.CONTEXTLAB_MAX_UPLOAD_BYTES:
             too_large = getattr(self.request, "too_large_uploads", None)
             if too_large is None:
-                too_large = self.request.too_large_uploads = []  # type: ignore[union-attr]
+                too_large = self.request.too_large_uploads = []  # type: ignore[union-attr]  # Django gives upload handlers the request
             too_large.append(self.file_name)
             raise SkipFile()
         return raw_data  # the next handler (memory or temporary file) stores it

@@ -5,19 +5,21 @@ from __future__ import annotations
 import logging
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Prefetch
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from contextlab.http import HtmxHttpRequest
 from contextlab.inspector.selectors import context_entry_ids
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
-from contextlab.library.importer import import_session_file
+from contextlab.library.importer import ImportResult, import_session_file
 from contextlab.library.models import Session
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
@@ -47,19 +49,19 @@ SEARCH_LIMIT = 100
 
 
 @login_required
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: HtmxHttpRequest) -> HttpResponse:
     form = LibraryFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
     sort = filters.get("sort") or "recent"
 
-    sessions = filter_sessions(sessions_for_user(request.user), filters)
-    sessions = sessions.prefetch_related(
+    found = filter_sessions(sessions_for_user(request.user), filters)
+    found = found.prefetch_related(
         Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
     )
     # Sorted as asked across the whole library (the limit keeps the first sessions of that
     # order); each project group comes where its first session does, so "oldest" and "recent"
     # reorder the groups too, not only the rows inside them.
-    sessions = list(sessions.order_by(*SORTS[sort])[:LIBRARY_LIMIT])
+    sessions = list(found.order_by(*SORTS[sort])[:LIBRARY_LIMIT])
     by_project: dict[int | None, list[Session]] = {}
     for item in sessions:
         by_project.setdefault(item.project_id, []).append(item)
@@ -87,7 +89,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def search(request: HttpRequest) -> HttpResponse:
+def search(request: HtmxHttpRequest) -> HttpResponse:
     """Search every visible session, or one (`session`), or what the model received with one of
     its entries as the leaf (`session` and `context`, an entry id)."""
     query = request.GET.get("q", "").strip()[:500]
@@ -120,7 +122,7 @@ def search(request: HttpRequest) -> HttpResponse:
         else []
     )
     for hit in hits:
-        hit.snippet_html = snippet_html(hit)
+        hit.snippet_html = snippet_html(hit)  # type: ignore[attr-defined]  # for the template only
     context = {
         "nav": "library",
         "search_query": query,
@@ -137,9 +139,17 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(request, "library/search.html", context)
 
 
+def _record_upload(user: Any, created_project: bool, result: ImportResult) -> None:
+    """The upload's audit event (and the uploader's ownership), in the import's transaction."""
+    assert result.session is not None  # `within` runs once the session is stored
+    upload_record(
+        user=user, session=result.session, status=result.status, created_project=created_project
+    )
+
+
 @login_required
 @require_POST
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: HtmxHttpRequest) -> HttpResponse:
     files = request.FILES.getlist("files")
     results = [
         {"name": name, "error": too_large_message()}
@@ -158,12 +168,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 index_search=False,  # after_import does it, off this request
                 # The uploader's ownership of a project the upload created, and the audit
                 # event, commit with the entries.
-                within=lambda result, created=created_project: upload_record(
-                    user=request.user,
-                    session=result.session,
-                    status=result.status,
-                    created_project=created,
-                ),
+                within=partial(_record_upload, request.user, created_project),
             )
         except Exception:  # one bad file must not hide the results of the others
             # The details (database errors, paths) are for the log, not for the page.
@@ -192,7 +197,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def history(request: HttpRequest, pk: int) -> HttpResponse:
+def history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The versions of a session's file that were imported (a rewrite or a shrink starts a new
     one; the old ones keep their entries), each with its original bytes to download."""
     session = session_for_user_or_404(request.user, pk)
@@ -204,7 +209,7 @@ def history(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
+def original(request: HtmxHttpRequest, pk: int, number: int) -> FileResponse:
     """The bytes of a revision's file exactly as they were read (Pi can open them as they are)."""
     session = session_for_user_or_404(request.user, pk)
     revision = get_object_or_404(session.revisions, number=number)
@@ -224,7 +229,7 @@ def original(request: HttpRequest, pk: int, number: int) -> FileResponse:
 
 
 @login_required
-def unusable_original(request: HttpRequest, pk: int) -> FileResponse:
+def unusable_original(request: HtmxHttpRequest, pk: int) -> FileResponse:
     """The bytes of a file that yielded no session, as they were kept when it was imported."""
     problem = unusable_file_problem(request.user, pk)
     blob = problem.blob_file if problem is not None else None

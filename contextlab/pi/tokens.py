@@ -114,9 +114,9 @@ def estimate_tokens(message: Json) -> int | float:
 
 def calculate_context_tokens(usage: Json) -> int | float:
     """``usage.totalTokens || input + output + cacheRead + cacheWrite``."""
-    total = usage.get("totalTokens")
+    total: int | float | None = usage.get("totalTokens")
     if total:
-        return total  # type: ignore[no-any-return]
+        return total
     try:
         parts = [usage[k] for k in ("input", "output", "cacheRead", "cacheWrite")]
     except KeyError:

@@ -22,7 +22,7 @@ def comment_counts(session: Session) -> dict[str, int]:
         .annotate(n=Count("id"))
         .order_by()
     )
-    return dict(rows)  # type: ignore[arg-type]
+    return dict(rows)
 
 
 def session_labels(session: Session) -> list[str]:

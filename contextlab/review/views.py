@@ -7,16 +7,19 @@ work without JavaScript; with htmx they swap their partial in place.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import QuerySet
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from contextlab.http import HtmxHttpRequest
 from contextlab.library.models import Entry, Project, ProjectMembership, Session
 from contextlab.library.selectors import project_for_user_or_404, session_for_user_or_404
 from contextlab.review import selectors, services
@@ -26,7 +29,7 @@ from contextlab.review.models import AuditEvent, Comment
 AUDIT_LIMIT = 200
 
 
-def _comment_for_user_or_404(request: HttpRequest, pk: int) -> Comment:
+def _comment_for_user_or_404(request: HtmxHttpRequest, pk: int) -> Comment:
     return get_object_or_404(
         Comment.objects.select_related("session", "session__project").filter(
             session__in=Session.objects.visible_to(request.user)
@@ -39,7 +42,7 @@ def _comment_for_user_or_404(request: HttpRequest, pk: int) -> Comment:
 
 
 @login_required
-def members(request: HttpRequest, pk: int) -> HttpResponse:
+def members(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     project = project_for_user_or_404(request.user, pk)
     can_manage = services.can_manage_members(request.user, project)
     if request.method == "POST":
@@ -74,7 +77,7 @@ def members(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def member_remove(request: HttpRequest, pk: int, membership_pk: int) -> HttpResponse:
+def member_remove(request: HtmxHttpRequest, pk: int, membership_pk: int) -> HttpResponse:
     project = project_for_user_or_404(request.user, pk)
     membership = get_object_or_404(
         ProjectMembership.objects.select_related("user", "project"),
@@ -97,8 +100,10 @@ def member_remove(request: HttpRequest, pk: int, membership_pk: int) -> HttpResp
 # --- Audit log ------------------------------------------------------------------------------
 
 
-def _audit_page(request: HttpRequest, events, **context) -> HttpResponse:  # type: ignore[no-untyped-def]
-    events = list(events.select_related("actor", "project", "session")[:AUDIT_LIMIT])
+def _audit_page(
+    request: HtmxHttpRequest, found: QuerySet[AuditEvent], **context: Any
+) -> HttpResponse:
+    events = list(found.select_related("actor", "project", "session")[:AUDIT_LIMIT])
     return render(
         request,
         "review/audit.html",
@@ -107,13 +112,13 @@ def _audit_page(request: HttpRequest, events, **context) -> HttpResponse:  # typ
 
 
 @login_required
-def project_audit(request: HttpRequest, pk: int) -> HttpResponse:
+def project_audit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     project = project_for_user_or_404(request.user, pk)
     return _audit_page(request, AuditEvent.objects.filter(project=project), project=project)
 
 
 @login_required
-def session_audit(request: HttpRequest, pk: int) -> HttpResponse:
+def session_audit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     return _audit_page(
         request,
@@ -124,7 +129,7 @@ def session_audit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def audit(request: HttpRequest) -> HttpResponse:
+def audit(request: HtmxHttpRequest) -> HttpResponse:
     """Everything, for superusers: events of every project, and those tied to none."""
     if not request.user.is_superuser:
         raise PermissionDenied("The global audit log is for superusers.")
@@ -135,7 +140,7 @@ def audit(request: HttpRequest) -> HttpResponse:
 
 
 def _comments_response(
-    request: HttpRequest, session: Session, entry_id: str, error: str = "", body: str = ""
+    request: HtmxHttpRequest, session: Session, entry_id: str, error: str = "", body: str = ""
 ) -> HttpResponse:
     """htmx: the comments partial in place (the refused text kept in the form). Without
     JavaScript: back to the entry's page, where the partial is part of the inspector."""
@@ -154,7 +159,7 @@ def _comments_response(
 
 @login_required
 @require_POST
-def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
+def comment_create(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     form = CommentForm(request.POST)
     form.is_valid()  # optional text fields: always valid
@@ -170,7 +175,7 @@ def comment_create(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def comment_edit(request: HttpRequest, pk: int) -> HttpResponse:
+def comment_edit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     comment = _comment_for_user_or_404(request, pk)
     try:
         form = CommentForm(request.POST)
@@ -185,7 +190,7 @@ def comment_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def comment_delete(request: HttpRequest, pk: int) -> HttpResponse:
+def comment_delete(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     comment = _comment_for_user_or_404(request, pk)
     session, entry_id = comment.session, comment.entry_id
     try:
@@ -198,7 +203,7 @@ def comment_delete(request: HttpRequest, pk: int) -> HttpResponse:
 # --- Review labels --------------------------------------------------------------------------
 
 
-def _labels_response(request: HttpRequest, session: Session, error: str = "") -> HttpResponse:
+def _labels_response(request: HtmxHttpRequest, session: Session, error: str = "") -> HttpResponse:
     if request.htmx:
         context = {
             "session": session,
@@ -213,7 +218,7 @@ def _labels_response(request: HttpRequest, session: Session, error: str = "") ->
 
 @login_required
 @require_POST
-def label_add(request: HttpRequest, pk: int) -> HttpResponse:
+def label_add(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     form = LabelForm(request.POST)
     form.is_valid()
@@ -228,7 +233,7 @@ def label_add(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def label_remove(request: HttpRequest, pk: int) -> HttpResponse:
+def label_remove(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     form = LabelForm(request.POST)
     form.is_valid()

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django.views.defaults import page_not_found
 
+from contextlab.http import AuthenticatedHttpRequest
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.services import inspect_entry, message_blocks
 from contextlab.library.models import Session
@@ -40,7 +41,7 @@ def _url(request: HttpRequest, link: ShareLink) -> str:
 
 
 @login_required
-def links(request: HttpRequest) -> HttpResponse:
+def links(request: AuthenticatedHttpRequest) -> HttpResponse:
     """GET: your share links (and a form, pre-filled by ?session=&entry=). POST: a new link."""
     if request.method == "POST":
         try:
@@ -48,20 +49,20 @@ def links(request: HttpRequest) -> HttpResponse:
             days = int(request.POST.get("days") or settings.CONTEXTLAB_SHARE_DAYS)
         except ValueError:
             raise Http404("No such session") from None
-        session = session_for_user_or_404(request.user, pk)
+        shared = session_for_user_or_404(request.user, pk)
         try:
             link = share_link_create(
-                session=session,
+                session=shared,
                 entry_id=request.POST.get("entry", ""),
                 days=days,
                 created_by=request.user,
             )
         except ShareError as exc:
             messages.error(request, str(exc))
-            return redirect(f"{reverse('sharing:links')}?session={session.pk}")
+            return redirect(f"{reverse('sharing:links')}?session={shared.pk}")
         messages.success(request, f"Share link created: {_url(request, link)}")
         return redirect("sharing:links")
-    session = None
+    session: Session | None = None
     if request.GET.get("session", "").isdigit():
         session = session_for_user_or_404(request.user, int(request.GET["session"]))
     own = list(ShareLink.objects.filter(created_by=request.user).select_related("session")[:200])
@@ -118,7 +119,7 @@ class _Refused(Exception):
 def _refusal(response: HttpResponse) -> _Refused:
     # Django logs every 4xx answer with its path, and a share URL's path holds its token (a
     # live one, for an entry the link does not open): the refusal is recorded without it.
-    response._has_been_logged = True  # type: ignore[attr-defined]
+    response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log's mark
     response["X-Robots-Tag"] = "noindex"
     return _Refused(response)
 

@@ -8,11 +8,8 @@
   // what htmx cannot: the keyboard map over the tree's rows, and the row marked the moment it is
   // chosen, before the inspector follows. `chosen` is the entry the user is on.
   var KEY_PAUSE = 100;  // ms: key moves closer together than this make one request
-  var chosen = null;
-  var keyTimer = null;
+  var chosen = null, keyTimer = null, pendingSteps = 0, treeScroll = null;
   var keyRun = false;  // the current run of key moves has its one history entry already
-  var pendingSteps = 0;
-  var treeScroll = null;
 
   function tree() { return document.getElementById("tree"); }
   function treePane() { return document.querySelector(".tree-pane"); }
@@ -141,7 +138,12 @@
     if (searchFocus && search() && document.activeElement !== search()) { search().focus(); search().setSelectionRange(searchFocus[0], searchFocus[1]); }
     searchFocus = null;
   });
-  document.addEventListener("htmx:beforeRequest", function (event) { if (search() && event.detail.elt === search().form) searchSent = search().value; });
+  // A poll (`data-poll`: the live poll, a job's card) rests while the tab is hidden; its
+  // hx-trigger asks again at once when the tab is shown (visibilitychange).
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (document.hidden && event.detail.elt.hasAttribute("data-poll")) event.preventDefault();
+    else if (search() && event.detail.elt === search().form) searchSent = search().value;
+  });
   document.addEventListener("htmx:afterSettle", function (event) {
     var box = search();
     if (box && box.form && event.detail.target.id === "tree" && searchSent !== null && box.value !== searchSent) window.htmx.trigger(box.form, "input");
@@ -270,11 +272,8 @@
     var source = document.querySelector(button.getAttribute("data-copy-from"));
     if (!source) return;
     var text = source.value !== undefined && source.tagName === "TEXTAREA" ? source.value : source.textContent;
-    var done = function () {
-      var old = button.textContent;
-      button.textContent = "Copied";
-      setTimeout(function () { button.textContent = old; }, 1200);
-    };
+    var old = button.textContent;
+    var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = old; }, 1200); };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
     } else {
@@ -287,8 +286,7 @@
     var area = document.createElement("textarea");
     area.value = text;
     area.setAttribute("readonly", "");
-    area.style.position = "fixed";
-    area.style.opacity = "0";
+    area.style.cssText = "position: fixed; opacity: 0";
     document.body.appendChild(area);
     area.select();
     try { document.execCommand("copy"); } catch (e) { /* nothing else to try */ }

@@ -7,6 +7,36 @@
     if (n === null || n === undefined) return "?";
     return n >= 1000 ? (n / 1000).toFixed(1).replace(/\.0$/, "") + "k" : String(n);
   }
+  // Compaction labels are HTML over the plot, placed left to right in up to `rows` lines at its
+  // top: a label that would touch one already placed goes one line down, and is left out when no
+  // line has room (its dashed line stays; the list under the chart names every compaction).
+  function placeMarks(u, compactions) {
+    var layer = u.over.querySelector(".chart-marks");
+    if (!layer) {
+      layer = document.createElement("div");
+      layer.className = "chart-marks";
+      u.over.appendChild(layer);
+    }
+    layer.textContent = "";
+    var width = u.over.clientWidth, rows = width < 600 ? 2 : 3, ends = [], gap = 6, shown = 0;
+    compactions.forEach(function (c, n) {
+      var mark = document.createElement("span");
+      mark.className = "chart-mark";
+      mark.textContent = short(c.before) + "→" + short(c.after);
+      mark.title = "compaction " + (n + 1) + " at request " + c.index + ": " + c.before + " → " + c.after + " tokens";
+      layer.appendChild(mark);
+      var w = mark.offsetWidth, x = u.valToPos(c.index, "x");
+      var left = x + 3 + w <= width ? x + 3 : Math.max(0, x - 3 - w);
+      var row = 0;
+      while (row < rows && ends[row] !== undefined && ends[row] + gap > left) row++;
+      if (row === rows || left + w > width) { layer.removeChild(mark); return; }
+      ends[row] = left + w;
+      mark.style.left = left + "px";
+      mark.style.top = 2 + row * 16 + "px";
+      shown++;
+    });
+    layer.setAttribute("data-shown", shown + " of " + compactions.length);
+  }
   function setupChart(holder) {
     if (!window.uPlot) return;
     var data = JSON.parse(document.getElementById(holder.getAttribute("data-series")).textContent);
@@ -17,8 +47,8 @@
     var windowLine = data.points.map(function () { return data.contextWindow || null; });
     var reserveLine = data.points.map(function () { return data.contextWindow ? data.contextWindow - data.reserveTokens : null; });
     var width = Math.max(260, holder.clientWidth - 8);
-    var compactionIndex = {};
-    data.points.forEach(function (p, i) { if (p.compaction) compactionIndex[i] = p.compaction; });
+    var compactions = [];
+    data.points.forEach(function (p, i) { if (p.compaction) compactions.push({ index: i, before: p.compaction.before, after: p.compaction.after }); });
     var opts = {
       width: width,
       height: 380,
@@ -39,20 +69,17 @@
           var ctx = u.ctx;
           ctx.save();
           ctx.strokeStyle = "#6941c6";
-          ctx.fillStyle = "#6941c6";
           ctx.lineWidth = 1;
-          ctx.font = (11 * devicePixelRatio) + "px sans-serif";
-          Object.keys(compactionIndex).forEach(function (i) {
-            var x = u.valToPos(Number(i), "x", true);
+          ctx.setLineDash([3, 3]);
+          compactions.forEach(function (c) {
+            var x = u.valToPos(c.index, "x", true);
             ctx.beginPath();
-            ctx.setLineDash([3, 3]);
             ctx.moveTo(x, u.bbox.top);
             ctx.lineTo(x, u.bbox.top + u.bbox.height);
             ctx.stroke();
-            var c = compactionIndex[i];
-            ctx.fillText(short(c.before) + "→" + short(c.after), x + 3, u.bbox.top + 12 * devicePixelRatio);
           });
           ctx.restore();
+          placeMarks(u, compactions);
         }],
         ready: [function (u) {
           u.over.addEventListener("click", function () {

@@ -11,24 +11,19 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from contextlab.api.services import api_token_create
 from contextlab.inspector.services import tree_index_refresh
 from contextlab.library.importer import import_session_file
 from tests.conftest import REPO
+from tests.gunicorn import Gunicorn
 
 sys.path.insert(0, str(REPO / "tools"))
 from gen_large_session import write_session
@@ -48,84 +43,6 @@ def peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise AssertionError(f"no VmHWM for {pid}")
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
-class WebProcess:
-    """contextlab under gunicorn (one sync worker, as the README deploys it), on the test
-    database."""
-
-    def __init__(self, log: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        db = connection.settings_dict
-        database_url = "postgres://{}:{}@{}:{}/{}".format(
-            quote(db["USER"] or "", safe=""),
-            quote(db["PASSWORD"] or "", safe=""),
-            db["HOST"] or "127.0.0.1",
-            db["PORT"] or 5432,
-            quote(db["NAME"], safe=""),
-        )
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "DATABASE_URL": database_url,
-            "CONTEXTLAB_BLOB_DIR": str(settings.CONTEXTLAB_BLOB_DIR),
-        }
-        command = [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi"]
-        command += ["--bind", f"127.0.0.1:{self.port}", "--workers", "1", "--timeout", "300"]
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                command, env=env, cwd=REPO, stdout=log, stderr=log, start_new_session=True
-            )
-        deadline = time.monotonic() + 120
-        while not self._answers():
-            assert time.monotonic() < deadline, self.log.read_text()
-            time.sleep(0.5)
-
-    def _answers(self) -> bool:
-        assert self.proc is not None and self.proc.poll() is None, self.log.read_text()
-        try:
-            with urllib.request.urlopen(f"{self.url}/api/v1/openapi.json", timeout=5) as answer:
-                return bool(answer.status == 200)
-        except OSError:
-            return False
-
-    @property
-    def worker(self) -> int:
-        assert self.proc is not None
-        workers = children(self.proc.pid)
-        assert len(workers) == 1, workers
-        return workers[0]
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
 
 
 def fetch(url: str, headers: dict[str, str]) -> tuple[int, int, bytes, bytes]:
@@ -160,30 +77,37 @@ def _measure(size: str, entries: int, tmp_path: Path, owner: Any, client: Any) -
     token = api_token_create(user=owner, name="rss")[1]
     client.force_login(owner)
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    web = WebProcess(tmp_path / "gunicorn.log")
-    web.start()
     figures: dict[str, Any] = {"file_mb": round(path.stat().st_size / 1e6, 1)}
-    try:
-        api = {"Authorization": f"Bearer {token}"}
-        figures["started_mb"] = round(peak_rss_mb(web.worker), 1)
-        leaf = session.leaf_entry_id
-        answers = {
-            "context": (f"/api/v1/sessions/{session.session_id}/context", api),
-            "request_export": (f"/sessions/{session.pk}/request/?entry={leaf}", {"Cookie": cookie}),
-            "session_export": (f"/api/v1/sessions/{session.session_id}/export", api),
-        }
-        for name, (url, headers) in answers.items():
+    api = {"Authorization": f"Bearer {token}"}
+    leaf = session.leaf_entry_id
+    request_url = f"/sessions/{session.pk}/request/?entry={leaf}"
+    answers = {
+        "context": (f"/api/v1/sessions/{session.session_id}/context", api),
+        "request_export": (request_url, {"Cookie": cookie}),
+        "request_curl": (request_url + "&format=curl", {"Cookie": cookie}),
+        "session_export": (f"/api/v1/sessions/{session.session_id}/export", api),
+    }
+    # Each answer from a web process of its own: its peak is that answer's alone.
+    for name, (url, headers) in answers.items():
+        web = Gunicorn(tmp_path / "gunicorn.log", "--timeout", "300")
+        web.start()
+        try:
+            figures.setdefault("started_mb", round(peak_rss_mb(web.worker), 1))
             status, received, head, tail = fetch(web.url + url, headers)
             assert status == 200, (name, head[:300])
             figures[f"{name}_mb"] = round(received / 1e6, 1)
             figures[f"{name}_peak_rss_mb"] = round(peak_rss_mb(web.worker), 1)
-            if name == "context":
-                assert head.startswith(b'{"leafId":' + json.dumps(leaf).encode())
-                assert tail.endswith(b"}")
-            if name == "session_export":
-                assert received == path.stat().st_size
-    finally:
-        web.stop()
+        finally:
+            web.stop()
+        if name == "context":
+            assert head.startswith(b'{"leafId":' + json.dumps(leaf).encode())
+            assert tail.endswith(b"}")
+        if name == "request_export":
+            assert head.startswith(b"{") and tail.endswith(b"}")
+        if name == "request_curl":
+            assert head.startswith(b"curl ") and tail.endswith(b"\nPI_REQUEST_BODY\n")
+        if name == "session_export":
+            assert received == path.stat().st_size
     print(f"\nweb process peak RSS, {size} session: {json.dumps(figures)}")
     return figures
 

@@ -117,9 +117,19 @@ class ModelServer:
 
 
 class PushProxy:
-    """Modes: "up" forwards; "500" answers 500; "slow" forwards, then answers after `slow_seconds`;
-    "hang" never answers. `stop()`/`start()` take it down (connections refused) and back on the
-    same port."""
+    """A proxy in front of contextlab, in one of these modes:
+
+    - "up" forwards;
+    - "500" answers 500 without forwarding;
+    - "slow" forwards, then answers after `slow_seconds` (unless the client gave up first);
+    - "hang" accepts the request and never answers;
+    - "store-then-drop" forwards (contextlab stores the lines), then closes the connection
+      without an answer; "store-then-500" forwards and answers 500 instead of contextlab's answer.
+
+    `stop()`/`start()` take it down (connections refused) and back on the same port. `seen` holds
+    the statuses answered (0: the connection was dropped), `stored` contextlab's statuses of the
+    requests whose answer was lost, `hung`/`most_hanging` how many were held unanswered (in all,
+    at once)."""
 
     def __init__(self, target: str) -> None:
         self.target = target.removeprefix("http://")
@@ -127,6 +137,10 @@ class PushProxy:
         self.slow_seconds = 3.0
         self.port = 0
         self.seen: list[int] = []
+        self.stored: list[int] = []
+        self.hung = 0
+        self.hanging = 0
+        self.most_hanging = 0
         self.lock = threading.Lock()
         self.httpd: ThreadingHTTPServer | None = None
 
@@ -143,7 +157,16 @@ class PushProxy:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 mode = proxy.mode
                 if mode == "hang":
-                    self._hold(lambda: proxy.mode == "hang")
+                    with proxy.lock:
+                        proxy.hung += 1
+                        proxy.hanging += 1
+                        proxy.most_hanging = max(proxy.most_hanging, proxy.hanging)
+                    try:
+                        self._hold(lambda: proxy.mode == "hang")
+                    finally:
+                        with proxy.lock:
+                            proxy.hanging -= 1
+                    self.close_connection = True
                     return
                 if mode == "500":
                     status, data = 500, b'{"detail": "injected"}'
@@ -158,6 +181,17 @@ class PushProxy:
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
+                    if mode in ("store-then-drop", "store-then-500"):
+                        with proxy.lock:
+                            proxy.stored.append(status)
+                    if mode == "store-then-drop":
+                        with proxy.lock:
+                            proxy.seen.append(0)
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if mode == "store-then-500":
+                        status, data = 500, b'{"detail": "injected after storing"}'
                     if mode == "slow":
                         until = time.monotonic() + proxy.slow_seconds
                         if not self._hold(lambda: time.monotonic() < until):

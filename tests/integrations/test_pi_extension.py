@@ -13,44 +13,31 @@ captured prompts must be the request bodies Pi sent.
 from __future__ import annotations
 
 import base64
-import http.client
 import json
 import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
-import threading
 import time
-import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import quote
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
-from django.db import connection
 
+from contextlab.api.services import api_token_create
 from contextlab.library.models import Session
 from tests.conformance.conftest import node_binary
 from tests.conformance.recorder.fake_server import FakeChatServer, _Handler
 from tests.conformance.recorder.record import prepare_root
+from tests.gunicorn import Gunicorn
 from tests.integrations.installed import require_pis
+from tests.integrations.pi_print import EXTENSION, PI_DISTS, PushProxy
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.oracle, pytest.mark.django_db(transaction=True)]
 
-REPO = Path(__file__).resolve().parents[2]
-EXTENSION = REPO / "integrations" / "pi-extension"
 DRIVER = EXTENSION / "test" / "drive-pi.mjs"
-PI_DISTS = {
-    "0.80.2": REPO / "tests/conformance/oracle/node_modules/@earendil-works/pi-coding-agent/dist",
-    "1.6.0": REPO
-    / "tests/conformance/oracle-1.6.0/node_modules/@earendil-works/pi-coding-agent/dist",
-}
 CAPTURE_TYPE = "contextlab.prompt"
 
 
@@ -76,102 +63,12 @@ def model_server(tmp_path):  # type: ignore[no-untyped-def]
     assert not server.errors, server.errors
 
 
-# --- a proxy in front of contextlab ------------------------------------------------------------
-#
-# Its modes: "up" forwards; "500" answers 500 without forwarding; "store-then-drop" forwards (so
-# contextlab stores the lines) and then closes the connection without an answer; "store-then-500"
-# forwards and answers 500 instead of contextlab's answer; "hang" accepts the request and never
-# answers. `stop()` and `start()` take it down (connections refused) and back on the same port.
-
-
-class Proxy:
-    def __init__(self, target: str) -> None:
-        self.target = target.removeprefix("http://")
-        self.mode = "up"
-        self.port = 0
-        self.seen: list[int] = []  # statuses answered (0: none, the connection was dropped)
-        self.stored: list[int] = []  # contextlab's statuses of requests whose answer was lost
-        self.hung = 0  # requests held unanswered
-        self.hanging = 0  # of them, held right now
-        self.most_hanging = 0  # the most held at once
-        self.lock = threading.Lock()
-        self.httpd: ThreadingHTTPServer | None = None
-
-    def start(self) -> None:
-        proxy = self
-
-        class Forward(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                mode = proxy.mode
-                if mode == "hang":
-                    with proxy.lock:
-                        proxy.hung += 1
-                        proxy.hanging += 1
-                        proxy.most_hanging = max(proxy.most_hanging, proxy.hanging)
-                    self.connection.settimeout(0.05)
-                    try:
-                        while proxy.mode == "hang" and proxy.httpd is not None:
-                            try:
-                                if self.connection.recv(1, socket.MSG_PEEK) == b"":
-                                    break  # the client gave up on this request
-                            except TimeoutError:
-                                continue
-                            except OSError:
-                                break
-                    finally:
-                        with proxy.lock:
-                            proxy.hanging -= 1
-                    self.close_connection = True
-                    return
-                if mode == "500":
-                    status, data = 500, b'{"detail": "injected"}'
-                else:
-                    connection = http.client.HTTPConnection(proxy.target, timeout=30)
-                    headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                    connection.request("POST", self.path, body=body, headers=headers)
-                    answer = connection.getresponse()
-                    status, data = answer.status, answer.read()
-                    if mode in ("store-then-drop", "store-then-500"):
-                        proxy.stored.append(status)
-                    if mode == "store-then-drop":
-                        proxy.seen.append(0)
-                        self.close_connection = True
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                        return
-                    if mode == "store-then-500":
-                        status, data = 500, b'{"detail": "injected after storing"}'
-                proxy.seen.append(status)
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        ThreadingHTTPServer.allow_reuse_address = True
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Forward)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        if self.httpd is not None:
-            httpd, self.httpd = self.httpd, None
-            httpd.shutdown()
-            httpd.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+# --- a proxy in front of contextlab (its modes: PushProxy) ------------------------------------
 
 
 @pytest.fixture
 def proxy(live_server):  # type: ignore[no-untyped-def]
-    proxy = Proxy(live_server.url)
+    proxy = PushProxy(live_server.url)
     proxy.start()
     yield proxy
     proxy.stop()
@@ -281,21 +178,8 @@ def _pis_installed() -> None:
 
 @pytest.fixture
 def token(django_user_model) -> str:  # type: ignore[no-untyped-def]
-    django_user_model.objects.create_user(username="alice", password="x" * 20)
-    out = _Capture()
-    call_command("api_token", "alice", "--name", "laptop", stdout=out)
-    return out.value.strip().split()[-1]
-
-
-class _Capture:
-    def __init__(self) -> None:
-        self.value = ""
-
-    def write(self, text: str) -> None:
-        self.value += text
-
-    def flush(self) -> None:
-        return
+    alice = django_user_model.objects.create_user(username="alice", password="x" * 20)
+    return api_token_create(user=alice, name="laptop")[1]
 
 
 def _stored_bytes(client, session_id: str) -> bytes | None:  # type: ignore[no-untyped-def]
@@ -435,63 +319,9 @@ def test_lines_stored_whose_answer_was_lost_are_not_sent_twice(
     assert session.entry_count == len(lines) - 1, "every line stored once (the header aside)"
 
 
-class ServerProcess:
-    """contextlab as its own process (gunicorn, the README's server) on the test database, so
-    that it can be killed and started again on the same port."""
-
-    def __init__(self, log: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        db = connection.settings_dict
-        database_url = "postgres://{}:{}@{}:{}/{}".format(
-            quote(db["USER"] or "", safe=""),
-            quote(db["PASSWORD"] or "", safe=""),
-            db["HOST"] or "127.0.0.1",
-            db["PORT"] or 5432,
-            quote(db["NAME"], safe=""),
-        )
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "DATABASE_URL": database_url,
-            "CONTEXTLAB_BLOB_DIR": str(settings.CONTEXTLAB_BLOB_DIR),
-        }
-        command = [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi"]
-        command += ["--bind", f"127.0.0.1:{self.port}", "--workers", "1", "--threads", "4"]
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                command, env=env, cwd=REPO, stdout=log, stderr=log, start_new_session=True
-            )
-        wait_until(self._answers, timeout=30, what="contextlab's own process to answer")
-
-    def _answers(self) -> bool:
-        assert self.proc is not None and self.proc.poll() is None, self.log.read_text()
-        try:
-            with urllib.request.urlopen(f"{self.url}/api/v1/openapi.json", timeout=2) as answer:
-                return bool(answer.status == 200)
-        except OSError:
-            return False
-
-    def kill(self) -> None:
-        """A crash: the server and its worker die at once (SIGKILL), whatever they were doing."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        self.proc = None
-
-
 @pytest.fixture
 def server_process(tmp_path):  # type: ignore[no-untyped-def]
-    server = ServerProcess(tmp_path / "gunicorn.log")
+    server = Gunicorn(tmp_path / "gunicorn.log", "--threads", "4")
     server.start()
     yield server
     server.kill()

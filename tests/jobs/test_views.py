@@ -62,7 +62,7 @@ def test_the_status_partial_polls_until_the_job_is_done(
     url = reverse("jobs:detail", args=[job.pk])
     running = owner_client.get(url, **HTMX)
     assert running.status_code == 200
-    assert 'hx-trigger="every 1s"' in running.content.decode()
+    assert 'hx-trigger="every 1s, visibilitychange from:document"' in running.content.decode()
     assert "offline summary" in running.content.decode()
     cancelled = owner_client.post(reverse("jobs:cancel", args=[job.pk]), **HTMX)
     assert cancelled.status_code == 286  # htmx: stop polling

@@ -6,16 +6,18 @@ writing took ~230 ms with PostgreSQL's default pglz and ~115 ms with lz4. SQLite
 built without lz4, keep the default.
 """
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations
 
 from contextlab.db import set_column_compression
 
 
-def use_lz4(apps, schema_editor):  # type: ignore[no-untyped-def]
+def use_lz4(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     set_column_compression(schema_editor, "inspector_treeindex", ["data", "search"])
 
 
-def use_default(apps, schema_editor):  # type: ignore[no-untyped-def]
+def use_default(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     set_column_compression(
         schema_editor, "inspector_treeindex", ["data", "search"], method="default"
     )

@@ -153,7 +153,7 @@ def job_run(
         return _fail(job, str(exc))
     stored = {k: v for k, v in plan.preview.items() if k not in _NOT_STORED}
     _progress(job, 10, "prepared", preview=stored)
-    if plan.nothing and plan.kind == Job.Kind.BRANCH_SUMMARY:
+    if plan.nothing and plan.kind == Job.Kind.BRANCH_SUMMARY.value:
         # Pi navigates without a summary when the abandoned branch is empty.
         return _finish_without_entry(job, plan)
     if plan.nothing:
@@ -348,6 +348,7 @@ def _append_and_finish(
         # Lock the session row, as the library's import does before it appends synced lines, then
         # the revision: concurrent appends (another job, a sync) get distinct seq numbers and ids.
         session = Session.objects.select_for_update().get(pk=job.session_id)
+        assert session.current_revision_id is not None  # a session is stored with a revision
         revision = SessionRevision.objects.select_for_update().get(pk=session.current_revision_id)
         entries = Entry.objects.filter(revision=revision)
         if plan.parent_id is not None and not entries.filter(entry_id=plan.parent_id).exists():

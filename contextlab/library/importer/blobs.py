@@ -53,7 +53,7 @@ class BlobSink:
         self.target = target
         if new or not target.exists():
             self.path = temp_path()
-            self.out = self.path.open("wb")
+            self.out: IO[bytes] = self.path.open("wb")
             self.out.seek(start if not new else 0)
         else:
             self.path = target
@@ -92,7 +92,7 @@ class BlobSink:
         if pos <= end:
             digest = self._before_last
             digest.update(chunk[: end - pos])
-            return digest.hexdigest()
+            return str(digest.hexdigest())
         # A torn tail longer than a chunk (rare): hash what was kept from the blob itself.
         digest = hashlib.sha256()
         with self.path.open("rb") as kept:

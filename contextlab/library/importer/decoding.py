@@ -3,6 +3,7 @@ JSON.parse, else the engine's decode_entry), and the probe for the session heade
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -47,7 +48,7 @@ def _needs_engine(value: Any) -> bool:
                 for key in node:
                     if key[:1].isdigit():
                         return True
-            children = node.values()
+            children: Iterable[Any] = node.values()
         elif type(node) is list:
             children = node
         else:

@@ -15,6 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from contextlab.library.importer.blobs import (
+    CHUNK_BYTES,
     BlobSink,
     blob_dir,
     copy_to_blob,
@@ -31,7 +32,7 @@ from contextlab.library.importer.decoding import (
     looks_binary,
     probe_header,
 )
-from contextlab.library.importer.lines import CHUNK_BYTES, fingerprint, iter_lines
+from contextlab.library.importer.lines import fingerprint, iter_lines
 from contextlab.library.models import (
     Entry,
     ImportProblem,
@@ -121,20 +122,21 @@ class _Run:
         value = decoded.value
         if line.line_no == self.header_line:
             return
-        migrating = self.migrator is not None and self.migrator.migrates
+        migrator = self.migrator if self.migrator is not None and self.migrator.migrates else None
+        migrating = migrator is not None
         if value is None:
-            if decoded.pi_keeps and migrating:
-                self.migrator.skip()  # type: ignore[union-attr]
+            if decoded.pi_keeps and migrator is not None:
+                migrator.skip()
             return
         if value.get("type") == "session":
-            if migrating:
-                self.migrator.skip()  # type: ignore[union-attr]
+            if migrator is not None:
+                migrator.skip()
             self.problems.append(
                 Problem(line.line_no, "a second session header (ignored, as Pi does)")
             )
             return
-        if migrating:
-            self.migrator.feed(value, line.line_no)  # type: ignore[union-attr]
+        if migrator is not None:
+            migrator.feed(value, line.line_no)
         entry_id = value.get("id")
         if not isinstance(entry_id, str):
             self.problems.append(Problem(line.line_no, 'entry has no "id" (a v3 entry needs one)'))
@@ -196,7 +198,7 @@ def import_session_file(
     progress: ProgressCallback | None = None,
     index_search: bool = True,
     revise: str | None = None,
-    within: Callable[[ImportResult], None] | None = None,
+    within: Callable[[ImportResult], object] | None = None,
 ) -> ImportResult:
     """Import or sync one session file (a path, or an uploaded file object).
 
@@ -234,7 +236,8 @@ def import_session_file(
             _record_orphan_problems(display, [problem], blob_path="", user=user)
             return ImportResult(display, Status.FAILED, problems=[problem])
     else:
-        handle = fileobj  # type: ignore[assignment]
+        assert fileobj is not None  # exactly one of path and fileobj (checked above)
+        handle = fileobj
     started = time.perf_counter()
     try:
         result = _import(handle, display, user, progress, revise, within)
@@ -275,7 +278,7 @@ def _import(
     user: Any,
     progress: ProgressCallback | None,
     revise: str | None = None,
-    within: Callable[[ImportResult], None] | None = None,
+    within: Callable[[ImportResult], object] | None = None,
 ) -> ImportResult:
     size = _file_size(f)
     if looks_binary(f):
@@ -417,7 +420,8 @@ def _import_into_session(
     session = Session.objects.select_for_update().filter(session_id=session_id).first()
     if session is None:
         header = probe.header or {}
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        raw_cwd = header.get("cwd")
+        cwd = raw_cwd if isinstance(raw_cwd, str) else ""
         project, _ = project_for_new_session(clean_text(cwd), user)
         session = Session.objects.create(
             project=project,

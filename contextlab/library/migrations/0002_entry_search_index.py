@@ -5,12 +5,14 @@ expression is used by contextlab.library.search.EntryVector, so the planner matc
 table does not carry a second copy of every entry's text.
 """
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations
 
 INDEX = "library_entry_search"
 
 
-def create_index(apps, schema_editor):
+def create_index(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(
             f"CREATE INDEX {INDEX} ON library_entry "
@@ -18,7 +20,7 @@ def create_index(apps, schema_editor):
         )
 
 
-def drop_index(apps, schema_editor):
+def drop_index(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(f"DROP INDEX IF EXISTS {INDEX}")
 

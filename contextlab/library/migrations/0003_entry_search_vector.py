@@ -5,10 +5,12 @@ parser (~6 MB/s) the speed limit of every import. PostgreSQL only; SQLite search
 """
 
 import django.contrib.postgres.search
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations
 
 
-def swap_indexes(apps, schema_editor):
+def swap_indexes(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("DROP INDEX IF EXISTS library_entry_search")
@@ -22,7 +24,7 @@ def swap_indexes(apps, schema_editor):
     )
 
 
-def unswap_indexes(apps, schema_editor):
+def unswap_indexes(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("DROP INDEX IF EXISTS library_entry_unindexed")

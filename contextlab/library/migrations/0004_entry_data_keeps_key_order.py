@@ -1,10 +1,12 @@
 import django.db.models.deletion
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations, models, transaction
 
 import contextlab.library.models
 
 
-def use_lz4(apps, schema_editor):
+def use_lz4(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Compress the big text columns with lz4 where the server has it (PostgreSQL >= 14 built with
     lz4): pglz compression was a large share of the time of a large import."""
     if schema_editor.connection.vendor != "postgresql":

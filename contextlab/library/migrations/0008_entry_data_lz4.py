@@ -6,16 +6,18 @@ than with PostgreSQL's default pglz, whose compression of the large tool outputs
 part of storing them. Values already stored keep their compression until rewritten.
 """
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations
 
 from contextlab.db import set_column_compression
 
 
-def use_lz4(apps, schema_editor):  # type: ignore[no-untyped-def]
+def use_lz4(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     set_column_compression(schema_editor, "library_entry", ["data"])
 
 
-def use_default(apps, schema_editor):  # type: ignore[no-untyped-def]
+def use_default(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     set_column_compression(schema_editor, "library_entry", ["data"], method="default")
 
 

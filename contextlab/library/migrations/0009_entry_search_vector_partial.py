@@ -7,19 +7,21 @@ strict operator clause, which PostgreSQL knows implies `search_vector IS NOT NUL
 use the partial index as they used the full one (tests/library/test_selectors.py checks the plan).
 """
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations
 
 FULL = "CREATE INDEX library_entry_search_vector ON library_entry USING gin (search_vector)"
 
 
-def make_partial(apps, schema_editor):  # type: ignore[no-untyped-def]
+def make_partial(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("DROP INDEX IF EXISTS library_entry_search_vector")
     schema_editor.execute(FULL + " WHERE search_vector IS NOT NULL")
 
 
-def make_full(apps, schema_editor):  # type: ignore[no-untyped-def]
+def make_full(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("DROP INDEX IF EXISTS library_entry_search_vector")

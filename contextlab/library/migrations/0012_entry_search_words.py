@@ -8,6 +8,8 @@ the indexer gives them their words and identifier parts (their existing vectors 
 meanwhile). PostgreSQL only; SQLite searches with LIKE on the text itself.
 """
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations, models
 
 from contextlab.db import set_column_compression
@@ -18,7 +20,7 @@ from contextlab.db import set_column_compression
 SEARCH_COLUMNS = ["search_text", "search_words", "search_vector"]
 
 
-def add_trigram_index(apps, schema_editor):  # type: ignore[no-untyped-def]
+def add_trigram_index(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     # pg_trgm is a trusted extension (PostgreSQL >= 13): the database owner may create it.
@@ -33,7 +35,7 @@ def add_trigram_index(apps, schema_editor):  # type: ignore[no-untyped-def]
     schema_editor.execute("UPDATE library_entry SET search_indexed = false WHERE search_indexed")
 
 
-def drop_trigram_index(apps, schema_editor):  # type: ignore[no-untyped-def]
+def drop_trigram_index(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("DROP INDEX IF EXISTS library_entry_search_words_trgm")

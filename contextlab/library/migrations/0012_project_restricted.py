@@ -1,7 +1,9 @@
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations, models
 
 
-def restrict_projects_with_members(apps, schema_editor):
+def restrict_projects_with_members(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     Project = apps.get_model("library", "Project")
     Membership = apps.get_model("library", "ProjectMembership")
     Project.objects.filter(pk__in=Membership.objects.values("project_id")).update(restricted=True)

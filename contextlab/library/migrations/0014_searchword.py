@@ -9,12 +9,14 @@ gets the identifier parts as library.search now computes them and the table gets
 existing vectors keep working meanwhile). PostgreSQL only; SQLite searches with LIKE on the text.
 """
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db import migrations, models
 
 from contextlab.db import set_column_compression
 
 
-def vocabulary_index(apps, schema_editor):  # type: ignore[no-untyped-def]
+def vocabulary_index(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
@@ -26,7 +28,7 @@ def vocabulary_index(apps, schema_editor):  # type: ignore[no-untyped-def]
     schema_editor.execute("UPDATE library_entry SET search_indexed = false WHERE search_indexed")
 
 
-def entry_words_index(apps, schema_editor):  # type: ignore[no-untyped-def]
+def entry_words_index(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute("DROP INDEX IF EXISTS library_searchword_trgm")

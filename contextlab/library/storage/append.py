@@ -87,7 +87,7 @@ class EntryAppender:
                 problems.append(problem)
         # Everything needed from the parsed entry is taken: let it go before the row is built
         # (for a line of 100 MB, its decoded text is another 100 MB held meanwhile).
-        value = message = None
+        del value, message
         row = (
             self.session.pk,
             self.revision.pk,

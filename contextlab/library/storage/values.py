@@ -135,7 +135,7 @@ def _dump_deep(value: Any) -> tuple[bytes, bool]:
     write(value)
     while stack:
         frame = stack[-1]
-        member = next(frame[0], _END)
+        member: Any = next(frame[0], _END)
         if member is _END:
             parts.append(b"}" if frame[1] else b"]")
             stack.pop()
@@ -159,7 +159,7 @@ def loads_entry(raw: bytes | str) -> Any:
         return load_data(raw)
 
 
-def load_data(raw: bytes | bytearray | memoryview | str) -> Any:
+def load_data(raw: bytes | bytearray | str) -> Any:
     """psycopg's loader of the `json` columns: json.loads, and for text nested deeper than
     Python's recursion allows (a line Pi read, stored as it was), the engine's iterative parse."""
     try:

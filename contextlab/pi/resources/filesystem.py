@@ -114,7 +114,8 @@ def as_file_system(fs: Any) -> FileSystem:
     for method in ("exists", "is_dir", "is_file", "listdir", "read_text", "realpath"):
         if not callable(getattr(fs, method, None)):
             raise ResourceError(f"fs object lacks {method}()")
-    return fs  # type: ignore[no-any-return]
+    checked: FileSystem = fs
+    return checked
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
+import yaml
 
 from contextlab.pi.jsutil import js_len, js_slice, js_trim
 from contextlab.pi.resources.yaml_core import CoreSchemaLoader

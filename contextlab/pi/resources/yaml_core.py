@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs
+import yaml
 
 from contextlab.pi.jsutil import number_to_string
 
@@ -17,7 +17,8 @@ _LINE_BREAKS = "\r\n\x85\u2028\u2029"
 _BLANK_OR_END = "\0 \t" + _LINE_BREAKS
 
 
-class CoreSchemaLoader(yaml.SafeLoader):  # type: ignore[misc]
+# SafeLoader is Any to mypy where types-PyYAML (requirements-dev.txt) is not installed yet.
+class CoreSchemaLoader(yaml.SafeLoader):  # type: ignore[misc, unused-ignore]
     """PyYAML's loader moved towards YAML 1.2 where the `yaml` package accepts more.
 
     Tabs count as white space after a line's first token and inside plain scalars; anchors
@@ -113,7 +114,7 @@ def _construct_local_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) 
         return loader.construct_scalar(node)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node, deep=True)
-    return _construct_mapping(loader, node)
+    return _construct_mapping(loader, cast(yaml.MappingNode, node))
 
 
 CoreSchemaLoader.yaml_implicit_resolvers = {}

@@ -43,7 +43,7 @@ file, the line and the reason; lines Pi would skip are reported on stderr and sk
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -112,7 +112,7 @@ class Command(BaseCommand):
     help = "Print what Pi sent to the model at a leaf of a session file (in the turn's dialect)."
     # A file in, JSON out: no database, no URLs. The system checks would import the URL
     # configuration, and with it the whole web stack and the REST API's schema.
-    requires_system_checks: ClassVar[list[str]] = []
+    requires_system_checks = ()
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_file")

@@ -17,7 +17,7 @@ session's model, found in the agent dir's models.json, then the catalogue;
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -31,7 +31,7 @@ from contextlab.pi.tokens import DEFAULT_RESERVE_TOKENS
 class Command(BaseCommand):
     help = "Preview (or run) the branch summary Pi would send when leaving a branch."
     # A preview reads one file and touches neither the database nor the URLconf.
-    requires_system_checks: ClassVar[list[str]] = []
+    requires_system_checks = ()
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_file")

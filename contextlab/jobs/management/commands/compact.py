@@ -23,7 +23,7 @@ line Pi would append is printed (the file is not written).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -38,7 +38,7 @@ from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOK
 class Command(BaseCommand):
     help = "Preview (or run) the summarisation request(s) Pi's /compact would send at a leaf."
     # A preview reads one file and touches neither the database nor the URLconf.
-    requires_system_checks: ClassVar[list[str]] = []
+    requires_system_checks = ()
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("session_file")

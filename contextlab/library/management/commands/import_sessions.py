@@ -160,11 +160,13 @@ class Command(BaseCommand):
         base = 0
         for file in files:
             label = file.name
+
+            def report(done: int, b: int = base, name: str = label) -> None:
+                progress.update(b + done, name)
+
             result = import_session_file(
                 path=file,
-                progress=(lambda done, b=base, name=label: progress.update(b + done, name))
-                if progress.enabled
-                else None,
+                progress=report if progress.enabled else None,
                 within=_audit("import_sessions"),
             )
             results.append(result)
