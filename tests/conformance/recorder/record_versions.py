@@ -144,12 +144,19 @@ def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
 # run (tests/conformance/test_release_representatives.py) from a few committed scenarios each
 # (``--commit``: recorded into the matrix cache, then copied to tests/conformance/corpus-<version>).
 REPRESENTATIVES: dict[str, tuple[str, ...]] = {
+    "0.74.1": ("branches", "compaction"),
+    "0.78.1": ("branches", "compaction"),
+    "0.80.3": ("branches", "compaction"),
     "0.80.7": ("branches", "compaction"),
     "0.82.1": ("branches", "compaction"),
     "0.84.4": ("branches", "compaction"),
     "0.85.1": ("branches", "compaction"),
     "0.86.1": ("patches", "edits"),
     "0.87.1": ("patches", "edits"),
+    "1.0.3": ("patches", "clamp"),
+    "1.3.0": ("patches", "clamp"),
+    "1.4.0": ("patches", "clamp"),
+    "1.5.2": ("patches", "clamp"),
 }
 
 
