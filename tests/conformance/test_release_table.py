@@ -246,3 +246,20 @@ def test_the_context_command_takes_a_release_and_refuses_an_unknown_one(tmp_path
     assert "Current date:" not in result["systemPrompt"]
     with pytest.raises(CommandError, match=r"unknown Pi release '9\.9\.9'"):
         call_command("context", str(session), "--pi-version", "9.9.9", "--json")
+
+
+def test_a_1x_turn_prefix_prompt_follows_its_release():
+    from contextlab.pi.dialects.pi_1_x_compaction import turn_prefix_prompt
+
+    # dist/core/compaction/compaction.js generateTurnPrefixSummary: 0.87.1 reworded the prompt and
+    # framed the conversation with headings; 0.86.1 and 0.87.0 had 0.x's.
+    messages = [{"role": "user", "content": "hi", "timestamp": 1}]
+    old = turn_prefix_prompt(messages, None, "0.87.0")
+    assert old == (
+        "<conversation>\n[User]: hi\n</conversation>\n\n"
+        + release_values("0.87.0")["TURN_PREFIX_SUMMARIZATION_PROMPT"]
+    )
+    assert old.endswith(release_values("0.80.2")["TURN_PREFIX_SUMMARIZATION_PROMPT"])
+    new = turn_prefix_prompt(messages, None, "0.87.1")
+    assert new.startswith("# Conversation\n[User]: hi\n\n# Instructions\n")
+    assert new == turn_prefix_prompt(messages, None, "1.6")
