@@ -263,3 +263,17 @@ def test_a_1x_turn_prefix_prompt_follows_its_release():
     new = turn_prefix_prompt(messages, None, "0.87.1")
     assert new.startswith("# Conversation\n[User]: hi\n\n# Instructions\n")
     assert new == turn_prefix_prompt(messages, None, "1.6")
+
+
+def test_0x_summary_rules_by_release():
+    from contextlab.pi.summaries import branch_summary_max_tokens_0x, summary_tool_choice
+
+    # dist/core/compaction/branch-summarization.js: a fixed 2048 to 0.84.4, then the model's cap
+    # up to 4096.
+    assert branch_summary_max_tokens_0x("0.84.4", {"maxTokens": 16384}) == 2048
+    assert branch_summary_max_tokens_0x(None, {"maxTokens": 16384}) == 2048
+    assert branch_summary_max_tokens_0x("0.85.0", {"maxTokens": 16384}) == 4096
+    assert branch_summary_max_tokens_0x("0.85.1", {"maxTokens": 3000}) == 3000
+    assert branch_summary_max_tokens_0x("0.85.1", {"maxTokens": 0}) == 4096
+    # dist/core/compaction/compaction.js completeSummarization: toolChoice "none" in 0.84.3 only.
+    assert [summary_tool_choice(v) for v in ("0.84.2", "0.84.3", "0.84.4")] == [None, "none", None]
