@@ -24,7 +24,7 @@ import pytest
 
 from contextlab.pi.dialects.release_detect import sends_alike
 from contextlab.pi.providers.pi_ai import GENERATIONS, pi_ai_for_release
-from tests.conformance.matrix import _difference, _restore_fs, rebuild
+from tests.conformance.matrix import _difference, _restore_fs, rebuild, rebuild_summaries
 from tests.conformance.recorder.record_versions import REPRESENTATIVES, committed_corpus
 
 
@@ -42,6 +42,26 @@ def _requests() -> list[tuple[str, str, str]]:
 
 
 REQUESTS = _requests()
+
+
+def _summary_groups() -> list[tuple[str, str, str]]:
+    """(version, scenario, first seq) of every recorded summarising action (its requests share
+    a leaf and an operation: a compaction's history and turn prefix go out together)."""
+    out = []
+    for version, scenarios in REPRESENTATIVES.items():
+        for scenario in scenarios:
+            manifest = committed_corpus(version) / scenario / "manifest.json"
+            seen = set()
+            for request in json.loads(manifest.read_text())["requests"]:
+                if request["kind"] == "summary" and request.get("operation"):
+                    key = (request["leafId"], json.dumps(request["operation"], sort_keys=True))
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((version, scenario, request["seq"]))
+    return out
+
+
+SUMMARY_GROUPS = _summary_groups()
 
 # Requests matched by default detection, at least. The rest are requests whose release the file
 # cannot tell: 0.70 to 0.75.1 write what 0.80.2 writes; a 0.x session's first request has no reply
@@ -136,3 +156,25 @@ def test_the_committed_corpora_stay_small():
     for version in REPRESENTATIVES:
         size = sum(p.stat().st_size for p in committed_corpus(version).rglob("*") if p.is_file())
         assert size < 200_000, (version, size)
+
+
+@pytest.mark.parametrize(("version", "scenario", "seq"), SUMMARY_GROUPS)
+def test_the_release_chosen_rebuilds_the_recorded_summaries(version, scenario, seq, home):
+    manifest, scenario_dir, first = _load(version, scenario, seq)
+    home(manifest)
+    group = [
+        r
+        for r in manifest["requests"]
+        if r["kind"] == "summary"
+        and r["leafId"] == first["leafId"]
+        and r.get("operation") == first["operation"]
+    ]
+    rebuilt = rebuild_summaries(manifest, scenario_dir, group, version)
+    if manifest.get("rejectedSummary"):
+        rebuilt = rebuilt[: len(group)]  # Pi stops after a summary rejected on length
+    recorded = sorted((scenario_dir / r["body"]).read_text() for r in group)
+    assert sorted(rebuilt) == recorded
+
+
+def test_the_representatives_hold_summaries():
+    assert len(SUMMARY_GROUPS) >= 20
