@@ -1,8 +1,9 @@
 """The release matrix: every recorded request of a release rebuilt from its session file alone.
 
 ``check_release(version)`` reads the corpus recorded for ``version`` (``record_versions``; the
-releases of the repository's own corpora under ``tests/conformance/corpus-<version>``, the others
-in the cache ``$PI_MATRIX_DIR/corpus-<version>``), and rebuilds the body of every agent request
+repository's own for 0.73.1 and 1.6.0 under ``tests/conformance/corpus-<version>``, the others in
+the cache ``$PI_MATRIX_DIR/corpus-<version>``, else the representative scenarios committed under
+``tests/conformance/releases/``), and rebuilds the body of every agent request
 twice: with the release the engine tells from the file (the default) and with the release chosen
 (``--pi-version``); a request matches when the bytes are equal. ``python -m
 tests.conformance.matrix`` (``make matrix``) records what is missing and prints the table.

@@ -1,7 +1,7 @@
 """One Pi release per pi-ai generation, checked in the default run.
 
-``tests/conformance/corpus-<version>/`` holds a few scenarios recorded with each representative
-(``python -m tests.conformance.recorder.record_versions X.Y.Z --commit``: the real package
+``tests/conformance/releases/corpus-<version>/`` holds a few scenarios recorded with each
+representative (``python -m tests.conformance.recorder.record_versions X.Y.Z --commit``: the package
 installed pinned with its sibling packages, driven through its SDK against a scripted model
 server): the session file, the exact body of every request it sent and the leaf it sent it at.
 Every agent request is rebuilt from the session file alone (and, for a 0.x release, the resource
