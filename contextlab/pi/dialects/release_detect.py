@@ -12,8 +12,9 @@ each release's dist by ``tools/gen_release_table.py``). On the path to a leaf:
   ``rawStopReason``, was not written by a release whose pi-ai always sets them; the newest tool
   result without ``durationMs`` likewise, and the newest compaction or branch summary Pi wrote
   itself (not ``fromHook``) without ``usage``;
-* a 1.x session's system messages save each tool's declaration, snippet and guidelines: the
-  releases whose own built-in tools read otherwise are ruled out.
+* a 1.x session's system messages save each tool's declaration, snippet and guidelines, and the
+  default prompt's preamble and tools section: the releases whose own built-in tools or prompt
+  read otherwise are ruled out.
 
 The candidates are the releases left. The chosen one is the caller's (``--pi-version``, a
 project's profile, a captured prompt), else the release the engine was first proved against when
@@ -268,6 +269,34 @@ def _by_saved_tools(
     )
 
 
+def _writes_sections(version: str, sections: Mapping[str, str]) -> bool:
+    """Whether release ``version`` writes the saved default prompt's fixed parts: its own
+    ``preamble`` (the table's ``PROMPT_1X.preamble``, from dist/core/system-prompt.js) and the
+    line closing its ``tools`` section. A release the table holds no such parts for fits."""
+    values = release_values(version)
+    preamble, footer = values.get("PROMPT_1X.preamble"), values.get("PROMPT_1X.tools_footer")
+    if preamble is None or footer is None:
+        return True
+    return sections.get("preamble") == preamble and sections["tools"].endswith(
+        f"{footer}\n</tools>"
+    )
+
+
+def _by_saved_prompt(
+    candidates: tuple[str, ...], path: Sequence[Json]
+) -> tuple[tuple[str, ...], str | None]:
+    """The candidates whose default prompt begins and lists its tools as the saved one does (a
+    prompt with a ``tools`` section is Pi's own, not a SYSTEM.md; 1.5.0 rewrote both). Sections
+    no candidate writes so are an extension's and tell nothing."""
+    sections = saved_state(path)[1]
+    if "tools" not in sections:
+        return candidates, None
+    fitting = tuple(v for v in candidates if _writes_sections(v, sections))
+    if not fitting or fitting == candidates:
+        return candidates, None
+    return fitting, f"the saved preamble and tools section are those of {release_span(fitting)}"
+
+
 def _fits(version: str, present: Iterable[str], absent: Iterable[str]) -> bool:
     has = release_features(version)
     return all(f in has for f in present) and not any(f in has for f in absent)
@@ -304,9 +333,10 @@ def detect_release(
     if not candidates:
         candidates = RELEASES
         told += " (no release writes all of it: every release kept)"
-    candidates, by_tools = _by_saved_tools(candidates, path)
-    if by_tools:
-        told += f"; {by_tools}"
+    for narrow in (_by_saved_tools, _by_saved_prompt):
+        candidates, narrowed = narrow(candidates, path)
+        if narrowed:
+            told += f"; {narrowed}"
     if chosen is not None:
         release = CHOICE_RELEASES.get(chosen) or parse_release(chosen)
         fits = (

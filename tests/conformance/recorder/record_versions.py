@@ -142,19 +142,28 @@ def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
 
 # One release per range where the release table's requests change, checked by the default test
 # run (tests/conformance/test_release_representatives.py) from a few committed scenarios each
-# (``--commit``: recorded into the matrix cache, then copied to tests/conformance/corpus-<version>).
+# (``--commit``: recorded into the matrix cache, then copied to
+# tests/conformance/releases/corpus-<version>).
 REPRESENTATIVES: dict[str, tuple[str, ...]] = {
+    "0.74.1": ("branches", "compaction"),
+    "0.78.1": ("branches", "compaction"),
+    "0.80.3": ("branches", "compaction"),
     "0.80.7": ("branches", "compaction"),
     "0.82.1": ("branches", "compaction"),
     "0.84.4": ("branches", "compaction"),
     "0.85.1": ("branches", "compaction"),
     "0.86.1": ("patches", "edits"),
     "0.87.1": ("patches", "edits"),
+    "1.0.3": ("patches", "clamp"),
+    "1.3.0": ("patches", "clamp"),
+    "1.4.0": ("patches", "clamp"),
+    "1.5.2": ("patches", "clamp"),
 }
 
 
 def committed_corpus(version: str) -> Path:
-    return REPO / "tests" / "conformance" / f"corpus-{version}"
+    # Apart from the suites' own corpora (tests/conformance/corpus*/, which other tests walk).
+    return REPO / "tests" / "conformance" / "releases" / f"corpus-{version}"
 
 
 def commit_representative(version: str) -> Path:
@@ -386,7 +395,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--commit",
         action="store_true",
-        help="copy a representative's scenarios into tests/conformance/corpus-<version>",
+        help="copy a representative's scenarios into tests/conformance/releases/corpus-<version>",
     )
     args = parser.parse_args(argv)
     if args.commit:
