@@ -245,13 +245,18 @@ class PiRequest:
         """``provider_body`` in pieces whose concatenation is the same text (a message each),
         so a request of thousands of messages is written out without its whole text held;
         None where ``provider_body`` is None. Steps that build the body their own way (they
-        override ``request_body`` or ``anthropic_body``) give their text as one piece."""
+        override ``request_body``, ``chat_completions_body`` or ``anthropic_body``) give their
+        text as one piece."""
         model = self._provider_model(model)
         steps = steps_of(self.dialect)
         api = model.get("api")
         params: Json | None
         if api == "openai-completions":
-            if type(steps).request_body is not RequestSteps.request_body:
+            own = type(steps)
+            if (
+                own.request_body is not RequestSteps.request_body
+                or own.chat_completions_body is not RequestSteps.chat_completions_body
+            ):
                 return (steps.request_body(self, model),)
             params = steps.request_params(self, model)
         elif api == "anthropic-messages":
@@ -346,8 +351,17 @@ class RequestSteps:
         return None
 
     def request_body(self, request: PiRequest, model: Json) -> str:
-        """The chat-completions body of ``request`` for ``model``."""
-        return json_stringify(self.request_params(request, model))
+        """The chat-completions body of ``request`` for ``model`` (through
+        ``chat_completions_body``, the step a dialect overrides to shape it)."""
+        return self.chat_completions_body(
+            model,
+            system_prompt=request.prompt.text if request.prompt else None,
+            messages=request.sent,
+            tools=request.tools,
+            thinking_level=request.thinking_level,
+            dialect=request.dialect,
+            max_tokens=request.max_tokens,
+        )
 
     def request_params(self, request: PiRequest, model: Json) -> Json:
         """``request_body`` before it is written out (the object pi-ai stringifies)."""
