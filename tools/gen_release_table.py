@@ -117,6 +117,36 @@ def rules(version: str) -> dict[str, Any]:
     return {"RULES.turnMaxTokens": turn}
 
 
+def _js_string(raw: str) -> str:
+    """The value of a JS string literal's (or a template piece's) body: its escapes decoded."""
+    escapes = {"n": "\n", "t": "\t", "r": "\r"}
+    out, chars = [], iter(raw)
+    for char in chars:
+        if char == "\\":
+            char = next(chars)
+            char = escapes.get(char, char)
+        out.append(char)
+    return "".join(out)
+
+
+def prompt_1x(version: str, has_system_messages: bool) -> dict[str, Any]:
+    """What a release that persists its prompt writes into the default prompt's sections
+    (dist/core/system-prompt.js ``buildSystemPromptSections``): the ``preamble`` without a
+    SYSTEM.md and the line closing the ``tools`` section. The session holds them, so they tell
+    the release that wrote it (contextlab.pi.dialects.release_detect)."""
+    if not has_system_messages:
+        return {}
+    code = (agent_dir(version) / "dist" / "core" / "system-prompt.js").read_text()
+    preamble = re.search(r'promptSections\.preamble =\s*"((?:[^"\\]|\\.)*)";', code)
+    footer = re.search(r"promptSections\.tools = `\$\{tools\}((?:[^`\\$]|\\.)*)`;", code)
+    if not preamble or not footer:
+        raise SystemExit(f"{version}: the default prompt sections not found in system-prompt.js")
+    return {
+        "PROMPT_1X.preamble": _js_string(preamble.group(1)),
+        "PROMPT_1X.tools_footer": _js_string(footer.group(1)),
+    }
+
+
 def flatten(version: str, data: dict[str, Any]) -> dict[str, Any]:
     """One release's values as ``key -> value``: strings, the prompt assembly (``PROMPT.*``),
     limits (``LIMITS.*``), the tool order (``TOOLS``) and each tool (``TOOL.<name>``)."""
@@ -164,11 +194,13 @@ def main() -> None:
     versions = [v for v in releases() if (ROOT / v / "node_modules" / ".installed").exists()]
     for version in versions:
         values = flatten(version, extract(version))
-        values.update({f"FEATURES.{k}": v for k, v in features(version).items()})
+        found = features(version)
+        values.update({f"FEATURES.{k}": v for k, v in found.items()})
         values.update(rules(version))
+        values.update(prompt_1x(version, found["systemMessages"]))
         flat = {k: ref(k, v) for k, v in values.items()}
         diff = {k: v for k, v in flat.items() if previous.get(k, "<absent>") != v}
-        for gone in previous.keys() - flat.keys():
+        for gone in sorted(previous.keys() - flat.keys()):
             diff[gone] = ("value", None)
         changes.append((version, diff))
         previous = flat

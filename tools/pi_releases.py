@@ -32,7 +32,14 @@ SIBLINGS = (
     "pi-schema",
     "pi-telemetry",
     "chord",
+    "pi-client",
+    "pi-protocol",
+    "pi-server",
 )
+# Packages a release's dist imports without declaring them (0.85.0's dist/main.js imports
+# dist/experimental/server.js, which imports @earendil-works/pi-server, missing from its
+# package.json): installed beside it, pinned like the siblings.
+UNDECLARED = {"0.85.0": ("pi-server",)}
 
 
 def vkey(version: str) -> tuple[int, ...]:
@@ -76,7 +83,13 @@ def package_json(version: str) -> dict[str, object]:
         "name": f"pi-release-{version.replace('.', '-')}",
         "private": True,
         "type": "module",
-        "dependencies": {f"{scope}/pi-coding-agent": version},
+        "dependencies": {
+            f"{scope}/pi-coding-agent": version,
+            **{
+                f"{scope}/{name}": overrides[f"{scope}/{name}"]
+                for name in UNDECLARED.get(version, ())
+            },
+        },
         "overrides": overrides,
     }
 

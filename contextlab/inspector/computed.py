@@ -83,19 +83,32 @@ def kept[T](key: str, compute: Callable[[], T]) -> tuple[T, bool]:
     """The value kept under ``key``, else ``compute()`` kept there (when small enough); and
     whether it was found. Two processes that miss at once both compute: the result is the same
     and the second write is harmless, so no lock is held across a long computation."""
+    hit = found(key)
+    if hit is not None:
+        return hit[0], True
+    value = compute()
+    keep(key, value)
+    return value, False
+
+
+def found(key: str) -> tuple[Any] | None:
+    """The value kept under ``key`` (in a 1-tuple: a kept value may be None), else None."""
     blob = cache.get(key)
     if isinstance(blob, bytes):
         try:
-            return pickle.loads(blob), True  # our own cache, written below
-        except Exception:  # an entry an older version of this code wrote: recompute it
+            return (pickle.loads(blob),)  # our own cache, written by ``keep``
+        except Exception:  # an entry an older version of this code wrote: computed again
             cache.delete(key)
-    value = compute()
+    return None
+
+
+def keep(key: str, value: Any) -> None:
+    """Keep ``value`` under ``key`` for every web process, when small enough."""
     if _text_bytes(value) > MAX_BYTES:
-        return value, False  # not even pickled: a copy of a huge text is what must not happen
+        return  # not even pickled: a copy of a huge text is what must not happen
     blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     if len(blob) <= MAX_BYTES:
         cache.set(key, blob, TIMEOUT)
-    return value, False
 
 
 def _text_bytes(value: Any) -> int:

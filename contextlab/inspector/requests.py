@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from contextlab.inspector import linediff
@@ -31,7 +32,7 @@ from contextlab.inspector.selectors import SessionIndex
 from contextlab.inspector.services import Inspection, TurnRequest, inspect_entry, turn_request
 from contextlab.library.models import Session
 from contextlab.pi import context as pi_context
-from contextlab.pi.jsutil import json_stringify
+from contextlab.pi.jsutil import JsonPieces
 from contextlab.pi.request import steps_of
 
 # Where each API's request goes under the model's baseUrl, and the key's header.
@@ -47,11 +48,16 @@ class ProviderRequest:
     turn: TurnRequest
     api: str
     # The body's bytes as the provider received them (pi-ai's JSON.stringify: compact, Pi's key
-    # order), or the provider-neutral context when the API has no port.
-    body_text: str
+    # order), or the provider-neutral context when the API has no port: in pieces (a message
+    # each), written once.
+    body_pieces: Iterable[str]
     exact: bool  # built by a port of Pi's provider (else the provider-neutral context)
     tools: list[str]
     note: str = ""
+
+    @cached_property
+    def body_text(self) -> str:
+        return "".join(self.body_pieces)
 
     @property
     def body(self) -> dict[str, Any]:
@@ -65,6 +71,20 @@ class ProviderRequest:
     @property
     def curl(self) -> str:
         """A curl command sending the body (one line of JSON in a quoted here-document)."""
+        return "".join(self.curl_pieces())
+
+    def curl_pieces(self) -> Iterator[str]:
+        """``curl`` in pieces: its head, the body's pieces, its tail (the body is not held
+        whole unless ``body_text`` was asked for)."""
+        head, tail = self._curl_ends()
+        yield head
+        if "body_text" in self.__dict__:
+            yield self.body_text
+        else:
+            yield from self.body_pieces
+        yield tail
+
+    def _curl_ends(self) -> tuple[str, str]:
         model = dict(self.turn.model_info.get("found") or {})
         path, key_header = ENDPOINTS.get(self.api, ("", "Authorization: Bearer $API_KEY"))
         headers: dict[str, str] = {}
@@ -81,7 +101,7 @@ class ProviderRequest:
         lines.append(f'-H "{key_header}"')
         lines.extend(f"-H {shlex.quote(f'{name}: {value}')}" for name, value in headers.items())
         lines.append("--data-binary @- <<'PI_REQUEST_BODY'")
-        return " \\\n  ".join(lines) + "\n" + self.body_text + "\nPI_REQUEST_BODY\n"
+        return " \\\n  ".join(lines) + "\n", "\nPI_REQUEST_BODY\n"
 
 
 def provider_request(session: Session, index: SessionIndex, entry_id: str) -> ProviderRequest:
@@ -101,7 +121,7 @@ def provider_request(session: Session, index: SessionIndex, entry_id: str) -> Pr
     if turn.prompt_unknown:
         notes.append("Parts of the system prompt are unknown on this server.")
     note = " ".join(notes)
-    body = request.provider_body(model)
+    body = request.provider_body_chunks(model)
     if body is not None:
         return ProviderRequest(turn, api, body, True, names, note)
     context = {
@@ -118,7 +138,8 @@ def provider_request(session: Session, index: SessionIndex, entry_id: str) -> Pr
         f"Pi's {api or 'unknown'} provider has no port here: this is the context Pi hands to "
         "it (system prompt, messages as sent, tools), not the provider's own body. " + note
     )
-    return ProviderRequest(turn, api, json_stringify(context), False, names, note.strip())
+    pieces = JsonPieces(context, depth=2)
+    return ProviderRequest(turn, api, pieces, False, names, note.strip())
 
 
 # --- two requests side by side ---------------------------------------------------------------

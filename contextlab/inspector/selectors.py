@@ -28,6 +28,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
+from contextlab.budgets import check_deadline
 from contextlab.inspector.models import TreeIndex
 from contextlab.library.models import Entry, Session
 from contextlab.library.storage.values import loads_entry
@@ -511,6 +512,12 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+# Building an index checks the request's deadline (contextlab.budgets) every this many entries:
+# past it the request answers a plain 503 instead of running on (outside a request: no limit).
+DEADLINE_EVERY = 1024
+OPENING = "Opening this session"
+
+
 def build_index(session: Session, key: tuple[Any, ...] | None = None) -> SessionIndex:
     with gc_paused():
         return _build_index(session, key)
@@ -528,7 +535,12 @@ def _index_rows(session: Session) -> list[tuple[int, int, dict[str, Any]]]:
         .annotate(raw=Cast("data", TextField()))
         .values_list("seq", "tokens", "raw")
     )
-    return [(seq, tokens, loads_entry(raw)) for seq, tokens, raw in rows.iterator(chunk_size=2000)]
+    found = []
+    for n, (seq, tokens, raw) in enumerate(rows.iterator(chunk_size=2000)):
+        if not n % DEADLINE_EVERY:
+            check_deadline(OPENING)
+        found.append((seq, tokens, loads_entry(raw)))
+    return found
 
 
 def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
@@ -544,7 +556,9 @@ def _build_index(session: Session, key: tuple[Any, ...] | None) -> SessionIndex:
     seq_of: dict[str, int] = {}
     reported: dict[str, int] = {}
     first_kept: dict[str, str] = {}
-    for entry, seq, entry_tokens in zip(entries, seqs, tokens, strict=True):
+    for n, (entry, seq, entry_tokens) in enumerate(zip(entries, seqs, tokens, strict=True)):
+        if not n % DEADLINE_EVERY:
+            check_deadline(OPENING)
         # A repeated id resolves as Pi's Map does: the later line wins.
         entry_id = entry["id"]
         items[entry_id] = tree_item(entry, tool_calls, entry_tokens)

@@ -24,7 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from contextlab.budgets import check_deadline
+from contextlab.budgets import BudgetExceeded, check_deadline
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
 from contextlab.inspector.messages import FULL_TAIL, message_views
@@ -408,7 +408,11 @@ def tree_index_refresh(*, session_id: int) -> None:
     session = Session.objects.filter(pk=session_id).first()
     if session is None or index_stored(session):
         return
-    store_index(session, build_index(session))
+    try:
+        index = build_index(session)
+    except BudgetExceeded:
+        return  # a web request's import past its budget: the first open builds it
+    store_index(session, index)
 
 
 def store_tree_indexes(results: list[Any]) -> None:

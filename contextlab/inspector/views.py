@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -24,11 +27,17 @@ from django.http import (
     HttpResponseNotModified,
     JsonResponse,
     QueryDict,
+    StreamingHttpResponse,
 )
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
+from django.utils.http import (
+    content_disposition_header,
+    parse_etags,
+    url_has_allowed_host_and_scheme,
+)
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -200,12 +209,26 @@ TAB_TEMPLATES = {
 }
 
 
+def _turn_inputs(request: HttpRequest, session: Session, selected: str | None) -> dict[str, Any]:
+    """What the turn inspector shows besides the turn itself: this user's and the moment's
+    (their rights on the project, whether a job blocks compacting, the entry's comments)."""
+    return {
+        "can_edit_profile": can_manage_members(request.user, session.project),
+        # Who edits the profile when this user cannot: the owners, or (an open project has
+        # none) an administrator. Asked only by the page that says so (the template calls it).
+        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
+        "compact_blocked": _compact_blocked(session),
+        **review_panel(session, selected),
+    }
+
+
 def _inspector_context(
     request: HttpRequest,
     session: Session,
     index: SessionIndex,
     state: TreeState,
     selected: str | None,
+    inputs: dict[str, Any] | None = None,
 ) -> dict[str, object]:
     inspection = (
         services.inspect_entry(
@@ -218,12 +241,7 @@ def _inspector_context(
         "inspection": inspection,
         "tabs": _tabs(state, selected),
         "tab_template": TAB_TEMPLATES[state.tab],
-        "can_edit_profile": can_manage_members(request.user, session.project),
-        # Who edits the profile when this user cannot: the owners, or (an open project has
-        # none) an administrator. Asked only by the page that says so (the template calls it).
-        "profile_owned": ProjectMembership.objects.owners().filter(project=session.project).exists,
-        "compact_blocked": _compact_blocked(session),
-        **review_panel(session, selected),
+        **(inputs if inputs is not None else _turn_inputs(request, session, selected)),
     }
     if inspection is not None and inspection.middle:
         context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
@@ -254,19 +272,18 @@ def session_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "page_url": page_url,
     }
     selected = requested
-    if target != "inspector":
-        pane = tree_pane(session, index, state, requested)
-        context.update(tree_context(pane, session, index))
-        if pane.selected_id is not None and pane.selected_id != requested:
-            # The tree cannot show the requested entry (folded away, filtered out): the
-            # selection is its nearest visible ancestor, in the tree, the inspector and the URL
-            # (htmx follows the redirect and puts the URL it lands on in the history).
-            if state.entry:
-                return redirect(f"{page_url}?{state.query_string(entry=pane.selected_id)}")
-            selected = pane.selected_id
-    context.update(_inspector_context(request, session, index, state, selected))
     if target == "inspector":
-        return render(request, "inspector/session.html#inspector", context)
+        return _inspector_part(request, session, index, state, selected, context)
+    pane = tree_pane(session, index, state, requested)
+    context.update(tree_context(pane, session, index))
+    if pane.selected_id is not None and pane.selected_id != requested:
+        # The tree cannot show the requested entry (folded away, filtered out): the
+        # selection is its nearest visible ancestor, in the tree, the inspector and the URL
+        # (htmx follows the redirect and puts the URL it lands on in the history).
+        if state.entry:
+            return redirect(f"{page_url}?{state.query_string(entry=pane.selected_id)}")
+        selected = pane.selected_id
+    context.update(_inspector_context(request, session, index, state, selected))
     if target == "tree":
         tree = render_to_string("inspector/session.html#tree", context, request)
         context["oob"] = True
@@ -276,6 +293,53 @@ def session_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     context["problems"] = list(session_problems(session)[:200])
     context["review_labels"] = session_labels(session)
     return render(request, "inspector/session.html", context)
+
+
+def _inspector_part(
+    request: HttpRequest,
+    session: Session,
+    index: SessionIndex,
+    state: TreeState,
+    selected: str | None,
+    context: dict[str, object],
+) -> HttpResponse:
+    """The turn inspector alone (``#inspector``, what a click in the tree asks for): its HTML
+    kept for every web process per (revision, entry, URL, inputs, and everything of this user's
+    own it shows: their comments' controls, the forms' CSRF tokens, what they may edit), with
+    an ETag over the same, so a repeat is a 304 before anything is computed. A new revision, a
+    comment added, edited or deleted, a job started or a profile saved is a new key."""
+    inputs = _turn_inputs(request, session, selected)
+    comments = [
+        (c.pk, c.author_id, c.author.get_username() if c.author else "", c.body, c.edited_at)
+        for c in inputs["comments"]
+    ]
+    signed_in = getattr(request, "session", None)
+    mine = (request.user.pk, signed_in.session_key if signed_in else "")
+    # Not keyed by whether the project has owners (an extra query for a hint's wording that
+    # changes once in a project's life; kept computations expire after computed.TIMEOUT).
+    parts = (
+        request.get_full_path(),
+        selected,
+        mine,
+        comments,
+        inputs["compact_blocked"],
+        inputs["can_edit_profile"],
+    )
+    key = computed.computed_key("turn", session, hashlib.sha1(repr(parts).encode()).hexdigest())
+    etag = '"' + hashlib.sha1(key.encode()).hexdigest()[:24] + '"'
+    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+
+        def build() -> str:
+            context.update(_inspector_context(request, session, index, state, selected, inputs))
+            return render_to_string("inspector/session.html#inspector", context, request)
+
+        html, _ = computed.kept(key, build)
+        get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
+        response = HttpResponse(html)
+    response["ETag"] = etag
+    return _revalidated(response)
 
 
 @login_required
@@ -398,7 +462,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
     return _revalidated(HttpResponse(html))
 
 
-def _revalidated(response: HttpResponse) -> HttpResponse:
+def _revalidated[R: HttpResponse | StreamingHttpResponse](response: R) -> R:
     """Kept by the browser, but asked again every time (the ETag makes that a 304)."""
     response["Cache-Control"] = "private, no-cache"
     return response
@@ -550,31 +614,51 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
     return _revalidated(response)
 
 
+# A request export up to this many characters is written whole and kept for every web process
+# (a repeat, from any process, costs a cache read); a longer one is streamed as it is written,
+# a message at a time, never held whole (a 250 MB session's leaf).
+WHOLE_ANSWER_CHARS = computed.MAX_BYTES
+# The streamed answer's pieces are gathered into writes of about this many bytes.
+STREAM_WRITE_BYTES = 256 * 1024
+
+
 @login_required
 @condition(**computed.conditional("request", "entry", "format", "download"))
-def request_export(request: HttpRequest, pk: int) -> HttpResponse:
+def request_export(request: HttpRequest, pk: int) -> HttpResponse | StreamingHttpResponse:
     """The request of `entry` as the JSON body the provider received (`format=json`, tools
     included) or as a curl command (`format=curl`); `download=1` as an attachment. Kept for
-    every web process per (revision, entry, format, inputs) when small; a repeat is a 304."""
+    every web process per (revision, entry, format, inputs) when small (a repeat is a 304);
+    streamed when large."""
     session = computed.session_for(request, pk)
     entry_id = request.GET.get("entry", "")
     kind = "curl" if request.GET.get("format", "json") == "curl" else "json"
-
-    def build() -> tuple[str, str]:
+    key = computed.computed_key("request", session, entry_id, kind)
+    response: HttpResponse | StreamingHttpResponse
+    content_type = "text/plain; charset=utf-8" if kind == "curl" else "application/json"
+    hit = computed.found(key)
+    if hit is not None:
+        text, note = hit[0]
+        response = HttpResponse(text, content_type=content_type)
+    else:
         index = session_index(session)
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
         built = provider_request(session, index, entry_id)
-        return (built.curl if kind == "curl" else built.body_text), built.note
-
-    key = computed.computed_key("request", session, entry_id, kind)
-    (text, note), _ = computed.kept(key, build)
-    if kind == "curl":
-        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
-        name = f"request-{entry_id}.sh"
-    else:
-        response = HttpResponse(text, content_type="application/json")
-        name = f"request-{entry_id}.json"
+        note = built.note
+        pieces = iter(built.curl_pieces() if kind == "curl" else built.body_pieces)
+        head: list[str] = []
+        size = 0
+        for piece in pieces:
+            head.append(piece)
+            size += len(piece)
+            if size > WHOLE_ANSWER_CHARS:
+                response = StreamingHttpResponse(_writes(head, pieces), content_type=content_type)
+                break
+        else:
+            text = "".join(head)
+            computed.keep(key, (text, note))
+            response = HttpResponse(text, content_type=content_type)
+    name = f"request-{entry_id}.sh" if kind == "curl" else f"request-{entry_id}.json"
     if note:
         # What could make this differ from Pi's own request (ASCII: it is a header).
         response["X-Contextlab-Note"] = note.encode("ascii", "replace").decode()
@@ -582,6 +666,22 @@ def request_export(request: HttpRequest, pk: int) -> HttpResponse:
         # Django's helper quotes the name, so an id cannot add parameters to the header.
         response["Content-Disposition"] = content_disposition_header(True, name)
     return _revalidated(response)
+
+
+def _writes(head: list[str], rest: Iterator[str]) -> Iterator[bytes]:
+    """The pieces ``head`` (at most ``WHOLE_ANSWER_CHARS`` and a piece) then ``rest`` as
+    UTF-8, gathered into writes of about ``STREAM_WRITE_BYTES``."""
+    buffer: list[bytes] = []
+    size = 0
+    for text in chain(head, rest):
+        piece = text.encode()
+        buffer.append(piece)
+        size += len(piece)
+        if size >= STREAM_WRITE_BYTES:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield b"".join(buffer)
 
 
 @login_required

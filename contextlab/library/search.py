@@ -16,6 +16,7 @@ from functools import reduce
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from django.conf import settings
 from django.contrib.postgres.search import (
     SearchHeadline,
@@ -184,23 +185,25 @@ def _parallel_ok(postgres: bool) -> bool:
 
 def _store(postgres: bool, ids: list[int], texts: list[str]) -> None:
     if postgres:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # Vectors can always be recomputed: no need to wait for the WAL flush.
-            # psycopg's own cursor: with DEBUG on, Django's would keep every batch of texts in
-            # connection.queries (hundreds of MB over a large session).
-            raw = cursor.cursor
-            raw.execute("SET LOCAL synchronous_commit TO OFF")
-            parts = [identifier_parts(text) for text in texts]
-            raw.execute(
-                UPDATE_SQL,
-                {
-                    "config": CONFIG,
-                    "ids": ids,
-                    "texts": texts,
-                    "humps": [humps for humps, _ in parts],
-                    "camel": [camel for _, camel in parts],
-                },
-            )
+        parts = [identifier_parts(text) for text in texts]
+        params = {
+            "config": CONFIG,
+            "ids": ids,
+            "texts": texts,
+            "humps": [humps for humps, _ in parts],
+            "camel": [camel for _, camel in parts],
+        }
+        with transaction.atomic():
+            connection.ensure_connection()
+            # psycopg's own cursor, not Django's: with DEBUG on, Django's would keep every batch
+            # of texts in connection.queries (hundreds of MB over a large session). And one
+            # that binds on the server: the texts go as parameters, where Django's client-side
+            # binding would quote megabytes of text into the statement in Python, and
+            # PostgreSQL would scan them back out of it.
+            with psycopg.Cursor(connection.connection) as raw:
+                # Vectors can always be recomputed: no need to wait for the WAL flush.
+                raw.execute("SET LOCAL synchronous_commit TO OFF")
+                raw.execute(UPDATE_SQL, params)
     else:
         Entry.objects.bulk_update(
             [

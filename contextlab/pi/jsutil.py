@@ -356,6 +356,18 @@ def json_stringify_chunks(value: Any, *, depth: int = 2) -> Iterator[str]:
     yield "]"
 
 
+class JsonPieces:
+    """``json_stringify_chunks(value, depth=depth)`` as an iterable that can be gone through
+    again (each pass writes the pieces anew; nothing is held between passes)."""
+
+    def __init__(self, value: Any, *, depth: int = 2) -> None:
+        self.value = value
+        self.depth = depth
+
+    def __iter__(self) -> Iterator[str]:
+        return json_stringify_chunks(self.value, depth=self.depth)
+
+
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 

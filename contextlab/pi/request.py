@@ -25,7 +25,7 @@ the leaf), else the header's (``request_time_ms``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,7 +46,12 @@ from contextlab.pi.context import (
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.detect import DialectChoice
 from contextlab.pi.entries import Json, message_of_entry
-from contextlab.pi.jsutil import entry_date_ms, entry_time_ms, json_stringify
+from contextlab.pi.jsutil import (
+    JsonPieces,
+    entry_date_ms,
+    entry_time_ms,
+    json_stringify,
+)
 from contextlab.pi.prompt import SystemPrompt, active_tool_names, build_system_prompt
 from contextlab.pi.providers import anthropic_messages, openai_completions
 from contextlab.pi.providers.pi_ai import PI_AI_0_80, PiAi
@@ -236,6 +241,33 @@ class PiRequest:
             return steps.anthropic_body(self, model)
         return None
 
+    def provider_body_chunks(self, model: Json | None = None) -> Iterable[str] | None:
+        """``provider_body`` in pieces whose concatenation is the same text (a message each),
+        so a request of thousands of messages is written out without its whole text held;
+        None where ``provider_body`` is None. Steps that build the body their own way (they
+        override ``request_body``, ``chat_completions_body`` or ``anthropic_body``) give their
+        text as one piece."""
+        model = self._provider_model(model)
+        steps = steps_of(self.dialect)
+        api = model.get("api")
+        params: Json | None
+        if api == "openai-completions":
+            own = type(steps)
+            if (
+                own.request_body is not RequestSteps.request_body
+                or own.chat_completions_body is not RequestSteps.chat_completions_body
+            ):
+                return (steps.request_body(self, model),)
+            params = steps.request_params(self, model)
+        elif api == "anthropic-messages":
+            if type(steps).anthropic_body is not RequestSteps.anthropic_body:
+                body = steps.anthropic_body(self, model)
+                return None if body is None else (body,)
+            params = steps.anthropic_params(self, model)
+        else:
+            return None
+        return JsonPieces(params, depth=2)
+
     def provider_target(self, model: Json | None = None) -> tuple[str, dict[str, str]] | None:
         """Where ``provider_body`` goes under the model's ``baseUrl`` and the API headers that
         shape it besides the key (``anthropic-version``, ``anthropic-beta``); None for an api
@@ -319,8 +351,21 @@ class RequestSteps:
         return None
 
     def request_body(self, request: PiRequest, model: Json) -> str:
-        """The chat-completions body of ``request`` for ``model``."""
+        """The chat-completions body of ``request`` for ``model`` (through
+        ``chat_completions_body``, the step a dialect overrides to shape it)."""
         return self.chat_completions_body(
+            model,
+            system_prompt=request.prompt.text if request.prompt else None,
+            messages=request.sent,
+            tools=request.tools,
+            thinking_level=request.thinking_level,
+            dialect=request.dialect,
+            max_tokens=request.max_tokens,
+        )
+
+    def request_params(self, request: PiRequest, model: Json) -> Json:
+        """``request_body`` before it is written out (the object pi-ai stringifies)."""
+        return self.chat_completions_params(
             model,
             system_prompt=request.prompt.text if request.prompt else None,
             messages=request.sent,
@@ -333,9 +378,12 @@ class RequestSteps:
     def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
         """The body pi-ai's anthropic-messages provider sends for an agent turn (``streamSimple``
         with the thinking level as ``reasoning`` and the dialect's ``max_tokens``)."""
+        return json_stringify(self.anthropic_params(request, model))
+
+    def anthropic_params(self, request: PiRequest, model: Json) -> Json:
+        """``anthropic_body`` before it is written out (the object pi-ai stringifies)."""
         context, options = self._anthropic_call(request)
-        body = anthropic_messages.build_simple_params(model, context, options, pi_ai=self.pi_ai)
-        return json_stringify(body)
+        return anthropic_messages.build_simple_params(model, context, options, pi_ai=self.pi_ai)
 
     def anthropic_target(self, request: PiRequest, model: Json) -> tuple[str, list[str]]:
         """Where the agent turn's anthropic-messages body goes (path) and its ``anthropic-beta``
@@ -367,11 +415,35 @@ class RequestSteps:
         """The HTTP body pi-ai's openai-completions provider sends for an agent turn, as the
         coding agent calls ``streamSimple``: the thinking level as the reasoning effort, the
         dialect's ``max_tokens`` (Pi 0.80: none), the tools' name, description and parameters."""
+        return json_stringify(
+            self.chat_completions_params(
+                model,
+                system_prompt=system_prompt,
+                messages=messages,
+                tools=tools,
+                thinking_level=thinking_level,
+                dialect=dialect,
+                max_tokens=max_tokens,
+            )
+        )
+
+    def chat_completions_params(
+        self,
+        model: Json,
+        *,
+        system_prompt: str | None,
+        messages: list[Json],
+        tools: Sequence[Json],
+        thinking_level: Any,
+        dialect: Dialect,
+        max_tokens: int | None = None,
+    ) -> Json:
+        """``chat_completions_body`` before it is written out (the object pi-ai stringifies)."""
         context = {"systemPrompt": system_prompt, "messages": messages, "tools": _declared(tools)}
         options = openai_completions.simple_options(
             model, reasoning=_reasoning(thinking_level), max_tokens=max_tokens, pi_ai=self.pi_ai
         )
-        return openai_completions.build_request_body(model, context, options, pi_ai=self.pi_ai)
+        return openai_completions.build_params(model, context, options, pi_ai=self.pi_ai)
 
     def cli_json(self, request: PiRequest, *, with_dialect: bool) -> Json:
         """Pi 0.x's ``context`` object: the prompt by layer, the messages, what was sent, the

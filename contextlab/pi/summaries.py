@@ -33,6 +33,7 @@ from contextlab.pi.context import model_for_transform
 from contextlab.pi.dialects import Dialect, pi_1_x, pi_1_x_compaction
 from contextlab.pi.dialects.detect import DialectChoice
 from contextlab.pi.entries import Json
+from contextlab.pi.providers.pi_ai import release_key
 from contextlab.pi.providers.pi_ai import resolve as resolve_pi_ai
 from contextlab.pi.providers.summary import combine_usage, summary_request_body
 from contextlab.pi.request import LimitOverrides, ModelLookup, limits_model
@@ -113,11 +114,16 @@ class SummaryCall:
     previous_summary: str | None = None
     thinking_level: str | None = None  # handed to the summariser (the model's reasoning gate)
     variant: str | None = None  # the pi-ai 1.x generation; None: Pi 0.80.2's (and 0.73's)
+    tool_choice: str | None = None  # a 0.x release's ``toolChoice`` (``summary_tool_choice``)
 
     def body(self, model: Json) -> Json:
         """The provider body pi-ai sends to ``model`` for this call."""
         return summary_request_body(
-            model, self.request, thinking_level=self.thinking_level, variant=self.variant
+            model,
+            self.request,
+            thinking_level=self.thinking_level,
+            variant=self.variant,
+            tool_choice=self.tool_choice,
         )
 
 
@@ -225,6 +231,25 @@ def plan_compaction(
     return plan
 
 
+def _release(choice: DialectChoice) -> str | None:
+    return choice.release.chosen if choice.release is not None else None
+
+
+def summary_tool_choice(release: str | None) -> str | None:
+    """``completeSummarization`` (dist/core/compaction/compaction.js) of 0.84.3 alone asks for
+    ``toolChoice: "none"`` on every summarising call."""
+    return "none" if release == "0.84.3" else None
+
+
+def branch_summary_max_tokens_0x(release: str | None, model: Json | None) -> int:
+    """``generateBranchSummary``'s maxTokens (dist/core/compaction/branch-summarization.js):
+    2048 to 0.84.4, ``min(4096, model.maxTokens)`` (a model without one: 4096) from 0.85.0."""
+    if release is None or release_key(release) < (0, 85, 0):
+        return branch_summary.BRANCH_SUMMARY_MAX_TOKENS
+    cap = _limit(model, "maxTokens")
+    return min(4096, cap) if cap > 0 else 4096
+
+
 def _plan_compaction_0x(
     path: list[Json], options: SummaryOptions, model: Json | None, choice: DialectChoice
 ) -> SummaryPlan:
@@ -258,6 +283,7 @@ def _plan_compaction_0x(
                 prep.messages_to_summarize,
                 prep.previous_summary,
                 thinking,
+                tool_choice=summary_tool_choice(_release(choice)),
             )
         )
     if preview.turn_prefix_request is not None:
@@ -268,6 +294,7 @@ def _plan_compaction_0x(
                 prep.turn_prefix_messages,
                 None,
                 thinking,
+                tool_choice=summary_tool_choice(_release(choice)),
             )
         )
     return plan
@@ -393,7 +420,20 @@ def plan_branch_summary(
         )
         if preview.request is not None:
             # Pi 0.80.2 sends a branch summary without the thinking level.
-            plan.calls.append(SummaryCall("branch", preview.request, preview.messages))
+            release = _release(choice)
+            request = {
+                **preview.request,
+                "maxTokens": branch_summary_max_tokens_0x(release, model),
+            }
+            plan.preview["request"] = request
+            plan.calls.append(
+                SummaryCall(
+                    "branch",
+                    request,
+                    preview.messages,
+                    tool_choice=summary_tool_choice(release),
+                )
+            )
     plan.leaf_id = old_leaf
     plan.parent_id = leaf_after_navigation(tree.by_id[target])
     if not plan.preview["entryIds"]:

@@ -68,6 +68,9 @@ def test_an_api_query_past_its_budget_answers_503_json(token, locked_sessions, c
 def test_a_request_past_its_deadline_in_python_answers_503_not_a_killed_worker(
     owner, team_session, client, settings
 ):
+    from contextlab.inspector.services import tree_index_refresh
+
+    tree_index_refresh(session_id=team_session.pk)  # as an import does: the index is stored
     # No time at all for exports: the request is refused at the loop's first check.
     settings.CONTEXTLAB_REQUEST_BUDGETS = {**settings.CONTEXTLAB_REQUEST_BUDGETS, "export": 0}
     token = api_token_create(user=owner)[1]
@@ -118,3 +121,58 @@ def test_within_its_budget_a_request_runs_under_its_kinds_statement_timeout(
 )
 def test_each_kind_of_request_gets_its_own_budget(method, path, kind):
     assert request_kind(RequestFactory().generic(method, path)) == kind
+
+
+def _index_not_built_yet(session):  # type: ignore[no-untyped-def]
+    """Neither stored nor in this process: the next open builds the session's tree index."""
+    from contextlab.inspector.models import TreeIndex
+    from contextlab.inspector.selectors import clear_cache
+
+    TreeIndex.objects.all().delete()
+    clear_cache()
+
+
+def test_building_the_tree_index_past_the_budget_answers_a_plain_503_page(
+    owner_client, team_session, settings
+):
+    _index_not_built_yet(team_session)
+    # No time at all for pages: the index's loop stops at its first check.
+    settings.CONTEXTLAB_REQUEST_BUDGETS = {**settings.CONTEXTLAB_REQUEST_BUDGETS, "page": 0}
+    response = owner_client.get(reverse("inspector:session", args=[team_session.pk]))
+    assert response.status_code == 503
+    page = response.content.decode()
+    assert 'data-testid="budget-message"' in page
+    assert "Opening this session took longer than this server allows" in page
+    # Within its budget the same process opens it.
+    settings.CONTEXTLAB_REQUEST_BUDGETS = {**settings.CONTEXTLAB_REQUEST_BUDGETS, "page": 20}
+    assert owner_client.get(reverse("inspector:session", args=[team_session.pk])).status_code == 200
+
+
+def test_building_the_tree_index_past_the_budget_answers_503_json(
+    owner, team_session, client, settings
+):
+    _index_not_built_yet(team_session)
+    settings.CONTEXTLAB_REQUEST_BUDGETS = {**settings.CONTEXTLAB_REQUEST_BUDGETS, "export": 0}
+    token = api_token_create(user=owner)[1]
+    url = f"/api/v1/sessions/{team_session.session_id}/context"
+    response = client.get(url, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 503
+    assert response.json()["detail"].startswith("Opening this session took longer")
+
+
+def test_an_import_past_its_budget_still_stores_the_session(team_session, settings):
+    """The index an import stores is left for the first open when the import's request is out
+    of time (``tree_index_refresh`` outside any request has no deadline at all)."""
+    from contextlab import budgets
+    from contextlab.inspector.models import TreeIndex
+    from contextlab.inspector.services import tree_index_refresh
+
+    _index_not_built_yet(team_session)
+    token = budgets._deadline.set(time.monotonic() - 1)
+    try:
+        tree_index_refresh(session_id=team_session.pk)
+    finally:
+        budgets._deadline.reset(token)
+    assert not TreeIndex.objects.exists()
+    tree_index_refresh(session_id=team_session.pk)
+    assert TreeIndex.objects.exists()

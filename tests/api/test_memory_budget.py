@@ -77,30 +77,37 @@ def _measure(size: str, entries: int, tmp_path: Path, owner: Any, client: Any) -
     token = api_token_create(user=owner, name="rss")[1]
     client.force_login(owner)
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-    web = Gunicorn(tmp_path / "gunicorn.log", "--timeout", "300")
-    web.start()
     figures: dict[str, Any] = {"file_mb": round(path.stat().st_size / 1e6, 1)}
-    try:
-        api = {"Authorization": f"Bearer {token}"}
-        figures["started_mb"] = round(peak_rss_mb(web.worker), 1)
-        leaf = session.leaf_entry_id
-        answers = {
-            "context": (f"/api/v1/sessions/{session.session_id}/context", api),
-            "request_export": (f"/sessions/{session.pk}/request/?entry={leaf}", {"Cookie": cookie}),
-            "session_export": (f"/api/v1/sessions/{session.session_id}/export", api),
-        }
-        for name, (url, headers) in answers.items():
+    api = {"Authorization": f"Bearer {token}"}
+    leaf = session.leaf_entry_id
+    request_url = f"/sessions/{session.pk}/request/?entry={leaf}"
+    answers = {
+        "context": (f"/api/v1/sessions/{session.session_id}/context", api),
+        "request_export": (request_url, {"Cookie": cookie}),
+        "request_curl": (request_url + "&format=curl", {"Cookie": cookie}),
+        "session_export": (f"/api/v1/sessions/{session.session_id}/export", api),
+    }
+    # Each answer from a web process of its own: its peak is that answer's alone.
+    for name, (url, headers) in answers.items():
+        web = Gunicorn(tmp_path / "gunicorn.log", "--timeout", "300")
+        web.start()
+        try:
+            figures.setdefault("started_mb", round(peak_rss_mb(web.worker), 1))
             status, received, head, tail = fetch(web.url + url, headers)
             assert status == 200, (name, head[:300])
             figures[f"{name}_mb"] = round(received / 1e6, 1)
             figures[f"{name}_peak_rss_mb"] = round(peak_rss_mb(web.worker), 1)
-            if name == "context":
-                assert head.startswith(b'{"leafId":' + json.dumps(leaf).encode())
-                assert tail.endswith(b"}")
-            if name == "session_export":
-                assert received == path.stat().st_size
-    finally:
-        web.stop()
+        finally:
+            web.stop()
+        if name == "context":
+            assert head.startswith(b'{"leafId":' + json.dumps(leaf).encode())
+            assert tail.endswith(b"}")
+        if name == "request_export":
+            assert head.startswith(b"{") and tail.endswith(b"}")
+        if name == "request_curl":
+            assert head.startswith(b"curl ") and tail.endswith(b"\nPI_REQUEST_BODY\n")
+        if name == "session_export":
+            assert received == path.stat().st_size
     print(f"\nweb process peak RSS, {size} session: {json.dumps(figures)}")
     return figures
 

@@ -1,8 +1,9 @@
 """The release matrix: every recorded request of a release rebuilt from its session file alone.
 
 ``check_release(version)`` reads the corpus recorded for ``version`` (``record_versions``; the
-releases of the repository's own corpora under ``tests/conformance/corpus-<version>``, the others
-in the cache ``$PI_MATRIX_DIR/corpus-<version>``), and rebuilds the body of every agent request
+repository's own for 0.73.1 and 1.6.0 under ``tests/conformance/corpus-<version>``, the others in
+the cache ``$PI_MATRIX_DIR/corpus-<version>``, else the representative scenarios committed under
+``tests/conformance/releases/``), and rebuilds the body of every agent request
 twice: with the release the engine tells from the file (the default) and with the release chosen
 (``--pi-version``); a request matches when the bytes are equal. ``python -m
 tests.conformance.matrix`` (``make matrix``) records what is missing and prints the table.
@@ -18,13 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contextlab.pi import summaries
 from contextlab.pi.dialects.release_table import RELEASES
 from contextlab.pi.entries import Json
+from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.request import PromptSource, steps_of
 from contextlab.pi.resources.discovery import discover_resources
 from contextlab.pi.session import parse_session_file
 from contextlab.pi.turn import build_turn
-from tests.conformance.recorder.record_versions import corpus_dir
+from tests.conformance.recorder.record_versions import committed_corpus, corpus_dir
 
 CACHE_RESULTS = "matrix.json"
 
@@ -38,13 +41,18 @@ class Row:
     first_difference: str = ""
     detected: str = ""
     error: str = ""
+    # Summarising requests (tagged with their user action), rebuilt with the release chosen.
+    summaries: int = 0
+    summaries_chosen: int = 0
+    summary_difference: str = ""
 
     def line(self) -> str:
         if self.error:
             return f"| {self.release} | — | — | {self.error} |"
         return (
             f"| {self.release} | {self.default} / {self.total} | {self.chosen} / {self.total} | "
-            f"{self.first_difference or ''} |"
+            f"{self.first_difference or ''} | {self.summaries_chosen} / {self.summaries} | "
+            f"{self.summary_difference} |"
         )
 
 
@@ -108,11 +116,45 @@ def rebuild(
     return body, turn.choice.release if turn.choice else None
 
 
+def rebuild_summaries(
+    manifest: Json, scenario_dir: Path, group: list[Json], chosen: str | None
+) -> list[str]:
+    """The bodies the engine builds for one recorded summarising action, in the order Pi sends
+    them (a manual compaction: history and turn prefix; a tree navigation with a summary), by
+    ``contextlab.pi.summaries`` as ``compact --dry-run`` / ``branch-summary --dry-run`` build
+    them. The scenarios' settings:
+    keepRecentTokens 150 (recorder/resources/agent/settings.json), reserveTokens 2000 in the 1.x
+    ``length`` scenario (driver-1.6.0.mjs)."""
+    session = parse_session_file(scenario_dir / "session.jsonl")
+    operation, leaf = group[0]["operation"], group[0]["leafId"]
+    models = {m["id"]: {**m, "name": m["id"]} for m in manifest["models"]}
+    model = models[group[0]["model"]["id"]]
+    reserve = 2000 if manifest["scenario"] == "length" else summaries.DEFAULT_RESERVE_TOKENS
+    options = summaries.SummaryOptions(
+        reserve_tokens=reserve,
+        keep_recent_tokens=150,
+        custom_instructions=operation.get("customInstructions"),
+        replace_instructions=bool(operation.get("replaceInstructions")),
+    )
+    if operation["op"] == "compact":
+        plan = summaries.plan_compaction(session.entries, leaf, options, model=model, chosen=chosen)
+    else:
+        plan = summaries.plan_branch_summary(
+            session.entries, leaf, operation["targetId"], options, model=model, chosen=chosen
+        )
+    return [json_stringify(call.body(model)) for call in plan.calls]
+
+
 def corpus_of(version: str) -> Path:
+    """The recorded corpus of ``version``: the repository's own (0.73.1, 1.6.0), else the
+    matrix cache's, else the representative scenarios committed for it."""
     own = corpus_dir(version)
     if own.exists() and version in ("1.6.0", "0.73.1"):
         return own
-    return matrix_dir() / f"corpus-{version}"
+    cached = matrix_dir() / f"corpus-{version}"
+    if not cached.exists() and committed_corpus(version).exists():
+        return committed_corpus(version)
+    return cached
 
 
 def matrix_dir() -> Path:
@@ -152,6 +194,35 @@ def check_release(version: str) -> Row:
                 row.first_difference = (
                     f"{manifest['scenario']} {request['seq']}: {_difference(chosen_body, recorded)}"
                 )
+        groups: dict[tuple[Any, str], list[Json]] = {}
+        for request in manifest["requests"]:
+            if request["kind"] == "summary" and request.get("operation"):
+                key = (request["leafId"], json.dumps(request["operation"], sort_keys=True))
+                groups.setdefault(key, []).append(request)
+        for group in groups.values():
+            recorded_bodies = sorted((scenario_dir / r["body"]).read_text() for r in group)
+            row.summaries += len(group)
+            try:
+                rebuilt = rebuild_summaries(manifest, scenario_dir, group, version)
+                if manifest.get("rejectedSummary") and len(rebuilt) > len(group):
+                    # Pi 1.x sends the history request first and stops when it is rejected.
+                    rebuilt = rebuilt[: len(group)]
+                rebuilt = sorted(rebuilt)
+            except Exception as error:
+                rebuilt = []
+                row.summary_difference = row.summary_difference or f"error: {error!r}"[:100]
+            matched = sum(a == b for a, b in zip(rebuilt, recorded_bodies, strict=False))
+            row.summaries_chosen += matched if len(rebuilt) == len(recorded_bodies) else 0
+            if rebuilt != recorded_bodies and not row.summary_difference:
+                first = next(
+                    (
+                        _difference(a, b)
+                        for a, b in zip(rebuilt, recorded_bodies, strict=False)
+                        if a != b
+                    ),
+                    f"{len(rebuilt)} vs {len(recorded_bodies)} requests",
+                )
+                row.summary_difference = f"{manifest['scenario']} {group[0]['seq']}: {first}"
     row.detected = ", ".join(sorted(detected))
     return row
 
@@ -182,14 +253,19 @@ def main(argv: list[str]) -> int:
         cache.write_text(json.dumps(results, indent=1) + "\n")
         rows.append(row)
         print(row.line(), file=sys.stderr, flush=True)
-    print("| release | requests matched, default | with the chosen release | first difference |")
-    print("|---|---|---|---|")
+    print(
+        "| release | requests matched, default | with the chosen release | first difference "
+        "| summaries, chosen | first summary difference |"
+    )
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print(row.line())
     total = sum(r.total for r in rows)
     default = sum(r.default for r in rows)
     chosen = sum(r.chosen for r in rows)
     print(f"\nall: {default} / {total} matched by default detection, {chosen} / {total} chosen")
+    summed = sum(r.summaries for r in rows)
+    print(f"summaries: {sum(r.summaries_chosen for r in rows)} / {summed} matched, chosen")
     return 0
 
 

@@ -132,6 +132,102 @@ def test_it_narrows_the_release_from_what_the_file_holds():
     assert chosen.chosen == "0.80.10" and chosen.why.startswith("chosen (--pi-version)")
 
 
+@pytest.mark.parametrize(("usage", "last"), [(None, "0.80.10"), ({"input": 1}, "0.82.1")])
+def test_a_summary_pi_wrote_without_usage_rules_out_0_81_on(usage, last):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    compaction = {"type": "compaction", "id": "c1", "parentId": "a1", "summary": "s"}
+    compaction |= {"firstKeptEntryId": "u1", "tokensBefore": 9, "fromHook": False}
+    if usage:
+        compaction["usage"] = usage
+    entries = [_user("u1", None), _reply("a1", "u1", reasoning=0), compaction, _user("u2", "c1")]
+    found = detect_release(entries, "u2")
+    assert (found.candidates[0], found.candidates[-1]) == (
+        "0.80.3" if not usage else "0.81.1",
+        last,
+    )
+    # An extension's summary (fromHook) says nothing about Pi's own.
+    compaction.pop("usage", None)
+    compaction["fromHook"] = True
+    assert detect_release(entries, "u2").candidates[-1] == "0.82.1"
+
+
+def _system(id_, version, names=("read", "edit")):
+    """A 1.x system message as release ``version`` writes it: its tools' declarations, their
+    snippets in the tools section and their guidelines in the rules section."""
+    values = release_values(version)
+    tools = [values[f"TOOL.{n}"] for n in names]
+    listed = "".join(f"\n- {t['name']}: {t['promptSnippet']}" for t in tools)
+    rules = "".join(f"\n- {g}" for t in tools for g in t.get("promptGuidelines") or ())
+    return {
+        "type": "message",
+        "id": id_,
+        "parentId": None,
+        "message": {
+            "role": "system",
+            "content": "",
+            "sections": {
+                "tools": f"<tools>{listed}\n</tools>",
+                "rules": f"<rules>{rules}\n</rules>",
+            },
+            "toolsAdded": [
+                {"name": t["name"], "description": t["description"], "parameters": t["parameters"]}
+                for t in tools
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("writer", "span"), [("1.4.0", ("0.86.1", "1.4.0")), ("1.5.0", ("1.5.0", "1.6.0"))]
+)
+def test_a_1x_session_tells_the_release_by_the_tool_declarations_it_saved(writer, span):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    # 1.5.0 rewrote edit's guidelines (dist/core/tools/edit.js): the saved rules section says
+    # which side of it wrote the session, before any reply.
+    entries = [_system("s1", writer), _user("u1", "s1")]
+    found = detect_release(entries, "u1")
+    assert (found.candidates[0], found.candidates[-1]) == span
+    assert "saved declarations of edit" in found.why
+    # 0.87.1 to 0.99.1 send the same request: the largest group alike, not 1.6.0.
+    if writer == "1.4.0":
+        assert found.chosen == "0.99.1"
+
+
+@pytest.mark.parametrize(
+    ("writer", "span"), [("1.4.0", ("0.86.1", "1.4.0")), ("1.5.2", ("1.5.0", "1.6.0"))]
+)
+def test_a_1x_session_tells_the_release_by_the_default_prompt_it_saved(writer, span):
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    # read and bash read alike in every 1.x release; the preamble and the tools section's last
+    # line changed in 1.5.0 (dist/core/system-prompt.js buildSystemPromptSections).
+    values = release_values(writer)
+    entries = [_system("s1", writer, names=("read", "bash")), _user("u1", "s1")]
+    sections = entries[0]["message"]["sections"]
+    sections["preamble"] = values["PROMPT_1X.preamble"]
+    sections["tools"] = sections["tools"].replace(
+        "\n</tools>", values["PROMPT_1X.tools_footer"] + "\n</tools>"
+    )
+    found = detect_release(entries, "u1")
+    assert (found.candidates[0], found.candidates[-1]) == span
+    assert "saved preamble and tools section" in found.why
+    # A SYSTEM.md prompt has no tools section: nothing told.
+    del sections["tools"]
+    assert detect_release(entries, "u1").candidates[-1] == "1.6.0"
+    assert detect_release(entries, "u1").candidates[0] == "0.86.1"
+
+
+def test_a_tool_no_release_declares_so_tells_nothing():
+    from contextlab.pi.dialects.release_detect import detect_release
+
+    entries = [_system("s1", "1.6.0"), _user("u1", "s1")]
+    entries[0]["message"]["toolsAdded"][1]["description"] = "An extension's own edit"
+    found = detect_release(entries, "u1")
+    assert found.candidates[0] == "0.86.1" and found.chosen == "1.6.0"
+
+
 def test_the_context_command_takes_a_release_and_refuses_an_unknown_one(tmp_path):
     import io
     import json
@@ -150,3 +246,34 @@ def test_the_context_command_takes_a_release_and_refuses_an_unknown_one(tmp_path
     assert "Current date:" not in result["systemPrompt"]
     with pytest.raises(CommandError, match=r"unknown Pi release '9\.9\.9'"):
         call_command("context", str(session), "--pi-version", "9.9.9", "--json")
+
+
+def test_a_1x_turn_prefix_prompt_follows_its_release():
+    from contextlab.pi.dialects.pi_1_x_compaction import turn_prefix_prompt
+
+    # dist/core/compaction/compaction.js generateTurnPrefixSummary: 0.87.1 reworded the prompt and
+    # framed the conversation with headings; 0.86.1 and 0.87.0 had 0.x's.
+    messages = [{"role": "user", "content": "hi", "timestamp": 1}]
+    old = turn_prefix_prompt(messages, None, "0.87.0")
+    assert old == (
+        "<conversation>\n[User]: hi\n</conversation>\n\n"
+        + release_values("0.87.0")["TURN_PREFIX_SUMMARIZATION_PROMPT"]
+    )
+    assert old.endswith(release_values("0.80.2")["TURN_PREFIX_SUMMARIZATION_PROMPT"])
+    new = turn_prefix_prompt(messages, None, "0.87.1")
+    assert new.startswith("# Conversation\n[User]: hi\n\n# Instructions\n")
+    assert new == turn_prefix_prompt(messages, None, "1.6")
+
+
+def test_0x_summary_rules_by_release():
+    from contextlab.pi.summaries import branch_summary_max_tokens_0x, summary_tool_choice
+
+    # dist/core/compaction/branch-summarization.js: a fixed 2048 to 0.84.4, then the model's cap
+    # up to 4096.
+    assert branch_summary_max_tokens_0x("0.84.4", {"maxTokens": 16384}) == 2048
+    assert branch_summary_max_tokens_0x(None, {"maxTokens": 16384}) == 2048
+    assert branch_summary_max_tokens_0x("0.85.0", {"maxTokens": 16384}) == 4096
+    assert branch_summary_max_tokens_0x("0.85.1", {"maxTokens": 3000}) == 3000
+    assert branch_summary_max_tokens_0x("0.85.1", {"maxTokens": 0}) == 4096
+    # dist/core/compaction/compaction.js completeSummarization: toolChoice "none" in 0.84.3 only.
+    assert [summary_tool_choice(v) for v in ("0.84.2", "0.84.3", "0.84.4")] == [None, "none", None]

@@ -109,3 +109,85 @@ def test_a_request_export_is_computed_once_and_a_repeat_answers_304(
     again = owner_client.get(url, {"entry": "u0000004"})
     assert again.content == first.content
     assert again.get("X-Contextlab-Note") == first.get("X-Contextlab-Note")
+
+
+# --- the session page's turn (#inspector) --------------------------------------------------
+
+INSPECTOR = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "inspector"}
+
+
+def _turn(client, session, entry, **headers):  # type: ignore[no-untyped-def]
+    url = reverse("inspector:session", args=[session.pk])
+    return client.get(url, {"entry": entry}, **INSPECTOR, **headers)
+
+
+def test_a_repeat_turn_answers_304_and_is_computed_once_for_every_process(
+    owner_client, rich, monkeypatch
+):
+    first = _turn(owner_client, rich, "u0000004")
+    assert first.status_code == 200 and 'id="inspector"' in first.content.decode()
+    assert first["ETag"] and "no-cache" in first["Cache-Control"]
+    assert (
+        _turn(owner_client, rich, "u0000004", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    )
+    other = _turn(owner_client, rich, "a0000005")
+    assert other.status_code == 200 and other["ETag"] != first["ETag"]
+    clear_cache()  # nothing left in this process: another web process asks
+    monkeypatch.setattr(services, "inspect_entry", _not_again("the turn"))
+    again = _turn(owner_client, rich, "u0000004")
+    assert again.status_code == 200 and again.content == first.content
+
+
+def test_a_new_comment_is_a_new_turn_and_no_user_sees_anothers(
+    owner_client, client, teammate, rich
+):
+    first = _turn(owner_client, rich, "u0000004")
+    posted = owner_client.post(
+        reverse("review:comment_create", args=[rich.pk]),
+        {"entry": "u0000004", "body": "look at this turn"},
+    )
+    assert posted.status_code in (200, 302)
+    after = _turn(owner_client, rich, "u0000004", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert after.status_code == 200 and after["ETag"] != first["ETag"]
+    mine = after.content.decode()
+    assert "look at this turn" in mine and "delete</button>" in mine  # the author's controls
+    # The teammate sees the comment without the author's controls, under an ETag of their own.
+    client.force_login(teammate)
+    theirs = _turn(client, rich, "u0000004")
+    assert theirs.status_code == 200 and theirs["ETag"] != after["ETag"]
+    page = theirs.content.decode()
+    assert "look at this turn" in page and "delete</button>" not in page
+    assert _turn(client, rich, "u0000004", HTTP_IF_NONE_MATCH=after["ETag"]).status_code == 200
+
+
+def test_a_new_revision_is_a_new_turn(owner_client, tmp_path, blob_dir):
+    import json
+
+    from tests.inspector.sessions import _assistant, _user, linear_session_lines
+
+    path = write_session(tmp_path, linear_session_lines("turn-1", "/w", "hello"))
+    session = import_session_file(path=path).session
+    first = _turn(owner_client, session, "aaaa0002")
+    assert first.status_code == 200
+    with path.open("a") as f:
+        for line in (
+            {
+                "type": "message",
+                "id": "aaaa0003",
+                "parentId": "aaaa0002",
+                "timestamp": "2025-01-02T00:00:03.000Z",
+                "message": _user("again", 3),
+            },
+            {
+                "type": "message",
+                "id": "aaaa0004",
+                "parentId": "aaaa0003",
+                "timestamp": "2025-01-02T00:00:04.000Z",
+                "message": _assistant([{"type": "text", "text": "more"}], 4),
+            },
+        ):
+            f.write(json.dumps(line) + "\n")
+    assert import_session_file(path=path).status == "appended"
+    session.refresh_from_db()
+    again = _turn(owner_client, session, "aaaa0002", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 200 and again["ETag"] != first["ETag"]

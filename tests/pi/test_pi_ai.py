@@ -33,6 +33,7 @@ MODEL = {
         ("0.80.10", "0.80.6"),
         ("0.84.4", "0.84"),
         ("0.85.1", "0.85"),
+        ("0.86.1", "0.86"),
         ("0.87.1", "0.87"),
         ("0.99.1", "0.87"),
         ("1.0.3", "1.0"),
@@ -120,3 +121,74 @@ def test_short_hash_is_pi_ais():
     assert short_hash("abc") == "y0biex7f9bbh"
     assert short_hash("call_1|fc_xyz+/=") == "5big1z1xuo3vo"
     assert short_hash("\U0001f600x") == "1yjycru1ayun52"
+
+
+READ_TOOL = {
+    "name": "read",
+    "description": "Read a file",
+    "parameters": {
+        "type": "object",
+        "required": ["path"],
+        "properties": {
+            "path": {"type": "string"},
+            "offset": {"type": "number", "description": "Line"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "mode": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+    },
+    "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+}
+
+
+def _tools(release, tool, model=MODEL):
+    context = {"messages": [{"role": "user", "content": "hi", "timestamp": 1}], "tools": [tool]}
+    if pi_ai.pi_ai_for_release(release).transcript:
+        context = {
+            "messages": [
+                {"role": "system", "content": "", "toolsAdded": [tool], "timestamp": 0},
+                *context["messages"],
+            ]
+        }
+    return oc.build_params(model, context, {}, pi_ai=release)["tools"]
+
+
+def test_a_json_schema_constrained_tool_is_sent_strict_where_strict_tools_are_detected():
+    """dist/api/constrained-sampling.js (0.86.1): optional properties become nullable and
+    required, ``additionalProperties: false``; 0.87 detects no strict support."""
+    (sent,) = _tools("0.86.1", READ_TOOL)
+    function = sent["function"]
+    assert function["strict"] is True
+    assert list(function["parameters"]) == [
+        "type",
+        "required",
+        "properties",
+        "additionalProperties",
+    ]
+    assert function["parameters"]["required"] == ["path", "offset", "tags", "mode"]
+    props = function["parameters"]["properties"]
+    assert props["path"] == {"type": "string"}
+    assert props["offset"] == {
+        "anyOf": [{"type": "number", "description": "Line"}, {"type": "null"}]
+    }
+    assert props["mode"] == READ_TOOL["parameters"]["properties"]["mode"]  # already nullable
+    assert READ_TOOL["parameters"]["required"] == ["path"]  # the declaration is left as it was
+    (later,) = _tools("0.87.1", READ_TOOL)
+    assert "strict" not in later["function"]
+    assert later["function"]["parameters"] == READ_TOOL["parameters"]
+
+
+def test_a_schema_strict_cannot_express_is_sent_as_declared_unless_required():
+    loose = {**READ_TOOL, "parameters": {**READ_TOOL["parameters"], "additionalProperties": True}}
+    (sent,) = _tools("0.86.1", loose)
+    assert sent["function"]["strict"] is False
+    assert sent["function"]["parameters"] == loose["parameters"]
+    required = {**loose, "constrainedSampling": {"type": "json_schema", "strict": "require"}}
+    with pytest.raises(ValueError, match="requires JSON-schema constrained sampling"):
+        _tools("0.86.1", required)
+
+
+def test_cerebras_takes_no_strict_tools_from_0_86():
+    cerebras = {**MODEL, "provider": "cerebras"}
+    (sent,) = _tools("0.86.1", READ_TOOL, cerebras)
+    assert "strict" not in sent["function"]
+    assert oc.get_compat(cerebras, "0.85.1")["supportsStrictMode"] is True

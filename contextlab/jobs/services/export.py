@@ -4,6 +4,7 @@ appended."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 
 from contextlab.jobs.services.errors import JobError
 from contextlab.library.models import Entry, Session
@@ -36,12 +37,23 @@ def session_export_chunks(session: Session) -> Iterator[bytes]:
                 remaining -= len(chunk)
                 yield chunk
         else:
+            # Pi's migration needs the whole file (a compaction's ``firstKeptEntryIndex`` names
+            # an earlier line): parsed whole, but written out a line at a time, in writes of
+            # about 1 MB, never as one text.
             parsed = parse_session_bytes(fh.read(revision.bytes_read), source=revision.source_path)
-            lines = []
-            if parsed.header is not None:
-                lines.append(json_stringify(parsed.header))
-            lines.extend(json_stringify(entry) for entry in parsed.entries)
-            yield ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass") if lines else b""
+            values = [parsed.header] if parsed.header is not None else []
+            batch: list[bytes] = []
+            size = 0
+            for value in chain(values, parsed.entries):
+                line = (json_stringify(value) + "\n").encode("utf-8", "surrogatepass")
+                batch.append(line)
+                size += len(line)
+                if size >= 1 << 20:
+                    yield b"".join(batch)
+                    batch, size = [], 0
+            if batch:
+                yield b"".join(batch)
+            del parsed, values, batch
     added = (
         Entry.objects.filter(revision=revision, origin=Entry.Origin.CONTEXTLAB)
         .order_by("seq")

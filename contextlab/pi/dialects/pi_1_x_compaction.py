@@ -56,6 +56,7 @@ from contextlab.pi.dialects.pi_1_x_data import (
     TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 )
+from contextlab.pi.dialects.release_table import RELEASES, release_values
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
 from contextlab.pi.providers.options import (
@@ -63,7 +64,7 @@ from contextlab.pi.providers.options import (
     calculate_context_tokens,
     turn_max_tokens,
 )
-from contextlab.pi.providers.pi_ai import PiAi, resolve
+from contextlab.pi.providers.pi_ai import PiAi, release_key, resolve
 from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
 from contextlab.pi.providers.transcript import content_text
 
@@ -408,13 +409,28 @@ def serialize_conversation(messages: Sequence[Json], variant: PiAi | str = "1.6"
     return "\n\n".join(parts)
 
 
+def _release_text(name: str, default: str, variant: PiAi | str) -> str:
+    """A summarisation prompt as release ``variant`` has it (the release table's ``name``, from
+    its dist/core/compaction/compaction.js: 0.86.1 and 0.87.0 still had 0.x's turn-prefix
+    prompt); ``default`` (1.6.0's) for a generation named otherwise."""
+    if isinstance(variant, str) and variant in RELEASES:
+        text = release_values(variant).get(name)
+        if isinstance(text, str):
+            return text
+    return default
+
+
 def history_prompt(
     messages: Sequence[Json],
     previous_summary: str | None,
     custom_instructions: str | None,
     variant: PiAi | str = "1.6",
 ) -> str:
-    base = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
+    base = (
+        _release_text("UPDATE_SUMMARIZATION_PROMPT", UPDATE_SUMMARIZATION_PROMPT, variant)
+        if previous_summary
+        else _release_text("SUMMARIZATION_PROMPT", SUMMARIZATION_PROMPT, variant)
+    )
     if custom_instructions:
         base = f"{base}\n\nAdditional focus: {custom_instructions}"
     conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
@@ -429,7 +445,14 @@ def turn_prefix_prompt(
 ) -> str:
     """The turn-prefix prompt; the custom instructions go after it from 1.4 on."""
     conversation = serialize_conversation(pi_1_x.convert_to_llm(messages), variant)
-    text = f"# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
+    prompt = _release_text(
+        "TURN_PREFIX_SUMMARIZATION_PROMPT", TURN_PREFIX_SUMMARIZATION_PROMPT, variant
+    )
+    if isinstance(variant, str) and variant in RELEASES and release_key(variant) < (0, 87, 1):
+        # generateTurnPrefixSummary (dist/core/compaction/compaction.js) to 0.87.0 framed it as
+        # the history prompt does.
+        return f"<conversation>\n{conversation}\n</conversation>\n\n{prompt}"
+    text = f"# Conversation\n{conversation}\n\n# Instructions\n{prompt}"
     if custom_instructions and resolve(variant).turn_prefix_focus:
         text = f"{text}\n\nAdditional focus: {custom_instructions}"
     return text

@@ -10,7 +10,11 @@ each release's dist by ``tools/gen_release_table.py``). On the path to a leaf:
   with a user message and no system message was not sent by a release that persists its prompt
   (0.86 on); the newest chat-completions reply with parsed usage but no ``usage.reasoning``, or no
   ``rawStopReason``, was not written by a release whose pi-ai always sets them; the newest tool
-  result without ``durationMs`` likewise.
+  result without ``durationMs`` likewise, and the newest compaction or branch summary Pi wrote
+  itself (not ``fromHook``) without ``usage``;
+* a 1.x session's system messages save each tool's declaration, snippet and guidelines, and the
+  default prompt's preamble and tools section: the releases whose own built-in tools or prompt
+  read otherwise are ruled out.
 
 The candidates are the releases left. The chosen one is the caller's (``--pi-version``, a
 project's profile, a captured prompt), else the release the engine was first proved against when
@@ -40,6 +44,8 @@ __all__ = [
     "detect_release",
     "features_of_path",
     "release_span",
+    "saved_tools",
+    "sends_alike",
 ]
 
 DEFAULT_0X = "0.80.2"
@@ -92,6 +98,7 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
             reasons.append(f"{data.FEATURES[name]} ({entry.get('id')})")
 
     has_user = False
+    last_summary: Mapping[str, Any] | None = None
     last_reply: Mapping[str, Any] | None = None
     last_result: Mapping[str, Any] | None = None
     for entry in path:
@@ -100,8 +107,11 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
             saw("contextEdit", entry)
         elif kind == "usage":
             saw("usageEntry", entry)
-        elif kind in ("compaction", "branch_summary") and isinstance(entry.get("usage"), dict):
-            saw("summaryUsage", entry)
+        elif kind in ("compaction", "branch_summary"):
+            if isinstance(entry.get("usage"), dict):
+                saw("summaryUsage", entry)
+            if not entry.get("fromHook"):
+                last_summary = entry
         if kind == "compaction" and isinstance(entry.get("systemMessage"), dict):
             saw("systemMessages", entry)
         message = _message(entry)
@@ -146,6 +156,11 @@ def features_of_path(path: Sequence[Json]) -> tuple[set[str], set[str], list[str
         if stopped and "rawStopReason" not in present:
             absent.add("rawStopReason")
             reasons.append("the newest chat-completions reply has no rawStopReason")
+    if last_summary is not None and "summaryUsage" not in present:
+        # Pi's own summary (not an extension's) carries the summarising call's usage from 0.81.1
+        # (dist/core/agent-session.js passes it to appendCompaction / branchWithSummary).
+        absent.add("summaryUsage")
+        reasons.append(f"the newest {last_summary.get('type')} has no usage")
     if last_result is not None and "durationMs" not in present:
         absent.add("durationMs")
         reasons.append("the newest tool result has no durationMs")
@@ -175,6 +190,111 @@ def held_path(path: Sequence[Json]) -> list[Json]:
         return list(path)
     reads = settings_read_before(ids, span.start, type_of, role_of).positions()
     return condensed_path(ids, span.start, reads, by_id.__getitem__)
+
+
+def saved_state(path: Sequence[Json]) -> tuple[dict[str, Mapping[str, Any]], dict[str, str]]:
+    """The tool declarations and prompt sections the path's system messages leave in force
+    (``toolsAdded`` / ``toolsRemoved`` and ``sections`` patched by name in order, ``null``
+    deleting one; a compaction's ``systemMessage`` restarts them), by name."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    sections: dict[str, str] = {}
+    for entry in path:
+        message = _message(entry)
+        if entry.get("type") == "compaction" and isinstance(entry.get("systemMessage"), dict):
+            message, tools, sections = entry["systemMessage"], {}, {}
+        if message is None or message.get("role") != "system":
+            continue
+        for tool in message.get("toolsRemoved") or []:
+            if isinstance(tool, dict):
+                tools.pop(str(tool.get("name")), None)
+        for tool in message.get("toolsAdded") or []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                tools[tool["name"]] = tool
+        patch = message.get("sections")
+        for name, text in patch.items() if isinstance(patch, dict) else ():
+            if isinstance(text, str):
+                sections[name] = text
+            else:
+                sections.pop(name, None)
+    return tools, sections
+
+
+def saved_tools(path: Sequence[Json]) -> dict[str, Mapping[str, Any]]:
+    return saved_state(path)[0]
+
+
+def _declares(version: str, tool: Mapping[str, Any], sections: Mapping[str, str]) -> bool:
+    """Whether ``tool`` is release ``version``'s own built-in declaration of its name: the
+    description and parameters of the table's ``TOOL.<name>`` (from the release's dist), its
+    prompt snippet in the saved ``tools`` section and its guidelines in the ``rules`` one."""
+    own = release_values(version).get(f"TOOL.{tool.get('name')}")
+    if not isinstance(own, dict):
+        return False
+    if (own.get("description"), own.get("parameters")) != (
+        tool.get("description"),
+        tool.get("parameters"),
+    ):
+        return False
+    listed = sections.get("tools")
+    snippet = own.get("promptSnippet")
+    if listed is not None and snippet and f"\n- {tool.get('name')}: {snippet}\n" not in listed:
+        return False
+    rules = sections.get("rules")
+    lines = set(rules.split("\n")) if rules is not None else set()
+    return rules is None or all(f"- {g}" in lines for g in own.get("promptGuidelines") or ())
+
+
+def _by_saved_tools(
+    candidates: tuple[str, ...], path: Sequence[Json]
+) -> tuple[tuple[str, ...], str | None]:
+    """The candidates whose built-in tool declarations are the ones the session saved (a 1.x
+    system message writes each tool's full declaration, its snippet and guidelines into the
+    prompt sections: pi-coding-agent dist/core/tools/*.js, e.g. 1.5.0 rewrote edit's
+    guidelines). A saved tool no candidate declares so is an extension's own
+    and tells nothing."""
+    narrowed = candidates
+    told = []
+    tools, sections = saved_state(path)
+    for name, tool in sorted(tools.items()):
+        if not any(f"TOOL.{name}" in release_values(v) for v in narrowed):
+            continue
+        fitting = tuple(v for v in narrowed if _declares(v, tool, sections))
+        if fitting and fitting != narrowed:
+            narrowed = fitting
+            told.append(name)
+    if not told:
+        return candidates, None
+    return narrowed, (
+        f"the saved declarations of {', '.join(told)} are those of {release_span(narrowed)}"
+    )
+
+
+def _writes_sections(version: str, sections: Mapping[str, str]) -> bool:
+    """Whether release ``version`` writes the saved default prompt's fixed parts: its own
+    ``preamble`` (the table's ``PROMPT_1X.preamble``, from dist/core/system-prompt.js) and the
+    line closing its ``tools`` section. A release the table holds no such parts for fits."""
+    values = release_values(version)
+    preamble, footer = values.get("PROMPT_1X.preamble"), values.get("PROMPT_1X.tools_footer")
+    if preamble is None or footer is None:
+        return True
+    return sections.get("preamble") == preamble and sections["tools"].endswith(
+        f"{footer}\n</tools>"
+    )
+
+
+def _by_saved_prompt(
+    candidates: tuple[str, ...], path: Sequence[Json]
+) -> tuple[tuple[str, ...], str | None]:
+    """The candidates whose default prompt begins and lists its tools as the saved one does (a
+    prompt with a ``tools`` section is Pi's own, not a SYSTEM.md; 1.5.0 rewrote both). Sections
+    no candidate writes so are an extension's and tell nothing."""
+    sections = saved_state(path)[1]
+    if "tools" not in sections:
+        return candidates, None
+    fitting = tuple(v for v in candidates if _writes_sections(v, sections))
+    if not fitting or fitting == candidates:
+        return candidates, None
+    return fitting, f"the saved preamble and tools section are those of {release_span(fitting)}"
 
 
 def _fits(version: str, present: Iterable[str], absent: Iterable[str]) -> bool:
@@ -213,6 +333,10 @@ def detect_release(
     if not candidates:
         candidates = RELEASES
         told += " (no release writes all of it: every release kept)"
+    for narrow in (_by_saved_tools, _by_saved_prompt):
+        candidates, narrowed = narrow(candidates, path)
+        if narrowed:
+            told += f"; {narrowed}"
     if chosen is not None:
         release = CHOICE_RELEASES.get(chosen) or parse_release(chosen)
         fits = (
@@ -247,6 +371,12 @@ def _fingerprint(version: str) -> str:
     values = release_values(version)
     kept = {k: v for k, v in values.items() if not k.startswith("FEATURES.") and k != "PACKAGE"}
     return repr(sorted(kept.items())) + pi_ai_for_release(version).name
+
+
+def sends_alike(version: str, other: str) -> bool:
+    """Whether two releases build the same requests from the same file (the same table values
+    and pi-ai generation)."""
+    return _fingerprint(version) == _fingerprint(other)
 
 
 def _groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:

@@ -28,7 +28,7 @@ from contextlab.pi.dialects.pi_0_80 import PI_0_80, PROMPT_RULES_0_80
 from contextlab.pi.dialects.pi_1_x_request import PI_1_X, dialect_for
 from contextlab.pi.dialects.release_table import RELEASES, parse_release, release_values
 from contextlab.pi.providers.options import turn_max_tokens
-from contextlab.pi.providers.pi_ai import GENERATIONS, PiAi, pi_ai_for_release, release_key
+from contextlab.pi.providers.pi_ai import PiAi, pi_ai_for_release, release_key
 from contextlab.pi.request import PiRequest, RequestSteps
 
 __all__ = [
@@ -156,9 +156,6 @@ def build_release_dialect(version: str) -> Dialect:
 
     values = release_values(version)
     pi_ai = pi_ai_for_release(version)
-    if values.get("FEATURES.systemMessages") and not pi_ai.transcript:
-        # 0.86 already persists its prompt; its pi-ai is read as the first transcript one.
-        pi_ai = next(g for g in GENERATIONS if g.transcript)
     if pi_ai.transcript:
         # The prompt travels in the session (dist/core/session-manager.js system messages); the
         # 1.x steps replay it under this release's generation.

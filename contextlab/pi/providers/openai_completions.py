@@ -25,7 +25,7 @@ The module reads no environment: ``PI_CACHE_RETENTION=long`` corresponds to
 ``cacheRetention="long"`` in the options.
 
 Not ported (the request then differs; with a transcript generation the port raises
-``NotImplementedError``): grammar tools, strict JSON-schema tools, thinking token budget fields,
+``NotImplementedError``): grammar tools, thinking token budget fields,
 ``vllmPriority``, Kimi-style deferred tool declarations, thinking formats other than ``openai``,
 ``openrouter``, ``deepseek``, ``together`` and ``zai`` after 0.86.
 """
@@ -38,6 +38,10 @@ from typing import Any
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_trim, js_truthy, json_parse, json_stringify
 from contextlab.pi.providers.common import sanitize_surrogates, sanitize_tool_call_id, short_hash
+from contextlab.pi.providers.constrained_sampling import (
+    json_schema_tool_parameters,
+    resolve_json_schema_strict_sampling,
+)
 from contextlab.pi.providers.openai_thinking import apply_thinking, sampling_params
 from contextlab.pi.providers.options import clamp_thinking_level, supported_thinking_levels
 from contextlab.pi.providers.pi_ai import PiAi, resolve
@@ -151,10 +155,10 @@ def detect_compat(model: Mapping[str, Any], pi_ai: PiAi | str | None = None) -> 
     deepseek_host = base_url.lower() if generation.deepseek_zai_max_tokens else base_url
     is_deepseek = provider == "deepseek" or "deepseek.com" in deepseek_host
     is_grok = provider == "xai" or "api.x.ai" in base_url
+    is_cerebras = provider == "cerebras" or "cerebras.ai" in base_url
     is_non_standard = (
         is_nvidia
-        or provider == "cerebras"
-        or "cerebras.ai" in base_url
+        or is_cerebras
         or is_grok
         or is_together
         or "chutes.ai" in base_url
@@ -209,7 +213,8 @@ def detect_compat(model: Mapping[str, Any], pi_ai: PiAi | str | None = None) -> 
         "chatTemplateKwargs": {},
         "zaiToolStream": False,
         "supportsStrictMode": generation.strict_mode_detected
-        and not (is_moonshot or is_together or is_cf_gateway or is_nvidia),
+        and not (is_moonshot or is_together or is_cf_gateway or is_nvidia)
+        and not (generation.strict_mode_not_cerebras and is_cerebras),
         "cacheControlFormat": (
             "anthropic" if provider == "openrouter" and model_id.startswith("anthropic/") else None
         ),
@@ -569,15 +574,23 @@ def convert_messages(
 
 
 def convert_tools(tools: Sequence[Mapping[str, Any]], compat: Mapping[str, Any]) -> list[Json]:
+    """``convertTools``: a JSON-schema constrained tool is sent strict where the host supports
+    strict tools (``providers.constrained_sampling``, 0.86 on); grammar tools are not ported."""
     converted = []
+    supports_strict = compat.get("supportsStrictMode") is not False
     for tool in tools:
+        sampling = tool.get("constrainedSampling")
+        grammar = isinstance(sampling, dict) and sampling.get("type") == "grammar"
+        if grammar and compat.get("supportsOpenAIGrammarTools"):
+            raise NotImplementedError("pi-ai's grammar-constrained tools")
+        strict = resolve_json_schema_strict_sampling(tool, supports_strict)
         function: Json = {
             "name": tool["name"],
             "description": tool.get("description"),
-            "parameters": tool.get("parameters"),
+            "parameters": json_schema_tool_parameters(tool, strict),
         }
-        if compat.get("supportsStrictMode") is not False:
-            function["strict"] = False
+        if supports_strict:
+            function["strict"] = bool(strict)
         converted.append({"type": "function", "function": function})
     return converted
 

@@ -92,8 +92,11 @@ class PiAi:
     # or only with ``compat.requiresToolsWithToolHistory`` (1.5.2), which also brings
     # ``requiresNonNullAssistantContent``.
     tools_with_tool_history: Literal["always", "compat"] = "always"
-    # ``supportsStrictMode`` detected (0.x: not for a few hosts) or false unless set (0.87.1).
+    # ``supportsStrictMode`` detected (0.x: not for a few hosts; Cerebras too in 0.86.1) or false
+    # unless set (0.87.1). It sends ``constrainedSampling`` tools strict
+    # (``providers.constrained_sampling``).
     strict_mode_detected: bool = True
+    strict_mode_not_cerebras: bool = False
     # --- dist/api/anthropic-messages.js ----------------------------------------------------
     # The SDK's ``beta.messages.create`` to ``/v1/messages?beta=true`` with ``getBetaFeatures``
     # (interleaved thinking only with thinking on; mid-conversation effort, fallbacks), from
@@ -173,11 +176,15 @@ PI_AI_0_84 = replace(
     anthropic_signed_empty_thinking=True,
 )
 PI_AI_0_85 = replace(PI_AI_0_84, name="0.85", first="0.85.1", anthropic_beta_endpoint=True)
+# 0.86.1 already persists its prompt: dist/utils/transcript.js, with 0.85's message conversion and
+# strict tools still detected (dist/api/openai-completions.js ``detectCompat``).
+PI_AI_0_86 = replace(
+    PI_AI_0_85, name="0.86", first="0.86.1", transcript=True, strict_mode_not_cerebras=True
+)
 PI_AI_0_87 = replace(
-    PI_AI_0_85,
+    PI_AI_0_86,
     name="0.87",
     first="0.87.0",
-    transcript=True,
     drops_empty_user_text=True,
     strict_mode_detected=False,
 )
@@ -231,6 +238,7 @@ GENERATIONS: tuple[PiAi, ...] = (
     PI_AI_0_82,
     PI_AI_0_84,
     PI_AI_0_85,
+    PI_AI_0_86,
     PI_AI_0_87,
     PI_AI_1_0,
     PI_AI_1_3,

@@ -77,7 +77,12 @@ def summary_betas(model: Json, thinking_level: Any, variant: PiAi | str | None) 
 
 
 def summary_request_body(
-    model: Json, request: Mapping[str, Any], *, thinking_level: Any, variant: PiAi | str | None
+    model: Json,
+    request: Mapping[str, Any],
+    *,
+    thinking_level: Any,
+    variant: PiAi | str | None,
+    tool_choice: str | None = None,
 ) -> Json:
     """The JSON body pi-ai sends to ``model`` (its ``api`` picks the provider) for one summary
     ``request``, keys in pi-ai's order; ``variant`` is the pi-ai 1.x generation (None: 0.80.2)."""
@@ -116,6 +121,8 @@ def summary_request_body(
         stream_options = openai_completions.simple_options(
             model, reasoning=options.get("reasoning"), max_tokens=options["maxTokens"]
         )
+        if tool_choice is not None:
+            stream_options["toolChoice"] = tool_choice
         return openai_completions.build_params(model, context, stream_options)
     raise ValueError(f"model api {api!r} sends no HTTP request")
 

@@ -349,7 +349,8 @@ const scenarios = {
 	// refresh is due after 2 s) and input prices that make a refresh pay; after each prompt Pi
 	// replays the last request with a one-token cap and writes a `usage` entry.
 	async usage() {
-		writeSettings({ defaultModel: "fake-cached" });
+		// Set, not left to the default: "idle" is 1.6.0's default, 0.86-0.87's is "streaming".
+		writeSettings({ defaultModel: "fake-cached", cacheWarming: "idle" });
 		writeFileSync(join(cwd, "app.py"), "print('hi')\n");
 		await start();
 		await prompt("Hello.", say("Hi, how can I help?"));

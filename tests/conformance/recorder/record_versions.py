@@ -140,6 +140,45 @@ def pinned_package_dir(version: str, base: Path = SCENARIO_BASE) -> Path:
     return link
 
 
+# One release per range where the release table's requests change, checked by the default test
+# run (tests/conformance/test_release_representatives.py) from a few committed scenarios each
+# (``--commit``: recorded into the matrix cache, then copied to
+# tests/conformance/releases/corpus-<version>).
+REPRESENTATIVES: dict[str, tuple[str, ...]] = {
+    "0.74.1": ("branches", "compaction"),
+    "0.78.1": ("branches", "compaction"),
+    "0.80.3": ("branches", "compaction"),
+    "0.80.7": ("branches", "compaction"),
+    "0.82.1": ("branches", "compaction"),
+    "0.84.4": ("branches", "compaction"),
+    "0.85.1": ("branches", "compaction"),
+    "0.86.1": ("patches", "edits"),
+    "0.87.1": ("patches", "edits"),
+    "1.0.3": ("patches", "clamp"),
+    "1.3.0": ("patches", "clamp"),
+    "1.4.0": ("patches", "clamp"),
+    "1.5.2": ("patches", "clamp"),
+}
+
+
+def committed_corpus(version: str) -> Path:
+    # Apart from the suites' own corpora (tests/conformance/corpus*/, which other tests walk).
+    return REPO / "tests" / "conformance" / "releases" / f"corpus-{version}"
+
+
+def commit_representative(version: str) -> Path:
+    """Copy the representative scenarios of ``version`` from the matrix cache (recording the
+    missing ones) into the repository."""
+    target = committed_corpus(version)
+    for name in REPRESENTATIVES[version]:
+        if not (corpus_dir(version) / name / "manifest.json").exists():
+            record_scenario(version, name)
+        if (target / name).exists():
+            shutil.rmtree(target / name)
+        shutil.copytree(corpus_dir(version) / name, target / name)
+    return target
+
+
 def corpus_dir(version: str) -> Path:
     """The repository's corpus of a recorded release (0.73.1, 1.6.0); the matrix keeps the other
     releases' in its cache (``$PI_MATRIX_DIR/corpus-<version>``)."""
@@ -228,6 +267,7 @@ def collect(
         shutil.copytree(root, out / "fs", ignore=_ignore_generated(root))
     entries = [json.loads(line) for line in (out / "session.jsonl").read_text().splitlines()]
     requests = []
+    taken: set[str] = set()
     for call in calls:
         seq = call["seq"]
         body_path = raw / "bodies" / f"{seq}.body.json"
@@ -236,18 +276,28 @@ def collect(
         (out / "requests" / f"{seq}.body.json").write_bytes(body_path.read_bytes())
         leaf_id = call["leafId"]
         if call.get("sessionMatches") is False:
-            # Pi 0.73 persists the prompt's user message only after its request went out: the
-            # request's leaf is that message, the child of the leaf seen at request time.
-            children = [
-                e
-                for e in entries
-                if e.get("parentId") == leaf_id
-                and e.get("type") == "message"
-                and e["message"].get("role") == "user"
-            ]
-            if len(children) != 1:
+            # Pi 0.73 to 0.75 persist the prompt's user message (and the custom messages an
+            # extension adds before the turn) only after its request went out: the request's leaf
+            # is the last of them, below the leaf seen at request time. A branch point has
+            # several such children: they were written in the order of their requests.
+            moved = False
+            while True:
+                children = [
+                    e["id"]
+                    for e in entries
+                    if e.get("parentId") == leaf_id
+                    and e["id"] not in taken
+                    and (
+                        e.get("type") == "custom_message"
+                        or (e.get("type") == "message" and e["message"].get("role") == "user")
+                    )
+                ]
+                if not children:
+                    break
+                leaf_id, moved = children[0], True
+                taken.add(leaf_id)
+            if not moved:
                 raise SystemExit(f"{version}/{name} request {seq}: no leaf rebuilds what Pi sent")
-            leaf_id = children[0]["id"]
         requests.append(
             {
                 "seq": seq,
@@ -342,7 +392,17 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.conformance.recorder.record_versions")
     parser.add_argument("version", type=release_argument, help="a release X.Y.Z, 0.70.0 to 1.6.0")
     parser.add_argument("scenarios", nargs="*")
+    parser.add_argument(
+        "--commit",
+        action="store_true",
+        help="copy a representative's scenarios into tests/conformance/releases/corpus-<version>",
+    )
     args = parser.parse_args(argv)
+    if args.commit:
+        if args.version not in REPRESENTATIVES:
+            raise SystemExit(f"{args.version} is not one of {', '.join(REPRESENTATIVES)}")
+        print(commit_representative(args.version))
+        return 0
     for manifest in record_release(args.version, args.scenarios):
         kinds = [r["kind"] for r in manifest["requests"]]
         print(
