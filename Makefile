@@ -83,10 +83,11 @@ test: install-dev lint ## every test (PostgreSQL, Redis, the Pi oracles, Chromiu
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 # No Node, no Chromium: the differential tests against the real Pi and the browser tests are left
-# out (the pytest markers `oracle` and `browser`; tests/conftest.py marks by fixture too).
-test-fast: $(VENV)/.dev ## the tests without the Pi oracles and the browser (a few minutes)
+# out (the pytest markers `oracle` and `browser`; tests/conftest.py marks by fixture too), and so
+# is the fault injection (`faults`: PostgreSQL stopped, workers killed; minutes of waiting).
+test-fast: $(VENV)/.dev ## the tests without the Pi oracles, the browser and the fault injection (a few minutes)
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 2 \
-		-m "not oracle and not browser" $(PYTEST_ARGS)
+		-m "not oracle and not browser and not faults" $(PYTEST_ARGS)
 
 # Part of `make test`: ruff (lint and format) over the project, mypy strict over the whole package
 # (the engine and the Django apps, with django-stubs' plugin: pyproject.toml).

@@ -123,10 +123,10 @@ def test_make_help_lists_the_targets_with_the_dashboards_address(tmp_path):
     assert make(tmp_path).stdout == make(tmp_path, "help").stdout
 
 
-def test_make_test_fast_leaves_out_the_oracle_and_browser_tests(tmp_path):
+def test_make_test_fast_leaves_out_the_oracle_browser_and_fault_tests(tmp_path):
     done = make(tmp_path, "-n", "test-fast")
     assert done.returncode == 0, done.stderr
-    assert '-m "not oracle and not browser"' in done.stdout
+    assert '-m "not oracle and not browser and not faults"' in done.stdout
 
 
 def test_make_run_on_a_busy_port_stops_before_migrate_and_demo(tmp_path):

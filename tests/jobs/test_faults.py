@@ -42,7 +42,7 @@ from tests.library.test_postgres_faults import (  # noqa: F401
 )
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 
 
 def _pool_children(pid: int) -> list[int]:

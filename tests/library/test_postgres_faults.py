@@ -27,6 +27,7 @@ from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION_ID = "0190d6f2-fa01-7bbb-8ccc-00000000fa01"
+pytestmark = pytest.mark.faults
 
 
 def _free_port() -> int:
