@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlab.pi.dialects import pi_0_80_data as data
 from contextlab.pi.dialects.base import (
     Dialect,
     MessageTexts,
@@ -10,6 +9,10 @@ from contextlab.pi.dialects.base import (
     SummaryTexts,
     ToolTexts,
 )
+from contextlab.pi.dialects.release_table import ReleaseTexts
+
+# Pi 0.80.2's texts and tool definitions, from the release table (releases_data.py).
+data = ReleaseTexts("0.80.2")
 
 # Copied from dist/core/system-prompt.js and dist/core/skills.js by a script (not retyped);
 # tests/conformance/test_prompt_oracle.py proves them byte-exact against the real Pi.
@@ -76,7 +79,7 @@ PROMPT_RULES_0_80 = PromptRules(
 )
 
 
-# Inline literals of Pi, copied by tools/extract_pi_strings.mjs (see pi_0_80_data.py).
+# Inline literals of Pi, copied by tools/extract_pi_strings.mjs (kept in releases_data.py).
 MESSAGE_TEXTS_0_80 = MessageTexts(
     bash_ran_open=data.BASH_RAN_OPEN,
     bash_ran_close=data.BASH_RAN_CLOSE,
