@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from typing import Any
+
 from contextlab.pi.dialects.base import (
     Dialect,
     MessageTexts,
@@ -148,6 +151,15 @@ TOOL_TEXTS_0_80 = ToolTexts(
     notices_close=data.NOTICES_CLOSE,
     truncated_line_suffix=data.TRUNCATED_LINE_SUFFIX,
 )
+
+
+def dialect_texts(texts: ReleaseTexts) -> dict[str, Any]:
+    """A release's texts for the ``Dialect`` fields that are texts (convertToLlm's wrappers, the
+    summarisation prompts), by name: ``compaction_summary_prefix`` is
+    ``COMPACTION_SUMMARY_PREFIX`` (values typed ``Any`` so that they can be spread into
+    ``replace``)."""
+    names = [f.name for f in fields(Dialect) if f.type == "str" and f.name != "version"]
+    return {name: getattr(texts, name.upper()) for name in names}
 
 
 PI_0_80 = Dialect(
