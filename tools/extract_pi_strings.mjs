@@ -1,7 +1,7 @@
 // Extracts Pi 0.80.2's fixed prompt strings and built-in tool definitions as JSON.
 // Run from tests/conformance/oracle (where the real Pi is installed):
 //   node ../../../tools/extract_pi_strings.mjs > strings.json
-// tools/gen_dialect.py turns the JSON into contextlab/pi/dialects/pi_0_80.py.
+// tools/gen_release_table.py keeps every release's JSON in contextlab/pi/dialects/releases_data.py.
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";

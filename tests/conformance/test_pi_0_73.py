@@ -1,7 +1,8 @@
 """The 0.73 dialect against the real Pi 0.73.1 (``@mariozechner/pi-coding-agent``).
 
-1. The strings of ``pi_0_73_data.py`` are what the extractor reads from the installed 0.73.1, and
-   every one the 0.73 dialect does not override equals 0.80.2's (so reusing 0.80.2's is exact).
+1. The strings of 0.73.1's row of the release table (``releases_data.py``) are what the extractor
+   reads from the installed 0.73.1, and every one the 0.73 dialect does not override equals
+   0.80.2's (so reusing 0.80.2's is exact).
 2. Every agent request 0.73.1 sent while recording ``corpus-0.73.1/`` (``python -m
    tests.conformance.recorder.record_versions 0.73.1``) is rebuilt byte for byte from the session
    and the recorded resource files with ``manage.py context --dialect 0.73``: markdown project
@@ -25,8 +26,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from contextlab.pi.dialects import PI_0_80, pi_0_73_data, pi_0_80_data
+from contextlab.pi.dialects import PI_0_80
 from contextlab.pi.dialects.pi_0_73 import PI_0_73
+from contextlab.pi.dialects.release_table import ReleaseTexts
 from contextlab.pi.providers.openai_completions import build_request_body, simple_options
 from tests.conformance import projection_sessions as edge_sessions
 from tests.conformance.conftest import (
@@ -42,6 +44,8 @@ from tests.environment import unavailable
 
 CORPUS = Path(__file__).resolve().parent / "corpus-0.73.1"
 EXTRACTOR = Path(__file__).resolve().parents[2] / "tools" / "extract_pi_strings.mjs"
+pi_0_73_data = ReleaseTexts("0.73.1")
+pi_0_80_data = ReleaseTexts("0.80.2")
 OVERRIDDEN = {
     "SUMMARIZATION_SYSTEM_PROMPT",
     "TRUST_STORE_UNREADABLE",
@@ -71,9 +75,10 @@ def test_the_0_73_strings_are_read_from_pi_0_73_1_and_the_rest_equal_0_80_2():
     )
     extracted = json.loads(out.stdout)
     for name, value in extracted.items():
-        assert getattr(pi_0_73_data, name) == value, name
+        # A text 0.73.1 does not have (null) is not in its row.
+        assert getattr(pi_0_73_data, name, None) == value, name
         if name not in OVERRIDDEN:
-            assert getattr(pi_0_80_data, name) == value, f"{name} differs from 0.80.2"
+            assert getattr(pi_0_80_data, name, None) == value, f"{name} differs from 0.80.2"
     assert PI_0_73.summarization_system_prompt != PI_0_80.summarization_system_prompt
     assert PI_0_73.tools == PI_0_80.tools
 

@@ -14,7 +14,7 @@ import pytest
 from contextlab.pi import summaries
 from contextlab.pi.compaction import format_file_operations
 from contextlab.pi.dialects import pi_1_x
-from contextlab.pi.dialects.pi_1_x_data import BRANCH_SUMMARY_PREAMBLE
+from contextlab.pi.dialects.pi_1_x import data as pi_1_x_texts
 from contextlab.pi.jsutil import date_parse_ms, json_stringify
 from contextlab.pi.session import parse_session_file
 
@@ -112,7 +112,7 @@ def test_each_summary_pi_1_6_0_made_is_planned_sent_joined_and_written_as_pi_did
     else:
         body = (
             entry["summary"]
-            .removeprefix(BRANCH_SUMMARY_PREAMBLE)
+            .removeprefix(pi_1_x_texts.BRANCH_SUMMARY_PREAMBLE)
             .removesuffix(format_file_operations(plan.read_files, plan.modified_files))
         )
         texts = {"branch": body}

@@ -3,21 +3,23 @@ trust, the exploration guideline, the older summarisation system prompt, and a
 ``max_completion_tokens`` on every agent turn.
 
 Everything else is Pi 0.80.2's: tests/conformance/test_pi_0_73.py proves that every other string
-the extractor reads (tools/extract_pi_strings.mjs over the installed 0.73.1, generated into
-``pi_0_73_data.py``) equals 0.80.2's, and rebuilds the requests the real 0.73.1 sent. Rules that
-are not strings (truncation line counting, user images in estimates, summary budgets, overflow
-retry, branch re-chaining; docs/pi-dialects.md, "Pi 0.73.1") are not carried here: the engine
-applies 0.80.2's.
+the extractor reads (tools/extract_pi_strings.mjs over the installed 0.73.1, kept as 0.73.1's row
+of the release table, ``releases_data.py``) equals 0.80.2's, and rebuilds the requests the real
+0.73.1 sent. Rules that are not strings (truncation line counting, user images in estimates,
+summary budgets, overflow retry, branch re-chaining; docs/pi-dialects.md, "Pi 0.73.1") are not
+carried here: the engine applies 0.80.2's.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from contextlab.pi.dialects import pi_0_73_data as data
 from contextlab.pi.dialects.pi_0_80 import PI_0_80, PROMPT_RULES_0_80
+from contextlab.pi.dialects.release_table import ReleaseTexts
 from contextlab.pi.providers.pi_ai import PI_AI_0_73
 from contextlab.pi.request import PiRequest, RequestSteps
+
+data = ReleaseTexts("0.73.1")
 
 # The docs line 0.80 added ("When reading pi docs or examples, resolve docs/...").
 _DOCS_LINE_ADDED_IN_0_80 = "- When reading pi docs or examples"

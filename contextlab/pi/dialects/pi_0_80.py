@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from contextlab.pi.dialects import pi_0_80_data as data
+from dataclasses import fields
+from typing import Any
+
 from contextlab.pi.dialects.base import (
     Dialect,
     MessageTexts,
@@ -10,6 +12,10 @@ from contextlab.pi.dialects.base import (
     SummaryTexts,
     ToolTexts,
 )
+from contextlab.pi.dialects.release_table import ReleaseTexts
+
+# Pi 0.80.2's texts and tool definitions, from the release table (releases_data.py).
+data = ReleaseTexts("0.80.2")
 
 # Copied from dist/core/system-prompt.js and dist/core/skills.js by a script (not retyped);
 # tests/conformance/test_prompt_oracle.py proves them byte-exact against the real Pi.
@@ -76,7 +82,7 @@ PROMPT_RULES_0_80 = PromptRules(
 )
 
 
-# Inline literals of Pi, copied by tools/extract_pi_strings.mjs (see pi_0_80_data.py).
+# Inline literals of Pi, copied by tools/extract_pi_strings.mjs (kept in releases_data.py).
 MESSAGE_TEXTS_0_80 = MessageTexts(
     bash_ran_open=data.BASH_RAN_OPEN,
     bash_ran_close=data.BASH_RAN_CLOSE,
@@ -145,6 +151,15 @@ TOOL_TEXTS_0_80 = ToolTexts(
     notices_close=data.NOTICES_CLOSE,
     truncated_line_suffix=data.TRUNCATED_LINE_SUFFIX,
 )
+
+
+def dialect_texts(texts: ReleaseTexts) -> dict[str, Any]:
+    """A release's texts for the ``Dialect`` fields that are texts (convertToLlm's wrappers, the
+    summarisation prompts), by name: ``compaction_summary_prefix`` is
+    ``COMPACTION_SUMMARY_PREFIX`` (values typed ``Any`` so that they can be spread into
+    ``replace``)."""
+    names = [f.name for f in fields(Dialect) if f.type == "str" and f.name != "version"]
+    return {name: getattr(texts, name.upper()) for name in names}
 
 
 PI_0_80 = Dialect(

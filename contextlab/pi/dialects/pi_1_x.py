@@ -31,13 +31,8 @@ from contextlab.pi.context import (
     create_custom_message,
     session_path,
 )
-from contextlab.pi.dialects import pi_1_x_data as data
-from contextlab.pi.dialects.pi_0_80 import PI_0_80
-from contextlab.pi.dialects.pi_1_x_data import (
-    LENGTH_STOPPED_TOOL_CALL_CLOSE,
-    LENGTH_STOPPED_TOOL_CALL_OPEN,
-    SUMMARY_TOKEN_CAP_SUFFIX,
-)
+from contextlab.pi.dialects.pi_0_80 import PI_0_80, dialect_texts
+from contextlab.pi.dialects.release_table import ReleaseTexts
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_truthy
 from contextlab.pi.providers import openai_completions
@@ -75,6 +70,12 @@ __all__ = [
     "system_message_text",
     "tool_origins",
 ]
+
+# Pi 1.6.0's texts, from the release table (releases_data.py).
+data = ReleaseTexts("1.6.0")
+LENGTH_STOPPED_TOOL_CALL_OPEN = data.LENGTH_STOPPED_TOOL_CALL_OPEN
+LENGTH_STOPPED_TOOL_CALL_CLOSE = data.LENGTH_STOPPED_TOOL_CALL_CLOSE
+SUMMARY_TOKEN_CAP_SUFFIX = data.SUMMARY_TOKEN_CAP_SUFFIX
 
 _DEFAULT: Any = object()
 
@@ -229,16 +230,7 @@ def projection_of_path(path: list[Json]) -> Projection:
 TEXTS_1X = replace(
     PI_0_80,
     version="1.x",
-    compaction_summary_prefix=data.COMPACTION_SUMMARY_PREFIX,
-    compaction_summary_suffix=data.COMPACTION_SUMMARY_SUFFIX,
-    branch_summary_prefix=data.BRANCH_SUMMARY_PREFIX,
-    branch_summary_suffix=data.BRANCH_SUMMARY_SUFFIX,
-    summarization_system_prompt=data.SUMMARIZATION_SYSTEM_PROMPT,
-    summarization_prompt=data.SUMMARIZATION_PROMPT,
-    update_summarization_prompt=data.UPDATE_SUMMARIZATION_PROMPT,
-    turn_prefix_summarization_prompt=data.TURN_PREFIX_SUMMARIZATION_PROMPT,
-    branch_summary_preamble=data.BRANCH_SUMMARY_PREAMBLE,
-    branch_summary_prompt=data.BRANCH_SUMMARY_PROMPT,
+    **dialect_texts(data),
     tools=(),
     default_active_tools=(),
     prompt=None,

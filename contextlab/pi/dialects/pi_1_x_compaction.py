@@ -49,13 +49,6 @@ from contextlab.pi.context import (
     create_custom_message,
 )
 from contextlab.pi.dialects import pi_1_x
-from contextlab.pi.dialects.pi_1_x_data import (
-    BRANCH_SUMMARY_PROMPT,
-    SUMMARIZATION_PROMPT,
-    SUMMARIZATION_SYSTEM_PROMPT,
-    TURN_PREFIX_SUMMARIZATION_PROMPT,
-    UPDATE_SUMMARIZATION_PROMPT,
-)
 from contextlab.pi.dialects.release_table import RELEASES, release_values
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import js_len, js_slice, js_truthy, json_stringify
@@ -67,6 +60,13 @@ from contextlab.pi.providers.options import (
 from contextlab.pi.providers.pi_ai import PiAi, release_key, resolve
 from contextlab.pi.providers.summary import summary_reasoning, summary_request_body
 from contextlab.pi.providers.transcript import content_text
+
+# Pi 1.6.0's summary prompts, from the release table (releases_data.py).
+BRANCH_SUMMARY_PROMPT = pi_1_x.data.BRANCH_SUMMARY_PROMPT
+SUMMARIZATION_PROMPT = pi_1_x.data.SUMMARIZATION_PROMPT
+SUMMARIZATION_SYSTEM_PROMPT = pi_1_x.data.SUMMARIZATION_SYSTEM_PROMPT
+TURN_PREFIX_SUMMARIZATION_PROMPT = pi_1_x.data.TURN_PREFIX_SUMMARIZATION_PROMPT
+UPDATE_SUMMARIZATION_PROMPT = pi_1_x.data.UPDATE_SUMMARIZATION_PROMPT
 
 __all__ = [
     "CompactionPlan",

@@ -12,7 +12,7 @@ from typing import Any
 
 from contextlab.pi.dialects import releases_data as data
 
-__all__ = ["RELEASES", "parse_release", "release_argument", "release_values"]
+__all__ = ["RELEASES", "ReleaseTexts", "parse_release", "release_argument", "release_values"]
 
 RELEASES: tuple[str, ...] = data.RELEASES
 
@@ -35,13 +35,25 @@ def release_argument(value: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _tool(value: Any) -> Any:
+    """A ``TOOL_DEFS`` definition with its texts: an int in it is an index into ``TEXTS`` (a
+    definition holds no numbers; a boolean stays)."""
+    if type(value) is int:
+        return data.TEXTS[value]
+    if isinstance(value, dict):
+        return {k: _tool(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tool(v) for v in value]
+    return value
+
+
 def _resolve(ref: Any) -> Any:
     if isinstance(ref, int):
         return data.TEXTS[ref]
     if isinstance(ref, list):
         return [_resolve(item) for item in ref]
     kind, value = ref
-    return data.TOOL_DEFS[value] if kind == "tool" else value
+    return _tool(data.TOOL_DEFS[value]) if kind == "tool" else value
 
 
 @cache
@@ -55,3 +67,27 @@ def release_values(version: str) -> dict[str, Any]:
         if release == version:
             break
     return {k: v for k, v in values.items() if v is not None}
+
+
+class ReleaseTexts:
+    """One release's texts from the table under the names the extractors give them
+    (``texts.BASH_RAN_OPEN``), and its built-in tool definitions in registry order
+    (``texts.TOOLS``): what the proved dialects (0.73.1, 0.80.2, 1.6.0) are built from, so that
+    each text is stored once, in ``releases_data.py``. A text the release does not have is an
+    ``AttributeError``."""
+
+    def __init__(self, version: str) -> None:
+        values = release_values(version)
+        self.version = version
+        self.TOOLS: list[dict[str, Any]] = [values[f"TOOL.{name}"] for name in values["TOOLS"]]
+        self._texts: dict[str, str] = {
+            k: v for k, v in values.items() if "." not in k and isinstance(v, str)
+        }
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._texts[name]
+        except KeyError:
+            raise AttributeError(f"Pi {self.version} has no text {name}") from None
