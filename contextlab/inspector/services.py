@@ -29,6 +29,7 @@ from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
 from contextlab.inspector.messages import FULL_TAIL, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
+from contextlab.inspector.releases import ReleaseView
 from contextlab.inspector.rendering import tokens_text
 from contextlab.inspector.selectors import (
     SessionIndex,
@@ -124,6 +125,15 @@ class Inspection:
     def open_from(self) -> int:
         """Messages after this position start unfolded (the end of the request matters most)."""
         return self.message_count - 6
+
+    @property
+    def release(self) -> ReleaseView | None:
+        """Which Pi release wrote this turn: the candidates, the one used and why."""
+        choice = self.request.choice if self.request is not None else None
+        if choice is None or choice.release is None:
+            return None
+        chosen = self.profile.dialect if self.profile is not None else ""
+        return ReleaseView.of(choice.release, chosen_in_profile=chosen)
 
     @property
     def message_count(self) -> int:

@@ -1,0 +1,91 @@
+"""How the inspector names the Pi release that wrote a turn (``release_detect``'s finding): the
+candidate range, the release used and why in one line, and, only where the candidates would have
+sent different bytes, a note saying so. Worded here, not in templates.
+
+    view = ReleaseView.of(request.choice.release, chosen_in_profile="0.80.3")
+    view.range_label, view.used_label, view.differ_note
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from contextlab.pi.dialects.release_detect import ReleaseFinding, release_span, sends_alike
+
+__all__ = ["ReleaseView", "alike_groups"]
+
+# More candidates than this are named by their range and count, not one by one.
+LISTED = 4
+
+
+def alike_groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:
+    """The candidates grouped by the requests they build (``sends_alike``), in release order."""
+    groups: list[list[str]] = []
+    for version in candidates:
+        for group in groups:
+            if sends_alike(group[0], version):
+                group.append(version)
+                break
+        else:
+            groups.append([version])
+    return [tuple(group) for group in groups]
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    candidates: tuple[str, ...]
+    chosen: str
+    why: str
+    # The release the project's resource profile chose ("" when it chose none).
+    chosen_in_profile: str = ""
+
+    @classmethod
+    def of(cls, finding: ReleaseFinding, *, chosen_in_profile: str = "") -> ReleaseView:
+        return cls(finding.candidates, finding.chosen, finding.why, chosen_in_profile)
+
+    @property
+    def range_label(self) -> str:
+        """``Pi 0.80.3–0.80.10`` (the one release, or the range and its count when many)."""
+        span = release_span(self.candidates)
+        if len(self.candidates) > LISTED:
+            return f"Pi {span} ({len(self.candidates)} releases)"
+        return f"Pi {span}"
+
+    @property
+    def candidates_title(self) -> str:
+        return ", ".join(self.candidates)
+
+    @property
+    def how(self) -> str:
+        """Why this release was used: the finding's first clause, naming who chose it."""
+        how = self.why.split("; ", 1)[0]
+        if self.chosen_in_profile and how.startswith("chosen (--pi-version)"):
+            how = how.replace("(--pi-version)", "in the project's resource profile", 1)
+        return how
+
+    @property
+    def used_label(self) -> str:
+        return f"Pi {self.chosen} used: {self.how}"
+
+    @property
+    def groups(self) -> list[tuple[str, ...]]:
+        return alike_groups(self.candidates)
+
+    @property
+    def sends_differently(self) -> bool:
+        return len(self.groups) > 1
+
+    @property
+    def differ_note(self) -> str:
+        """Said only where the candidates would not all have sent the same bytes."""
+        groups = self.groups
+        if len(groups) < 2:
+            return ""
+        named = ", ".join(release_span(g) for g in groups)
+        return (
+            f"These releases would not all have sent the same bytes: {named} build"
+            f" {len(groups)} different requests. This page shows what Pi {self.chosen} would"
+            " have sent; choose the release in the project's resource profile if another"
+            " wrote this session."
+        )
