@@ -2,7 +2,7 @@
 candidate range, the release used and why in one line, and, only where the candidates would have
 sent different bytes, a note saying so. Worded here, not in templates.
 
-    view = ReleaseView.of(request.choice.release, chosen_in_profile="0.80.3")
+    view = ReleaseView.of(request.choice.release)
     view.range_label, view.used_label, view.differ_note
 """
 
@@ -37,12 +37,10 @@ class ReleaseView:
     candidates: tuple[str, ...]
     chosen: str
     why: str
-    # The release the project's resource profile chose ("" when it chose none).
-    chosen_in_profile: str = ""
 
     @classmethod
-    def of(cls, finding: ReleaseFinding, *, chosen_in_profile: str = "") -> ReleaseView:
-        return cls(finding.candidates, finding.chosen, finding.why, chosen_in_profile)
+    def of(cls, finding: ReleaseFinding) -> ReleaseView:
+        return cls(finding.candidates, finding.chosen, finding.why)
 
     @property
     def range_label(self) -> str:
@@ -58,11 +56,9 @@ class ReleaseView:
 
     @property
     def how(self) -> str:
-        """Why this release was used: the finding's first clause, naming who chose it."""
-        how = self.why.split("; ", 1)[0]
-        if self.chosen_in_profile and how.startswith("chosen (--pi-version)"):
-            how = how.replace("(--pi-version)", "in the project's resource profile", 1)
-        return how
+        """Why this release was used: the finding's first clause (who chose it, or how it was
+        picked among the candidates)."""
+        return self.why.split("; ", 1)[0]
 
     @property
     def used_label(self) -> str:

@@ -132,8 +132,7 @@ class Inspection:
         choice = self.request.choice if self.request is not None else None
         if choice is None or choice.release is None:
             return None
-        chosen = self.profile.dialect if self.profile is not None else ""
-        return ReleaseView.of(choice.release, chosen_in_profile=chosen)
+        return ReleaseView.of(choice.release)
 
     @property
     def message_count(self) -> int:
@@ -477,6 +476,7 @@ def _projection(
         by_id=by_id,
         header=session.header,
         chosen=inputs.chosen,
+        chosen_by=inputs.chosen_by,
         model_lookup=inputs.model_lookup(),
         limits=inputs.limits,
     )

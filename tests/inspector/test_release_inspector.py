@@ -96,11 +96,12 @@ def test_the_profile_chooses_the_release_the_turn_is_built_with(owner_client, ow
     page = _page(owner_client, session, leaf)
     assert _testid(page, "pi-release-range") == "Pi 0.80.3–0.80.10"
     assert _testid(page, "pi-release-used") == (
-        "Pi 0.80.3 used: chosen in the project's resource profile"
+        "Pi 0.80.3 used: chosen (the project's resource profile)"
     )
     assert "what Pi 0.80.3 would have sent" in _testid(page, "pi-release-differ")
     api = _api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["chosen"] == "0.80.3"
+    assert api["piRelease"]["why"].startswith("chosen (the project's resource profile);")
 
 
 def test_a_release_not_in_the_table_is_refused(owner_client, owner, import_corpus):
