@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextlab.pi.dialects.release_detect import ReleaseFinding, release_span, sends_alike
+from contextlab.pi.dialects.release_table import release_values
+from contextlab.pi.providers.pi_ai import pi_ai_for_release
 
-__all__ = ["ReleaseView", "alike_groups"]
+__all__ = ["ReleaseView", "alike_groups", "request_differences"]
 
 # More candidates than this are named by their range and count, not one by one.
 LISTED = 4
@@ -30,6 +32,22 @@ def alike_groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:
         else:
             groups.append([version])
     return [tuple(group) for group in groups]
+
+
+def request_differences(version: str, other: str) -> list[str]:
+    """What shapes the two releases' requests differently: the release table's entries (texts,
+    tools, prompt rules, limits; not what a release can write into a session) whose values
+    differ, and the pi-ai generation."""
+    mine, theirs = release_values(version), release_values(other)
+    keys = sorted(
+        key
+        for key in set(mine) | set(theirs)
+        if not key.startswith("FEATURES.") and key != "PACKAGE" and mine.get(key) != theirs.get(key)
+    )
+    ai, other_ai = pi_ai_for_release(version).name, pi_ai_for_release(other).name
+    if ai != other_ai:
+        keys.append(f"pi-ai {ai} vs {other_ai}")
+    return keys
 
 
 @dataclass(frozen=True)
@@ -85,3 +103,15 @@ class ReleaseView:
             " have sent; choose the release in the project's resource profile if another"
             " wrote this session."
         )
+
+    @property
+    def differences(self) -> list[tuple[str, str]]:
+        """For each other group of candidates: its range and what its requests differ in from
+        the release used (the table's entries, e.g. ``PROMPT.date_prefix``, ``TOOL.edit``)."""
+        out = []
+        for group in self.groups:
+            if self.chosen in group:
+                continue
+            keys = request_differences(group[0], self.chosen)
+            out.append((f"Pi {release_span(group)}", ", ".join(keys) or "nothing in the table"))
+        return out

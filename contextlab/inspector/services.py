@@ -184,6 +184,17 @@ class Inspection:
     def dialect_choices(self) -> tuple[tuple[str, str], ...]:
         return DIALECT_CHOICES
 
+    @property
+    def dialect_choice_groups(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The profile's choices for the select: detect, a dialect, or one release X.Y.Z."""
+        dialects = [(v, label) for v, label in DIALECT_CHOICES if v.count(".") < 2]
+        releases = [(v, label) for v, label in DIALECT_CHOICES if v.count(".") == 2]
+        return [
+            ("Detect", dialects[:1]),
+            ("A generation", dialects[1:]),
+            ("One release (as --pi-version)", releases),
+        ]
+
     # Labels the inspector shows, worded here rather than in `if` chains of the template.
 
     @property

@@ -12,9 +12,10 @@ import pytest
 from django.urls import reverse
 
 from contextlab.api.services import api_token_create
+from contextlab.inspector.chart import context_growth
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.releases import ReleaseView, alike_groups
-from contextlab.inspector.selectors import clear_cache
+from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.pi.dialects.release_detect import ReleaseFinding
 from contextlab.review.models import AuditEvent, ProjectMembership
 from tests.conftest import CORPUS
@@ -72,6 +73,15 @@ def test_a_turn_several_releases_fit_shows_the_range_the_one_used_and_that_they_
     assert "would not all have sent the same bytes" in differ
     assert "0.80.3, 0.80.6, 0.80.7–0.80.10 build 3 different requests" in differ
     assert "what Pi 0.80.10 would have sent" in differ
+    # And what differs: the release table's entries whose values differ from 0.80.10's.
+    differences = re.search(r'data-testid="pi-release-differences">(.*?)</ul>', page, re.S)
+    assert differences
+    items = [re.sub(r"<[^>]+>", "", li) for li in re.findall(r"<li>(.*?)</li>", differences[1])]
+    assert items == [
+        "Pi 0.80.3 differs from Pi 0.80.10 in PROMPT.date_prefix, TOOL.edit,"
+        " pi-ai 0.80.3 vs 0.80.6",
+        "Pi 0.80.6 differs from Pi 0.80.10 in PROMPT.date_prefix",
+    ]
     # The API's JSON says the same.
     api = _api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["candidates"] == ["0.80.3", "0.80.6", "0.80.7", "0.80.10"]
@@ -83,6 +93,7 @@ def test_the_profile_chooses_the_release_the_turn_is_built_with(owner_client, ow
     ProjectMembership.objects.create(project=session.project, user=owner, role="owner")
     leaf = session.leaf_entry_id
     page = _page(owner_client, session, leaf, "prompt")
+    assert '<optgroup label="One release (as --pi-version)"><option value="0.70.0">' in page
     assert '<option value="0.80.3">Pi 0.80.3</option>' in page
     response = owner_client.post(
         reverse("inspector:profile", args=[session.project.pk]),
@@ -102,6 +113,9 @@ def test_the_profile_chooses_the_release_the_turn_is_built_with(owner_client, ow
     api = _api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["chosen"] == "0.80.3"
     assert api["piRelease"]["why"].startswith("chosen (the project's resource profile);")
+    # The chart reads the turns in the release's dialect too.
+    growth = context_growth(session, session_index(session))
+    assert {p["dialect"] for p in growth["points"]} == {"0.80"}
 
 
 def test_a_release_not_in_the_table_is_refused(owner_client, owner, import_corpus):
@@ -118,6 +132,7 @@ def test_candidates_that_send_alike_get_no_note_and_many_are_named_by_range():
     alike = ReleaseView.of(ReleaseFinding(("0.80.7", "0.80.10"), "0.80.10", "x; y"))
     assert alike_groups(alike.candidates) == [("0.80.7", "0.80.10")]
     assert alike.differ_note == "" and alike.used_label == "Pi 0.80.10 used: x"
+    assert alike.differences == []
     many = ReleaseView.of(
         ReleaseFinding(("0.79.7", "0.79.8", "0.79.9", "0.79.10", "0.80.2"), "0.80.2", "z")
     )
