@@ -17,7 +17,7 @@ from contextlab.pi.providers.pi_ai import pi_ai_for_release
 
 __all__ = ["ReleaseView", "alike_groups", "request_differences"]
 
-# More candidates than this are named by their range and count, not one by one.
+# More candidates than this get their count beside the range (the title lists them all).
 LISTED = 4
 
 
