@@ -15,9 +15,16 @@ from django.db import models
 
 from contextlab.library.models import Project, SessionRevision
 from contextlab.pi.dialects.detect import CHOICES
+from contextlab.pi.dialects.release_table import RELEASES
 
-# "" = tell each turn's dialect from the session file (0.80 where it cannot tell 0.73 from 0.80).
-DIALECT_CHOICES = (("", "detect from the session file"), *((c, f"Pi {c}") for c in CHOICES))
+# "" = tell each turn's dialect from the session file (0.80 where it cannot tell 0.73 from 0.80);
+# a dialect (0.73, 0.80, 1.x or a 1.x generation); or a release X.Y.Z of the release table, as
+# `--pi-version` chooses one (every release fits in max_length 8).
+DIALECT_CHOICES = (
+    ("", "detect from the session file"),
+    *((c, f"Pi {c}") for c in CHOICES),
+    *((r, f"Pi {r}") for r in RELEASES),
+)
 
 
 class ResourceProfile(models.Model):
@@ -34,8 +41,9 @@ class ResourceProfile(models.Model):
     tools = models.JSONField(default=list, blank=True)
     # None = decide as Pi does without a UI; True/False = what the user says Pi decided.
     project_trusted = models.BooleanField(null=True, blank=True)
-    # The Pi dialect every turn of the project's sessions is read in (a value of
-    # contextlab.pi.dialects.detect.CHOICES); blank = detected per turn.
+    # The Pi dialect or release every turn of the project's sessions is read in (a value of
+    # contextlab.pi.dialects.detect.CHOICES or a release of release_table.RELEASES);
+    # blank = detected per turn.
     dialect = models.CharField(max_length=8, blank=True, default="", choices=DIALECT_CHOICES)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

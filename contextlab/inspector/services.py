@@ -29,6 +29,7 @@ from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
 from contextlab.inspector.messages import FULL_TAIL, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
+from contextlab.inspector.releases import ReleaseView
 from contextlab.inspector.rendering import tokens_text
 from contextlab.inspector.selectors import (
     SessionIndex,
@@ -126,6 +127,14 @@ class Inspection:
         return self.message_count - 6
 
     @property
+    def release(self) -> ReleaseView | None:
+        """Which Pi release wrote this turn: the candidates, the one used and why."""
+        choice = self.request.choice if self.request is not None else None
+        if choice is None or choice.release is None:
+            return None
+        return ReleaseView.of(choice.release)
+
+    @property
     def message_count(self) -> int:
         """The messages of the context (a message a context edit omitted is not one)."""
         return sum(1 for view in self.messages if not view.omitted)
@@ -174,6 +183,17 @@ class Inspection:
     @property
     def dialect_choices(self) -> tuple[tuple[str, str], ...]:
         return DIALECT_CHOICES
+
+    @property
+    def dialect_choice_groups(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The profile's choices for the select: detect, a dialect, or one release X.Y.Z."""
+        dialects = [(v, label) for v, label in DIALECT_CHOICES if v.count(".") < 2]
+        releases = [(v, label) for v, label in DIALECT_CHOICES if v.count(".") == 2]
+        return [
+            ("Detect", dialects[:1]),
+            ("A generation", dialects[1:]),
+            ("One release (as --pi-version)", releases),
+        ]
 
     # Labels the inspector shows, worded here rather than in `if` chains of the template.
 
@@ -467,6 +487,7 @@ def _projection(
         by_id=by_id,
         header=session.header,
         chosen=inputs.chosen,
+        chosen_by=inputs.chosen_by,
         model_lookup=inputs.model_lookup(),
         limits=inputs.limits,
     )

@@ -58,6 +58,9 @@ __all__ = [
     "server_inputs",
 ]
 
+# Who chose the release of a stored session's turns, as the release's ``why`` names it.
+PROFILE_CHOOSES = "the project's resource profile"
+
 
 def process_local_date(ms: Any) -> str | None:
     """The day of ``ms`` in this process's time zone, as Pi's prompt prints it (the command
@@ -102,6 +105,8 @@ class TurnInputs:
     models_dir: str | None
     # The dialect chosen for every turn (a value of detect.CHOICES); None: detected per turn.
     chosen: str | None = None
+    # Who chose it (the release's ``why`` names it).
+    chosen_by: str = "--pi-version"
     pi_root: str | None = None
     home: str | None = None
     tools: tuple[str, ...] | None = None
@@ -121,7 +126,7 @@ class TurnInputs:
     @property
     def key(self) -> tuple[Any, ...]:
         """What a kept request without its prompt depends on (models.json, dialect, limits)."""
-        return (self.models_dir, self.chosen, self.limits)
+        return (self.models_dir, self.chosen, self.chosen_by, self.limits)
 
     def model_lookup(self) -> pi_request.ModelLookup:
         """pi-ai's model for {provider, modelId}: models.json in ``models_dir`` first."""
@@ -241,6 +246,7 @@ def server_inputs(session: Session, profile: ResourceProfile | None) -> TurnInpu
         agent_dir=agent_dir,
         models_dir=models_dir,
         chosen=(profile.dialect or None) if profile else None,
+        chosen_by=PROFILE_CHOOSES,
         pi_root=(profile.pi_root if profile else "") or settings.PI_PACKAGE_DIR or None,
         home=(profile.home if profile else "") or None,
         tools=tuple(profile.tools) if profile and profile.tools else None,
@@ -295,6 +301,7 @@ def context_json(
         by_id=tree.by_id,
         header=parsed.header,
         chosen=inputs.chosen,
+        chosen_by=inputs.chosen_by,
         model_lookup=inputs.model_lookup(),
         prompt_for=inputs.source_for,
         limits=inputs.limits,

@@ -55,8 +55,9 @@ def turn_dialect(
     by_id: Mapping[Any, Json] | None = None,
     *,
     chosen: str | None = None,
+    chosen_by: str = "--pi-version",
 ) -> tuple[DialectChoice, Dialect]:
-    choice = detect_turn_dialect(entries, leaf_id, by_id, chosen=chosen)
+    choice = detect_turn_dialect(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
     return choice, dialect_for(choice)
 
 
@@ -67,6 +68,7 @@ def build_turn(
     by_id: dict[str, Json] | None = None,
     header: Json | None = None,
     chosen: str | None = None,
+    chosen_by: str = "--pi-version",
     model_lookup: ModelLookup | None = None,
     prompt_for: PromptFor | None = None,
     limits: LimitOverrides | None = None,
@@ -74,14 +76,15 @@ def build_turn(
 ) -> PiRequest:
     """The request Pi sent (or would send) with ``leaf_id`` as leaf, in the turn's dialect.
 
-    ``chosen`` (a value of ``detect.CHOICES``: the ``--dialect`` option, a project's profile)
-    overrides detection; ``prompt_for`` gives a Pi 0.x prompt's sources for the dialect (None:
-    no prompt); ``limits`` override the model's context window and maxTokens. The request's
-    ``choice`` says which dialect built it and why.
+    ``chosen`` (a value of ``detect.CHOICES`` or a release X.Y.Z: ``--dialect``,
+    ``--pi-version``, a project's profile) overrides detection (``chosen_by`` names who chose,
+    for the release's ``why``); ``prompt_for`` gives a Pi 0.x prompt's sources for the dialect
+    (None: no prompt); ``limits`` override the model's context window and maxTokens. The
+    request's ``choice`` says which dialect built it and why.
     """
     if leaf_id is _LAST:
         leaf_id = entries[-1].get("id") if entries else None
-    choice, dialect = turn_dialect(entries, leaf_id, by_id, chosen=chosen)
+    choice, dialect = turn_dialect(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
     source = None
     if prompt_for is not None and not _prompt_in_session(dialect):
         source = prompt_for(dialect)

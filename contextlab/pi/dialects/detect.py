@@ -143,16 +143,18 @@ def detect_turn_dialect(
     by_id: Mapping[Any, Json] | None = None,
     *,
     chosen: str | None = None,
+    chosen_by: str = "--pi-version",
 ) -> DialectChoice:
     """The dialect of the request sent with the context at ``leaf_id``.
 
-    ``chosen`` (a value of ``CHOICES``) overrides detection; otherwise a path with a system
+    ``chosen`` (a value of ``CHOICES``, or a release X.Y.Z) overrides detection (``chosen_by``
+    says who chose it: the release's ``why`` names it); otherwise a path with a system
     message is 1.x (variant 1.6, which the file cannot confirm), and one without is 0.80 by default
     (0.73 cannot be told from the file).
     """
     parse_choice(chosen)
     choice = choice_for(first_system_message_id(entries, leaf_id, by_id), chosen)
-    found = detect_release(entries, leaf_id, by_id, chosen=chosen)
+    found = detect_release(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
     if chosen is not None:
         return replace(choice, release=found)
     if found.chosen in (DEFAULT_0X_RELEASE, DEFAULT_1X_RELEASE):
