@@ -8,46 +8,19 @@ sent different bytes, a note saying so. Worded here, not in templates.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextlab.pi.dialects.release_detect import ReleaseFinding, release_span, sends_alike
-from contextlab.pi.dialects.release_table import release_values
-from contextlab.pi.providers.pi_ai import pi_ai_for_release
+from contextlab.pi.dialects.release_detect import (
+    ReleaseFinding,
+    alike_groups,
+    release_span,
+    request_differences,
+)
 
-__all__ = ["ReleaseView", "alike_groups", "request_differences"]
+__all__ = ["ReleaseView"]
 
 # More candidates than this get their count beside the range (the title lists them all).
 LISTED = 4
-
-
-def alike_groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:
-    """The candidates grouped by the requests they build (``sends_alike``), in release order."""
-    groups: list[list[str]] = []
-    for version in candidates:
-        for group in groups:
-            if sends_alike(group[0], version):
-                group.append(version)
-                break
-        else:
-            groups.append([version])
-    return [tuple(group) for group in groups]
-
-
-def request_differences(version: str, other: str) -> list[str]:
-    """What shapes the two releases' requests differently: the release table's entries (texts,
-    tools, prompt rules, limits; not what a release can write into a session) whose values
-    differ, and the pi-ai generation."""
-    mine, theirs = release_values(version), release_values(other)
-    keys = sorted(
-        key
-        for key in set(mine) | set(theirs)
-        if not key.startswith("FEATURES.") and key != "PACKAGE" and mine.get(key) != theirs.get(key)
-    )
-    ai, other_ai = pi_ai_for_release(version).name, pi_ai_for_release(other).name
-    if ai != other_ai:
-        keys.append(f"pi-ai {ai} vs {other_ai}")
-    return keys
 
 
 @dataclass(frozen=True)

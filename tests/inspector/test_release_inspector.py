@@ -14,9 +14,9 @@ from django.urls import reverse
 from contextlab.api.services import api_token_create
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.releases import ReleaseView, alike_groups
+from contextlab.inspector.releases import ReleaseView
 from contextlab.inspector.selectors import clear_cache, session_index
-from contextlab.pi.dialects.release_detect import ReleaseFinding
+from contextlab.pi.dialects.release_detect import ReleaseFinding, alike_groups
 from contextlab.review.models import AuditEvent, ProjectMembership
 from tests.conftest import CORPUS
 

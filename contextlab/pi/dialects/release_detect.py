@@ -347,7 +347,7 @@ def detect_release(
         return ReleaseFinding(candidates, release, f"chosen ({chosen_by}){fits}; {told}")
     transcript = "systemMessages" in present
     default = DEFAULT_1X if transcript else DEFAULT_0X
-    groups = _groups(candidates)
+    groups = alike_groups(candidates)
     differ = (
         f"; the candidates send {len(groups)} different requests"
         f" ({', '.join(release_span(g) for g in groups)})"
@@ -365,12 +365,28 @@ def detect_release(
 
 
 @cache
-def _fingerprint(version: str) -> str:
-    """What shapes a release's request: every text, tool, prompt rule and limit of the table and
-    its pi-ai generation (not what it can write into a session)."""
+def _request_shaping(version: str) -> dict[str, object]:
+    """What shapes a release's request: every text, tool, prompt rule and limit of the table (not
+    what it can write into a session, ``FEATURES.*``, nor its package name)."""
     values = release_values(version)
-    kept = {k: v for k, v in values.items() if not k.startswith("FEATURES.") and k != "PACKAGE"}
-    return repr(sorted(kept.items())) + pi_ai_for_release(version).name
+    return {k: v for k, v in values.items() if not k.startswith("FEATURES.") and k != "PACKAGE"}
+
+
+def _fingerprint(version: str) -> str:
+    """``_request_shaping`` and the pi-ai generation, as one comparable text."""
+    return repr(sorted(_request_shaping(version).items())) + pi_ai_for_release(version).name
+
+
+def request_differences(version: str, other: str) -> list[str]:
+    """What shapes the two releases' requests differently: the table's entries whose values
+    differ (sorted), then ``pi-ai A vs B`` where their pi-ai generations differ; empty when they
+    build the same requests from the same file."""
+    mine, theirs = _request_shaping(version), _request_shaping(other)
+    keys = sorted(key for key in set(mine) | set(theirs) if mine.get(key) != theirs.get(key))
+    ai, other_ai = pi_ai_for_release(version).name, pi_ai_for_release(other).name
+    if ai != other_ai:
+        keys.append(f"pi-ai {ai} vs {other_ai}")
+    return keys
 
 
 def sends_alike(version: str, other: str) -> bool:
@@ -379,7 +395,7 @@ def sends_alike(version: str, other: str) -> bool:
     return _fingerprint(version) == _fingerprint(other)
 
 
-def _groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:
+def alike_groups(candidates: Sequence[str]) -> list[tuple[str, ...]]:
     """The candidates grouped by fingerprint, each group in release order, groups by first."""
     by_print: dict[str, list[str]] = {}
     for version in candidates:
