@@ -17,6 +17,8 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 
+from contextlab.library.locks import NEW_PROJECT, lock_until_commit
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
     from django.db.backends.base.base import BaseDatabaseWrapper
@@ -252,6 +254,8 @@ def project_for_new_session(cwd: str, user: Any) -> tuple[Project, bool]:
        with them as its owner. A teammate's project of the same folder is never used by
        someone else, and a command's sessions never go into a user's project.
     """
+    # Two new sessions from one folder at once: the second sees the project the first made.
+    lock_until_commit(NEW_PROJECT, cwd)
     found = project_choice(cwd, user)
     if found is not None:
         return found, False

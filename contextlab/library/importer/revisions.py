@@ -33,6 +33,7 @@ from contextlab.library.importer.decoding import (
     probe_header,
 )
 from contextlab.library.importer.lines import fingerprint, iter_lines
+from contextlab.library.locks import NEW_SESSION, lock_until_commit
 from contextlab.library.models import (
     Entry,
     ImportProblem,
@@ -418,6 +419,11 @@ def _import_into_session(
     session_id = clean_text(probe.session_id[:255])
     # The row lock serialises concurrent syncs of one session (watcher, upload, another CLI).
     session = Session.objects.select_for_update().filter(session_id=session_id).first()
+    if session is None:
+        # No row to lock yet: a concurrent first import of this session waits here, then finds
+        # the session the other one stored.
+        lock_until_commit(NEW_SESSION, session_id)
+        session = Session.objects.select_for_update().filter(session_id=session_id).first()
     if session is None:
         header = probe.header or {}
         raw_cwd = header.get("cwd")
