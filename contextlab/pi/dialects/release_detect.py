@@ -26,8 +26,8 @@ it is a candidate (0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -43,6 +43,7 @@ __all__ = [
     "ReleaseFinding",
     "detect_release",
     "features_of_path",
+    "fit_captured_prompt",
     "release_span",
     "saved_tools",
     "sends_alike",
@@ -67,6 +68,8 @@ class ReleaseFinding:
     candidates: tuple[str, ...]
     chosen: str
     why: str
+    # What the file told (the ``why`` after the choice), for a later narrowing to re-tell.
+    told: str = field(default="", compare=False)
 
     def as_dict(self) -> Json:
         return {"candidates": list(self.candidates), "chosen": self.chosen, "why": self.why}
@@ -345,7 +348,11 @@ def detect_release(
             else f", although the file points to {release_span(candidates)}"
         )
         return ReleaseFinding(candidates, release, f"chosen ({chosen_by}){fits}; {told}")
-    transcript = "systemMessages" in present
+    return _pick(candidates, told, transcript="systemMessages" in present)
+
+
+def _pick(candidates: tuple[str, ...], told: str, *, transcript: bool) -> ReleaseFinding:
+    """Detection's choice among ``candidates`` (no caller's choice)."""
     default = DEFAULT_1X if transcript else DEFAULT_0X
     groups = alike_groups(candidates)
     differ = (
@@ -361,7 +368,26 @@ def detect_release(
         group = max(reversed(groups), key=len)
         pick = group[-1]
         how = f"{pick}, of the most candidates alike ({release_span(group)})"
-    return ReleaseFinding(candidates, pick, f"{how}{differ}; {told}")
+    return ReleaseFinding(candidates, pick, f"{how}{differ}; {told}", told)
+
+
+def fit_captured_prompt(found: ReleaseFinding, fits: Callable[[str], bool]) -> ReleaseFinding:
+    """``found`` (detection's, for a Pi 0.x turn) narrowed to the candidates whose own prompt
+    for the turn is the captured one byte for byte, and chosen among them as detection does.
+
+    ``fits(release)`` builds and compares the prompt; it is asked once per group of candidates
+    that send alike (``alike_groups``), and only when the candidates send differently. When
+    no candidate's prompt is the captured one, detection's choice stays and ``why`` says so."""
+    groups = alike_groups(found.candidates)
+    if len(groups) < 2 or not found.told:
+        return found
+    kept = {v for group in groups if fits(group[0]) for v in group}
+    fitting = tuple(v for v in found.candidates if v in kept)
+    if not fitting:
+        span = release_span(found.candidates)
+        return replace(found, why=f"{found.why}; the captured prompt matches none of {span}")
+    told = f"{found.told}; the captured prompt fits {release_span(fitting)}"
+    return _pick(fitting, told, transcript=False)
 
 
 @cache
