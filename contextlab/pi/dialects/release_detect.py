@@ -375,13 +375,16 @@ def fit_captured_prompt(found: ReleaseFinding, fits: Callable[[str], bool]) -> R
     """``found`` (detection's, for a Pi 0.x turn) narrowed to the candidates whose own prompt
     for the turn is the captured one byte for byte, and chosen among them as detection does.
 
-    ``fits(release)`` builds and compares the prompt; it is asked once per group of candidates
-    that send alike (``alike_groups``), and only when the candidates send differently. When
-    no candidate's prompt is the captured one, detection's choice stays and ``why`` says so."""
-    groups = alike_groups(found.candidates)
-    if len(groups) < 2 or not found.told:
+    ``fits(release)`` builds and compares the prompt; it is asked only when the candidates send
+    differently (``alike_groups``), and once per group of candidates whose table values differ
+    in limits at most (``_prompt_print``: their prompts are the same). When no candidate's
+    prompt is the captured one, detection's choice stays and ``why`` says so."""
+    if len(alike_groups(found.candidates)) < 2 or not found.told:
         return found
-    kept = {v for group in groups if fits(group[0]) for v in group}
+    by_print: dict[str, list[str]] = {}
+    for version in found.candidates:
+        by_print.setdefault(_prompt_print(version), []).append(version)
+    kept = {v for group in by_print.values() if fits(group[0]) for v in group}
     fitting = tuple(v for v in found.candidates if v in kept)
     if not fitting:
         span = release_span(found.candidates)
@@ -401,6 +404,14 @@ def _request_shaping(version: str) -> dict[str, object]:
 def _fingerprint(version: str) -> str:
     """``_request_shaping`` and the pi-ai generation, as one comparable text."""
     return repr(sorted(_request_shaping(version).items())) + pi_ai_for_release(version).name
+
+
+def _prompt_print(version: str) -> str:
+    """What can shape a Pi 0.x release's system prompt, as one comparable text: the request's
+    table values but its limits (the prompt's rules, tools, skill and trust texts are among
+    them; its pi-ai generation shapes only the payload)."""
+    shaping = _request_shaping(version)
+    return repr(sorted((k, v) for k, v in shaping.items() if not k.startswith("LIMITS.")))
 
 
 def request_differences(version: str, other: str) -> list[str]:
