@@ -17,8 +17,11 @@ each release's dist by ``tools/gen_release_table.py``). On the path to a leaf:
   read otherwise are ruled out.
 
 The candidates are the releases left. The chosen one is the caller's (``--pi-version``, a
-project's profile, a captured prompt), else the release the engine was first proved against when
-it is a candidate (0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest candidate::
+project's profile), else the release the engine was first proved against when it is a candidate
+(0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest of the most candidates alike. A
+prompt captured by contextlab's Pi extension narrows a 0.x turn's candidates to those whose own
+prompt is the captured one (``fit_captured_prompt``, from ``turn.build_turn``) before that
+choice::
 
     found = detect_release(entries, leaf_id)
     found.candidates, found.chosen, found.why
