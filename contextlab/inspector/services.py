@@ -490,6 +490,10 @@ def _projection(
         chosen_by=inputs.chosen_by,
         model_lookup=inputs.model_lookup(),
         limits=inputs.limits,
+        # A captured prompt narrows the candidate releases (their prompts built from this
+        # server's resources, as the view builds the turn's own).
+        captured=captured_prompt_for(session, index, entry_id),
+        captured_sources=lambda dialect: inputs.prompt(dialect).source,
     )
     value = (entries, request, model_info(request.context.model, request.model))
     # The entries' JSON bytes, twice: the request's messages are built from them (sharing their

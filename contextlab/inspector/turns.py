@@ -295,6 +295,10 @@ def context_json(
 ) -> Json:
     """The ``context`` command's object for the turn at ``leaf_id`` of a session file, its
     captured prompt (if the file holds one for this request) taken over the rebuilt one."""
+    captured = None
+    if leaf_id is not None and leaf_id in tree.by_id:
+        path_ids = [str(e["id"]) for e in tree.path(leaf_id)]
+        captured = captured_prompt_at(path_ids, tree.children(leaf_id), tree.by_id)
     request = build_turn(
         parsed.entries,
         leaf_id,
@@ -305,11 +309,9 @@ def context_json(
         model_lookup=inputs.model_lookup(),
         prompt_for=inputs.source_for,
         limits=inputs.limits,
+        captured=captured,
     )
-    if leaf_id is not None and leaf_id in tree.by_id:
-        path_ids = [str(e["id"]) for e in tree.path(leaf_id)]
-        children = tree.children(leaf_id)
-        request = with_captured(request, captured_prompt_at(path_ids, children, tree.by_id))
+    request = with_captured(request, captured)
     return request_json(request, leaf_id=leaf_id, with_dialect=inputs.chosen is not None)
 
 

@@ -13,12 +13,20 @@ command, the inspector, the API and the jobs all come here, so a turn reads the 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from contextlab.pi.captured import CapturedPrompt
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
-from contextlab.pi.dialects.detect import DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.detect import (
+    DialectChoice,
+    choice_for,
+    detect_turn_dialect,
+    detected_choice,
+)
 from contextlab.pi.dialects.pi_0_73 import PI_0_73
 from contextlab.pi.dialects.pi_1_x_request import PI_1_X_VARIANTS
+from contextlab.pi.dialects.release_detect import fit_captured_prompt
 from contextlab.pi.dialects.releases import dialect_for_release
 from contextlab.pi.entries import Json
 from contextlab.pi.request import (
@@ -27,6 +35,7 @@ from contextlab.pi.request import (
     PiRequest,
     PromptSource,
     build_request,
+    with_prompt,
 )
 
 __all__ = ["PromptFor", "build_turn", "dialect_for", "turn_dialect"]
@@ -73,6 +82,8 @@ def build_turn(
     prompt_for: PromptFor | None = None,
     limits: LimitOverrides | None = None,
     now_ms: Any = _LAST,
+    captured: CapturedPrompt | None = None,
+    captured_sources: PromptFor | None = None,
 ) -> PiRequest:
     """The request Pi sent (or would send) with ``leaf_id`` as leaf, in the turn's dialect.
 
@@ -81,27 +92,73 @@ def build_turn(
     for the release's ``why``); ``prompt_for`` gives a Pi 0.x prompt's sources for the dialect
     (None: no prompt); ``limits`` override the model's context window and maxTokens. The
     request's ``choice`` says which dialect built it and why.
+
+    ``captured``: the prompt contextlab's Pi extension captured for this request. When nobody
+    chose and the file leaves candidate releases that send differently, the candidates are
+    narrowed to those whose own prompt (from ``captured_sources``, else ``prompt_for``) is the
+    captured one byte for byte (``release_detect.fit_captured_prompt``).
     """
     if leaf_id is _LAST:
         leaf_id = entries[-1].get("id") if entries else None
     choice, dialect = turn_dialect(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
+    extra: dict[str, Any] = {} if now_ms is _LAST else {"now_ms": now_ms}
+
+    def build(dialect: Dialect, source: PromptSource | None) -> PiRequest:
+        return build_request(
+            entries,
+            leaf_id,
+            by_id=by_id,
+            header=header,
+            dialect=dialect,
+            model_lookup=model_lookup,
+            prompt=source,
+            limits=limits,
+            **extra,
+        )
+
+    sources = captured_sources or prompt_for
+    if (
+        captured is not None
+        and sources is not None
+        and chosen is None
+        and choice.release is not None
+        and not _prompt_in_session(dialect)
+    ):
+        choice, dialect = _fit_captured(choice, dialect, build(dialect, None), captured, sources)
     source = None
     if prompt_for is not None and not _prompt_in_session(dialect):
         source = prompt_for(dialect)
-    extra: dict[str, Any] = {} if now_ms is _LAST else {"now_ms": now_ms}
-    request = build_request(
-        entries,
-        leaf_id,
-        by_id=by_id,
-        header=header,
-        dialect=dialect,
-        model_lookup=model_lookup,
-        prompt=source,
-        limits=limits,
-        **extra,
-    )
+    request = build(dialect, source)
     request.choice = choice
     return request
+
+
+def _fit_captured(
+    choice: DialectChoice,
+    dialect: Dialect,
+    base: PiRequest,
+    captured: CapturedPrompt,
+    sources: PromptFor,
+) -> tuple[DialectChoice, Dialect]:
+    """The turn's release narrowed by its captured prompt: each group's prompt is built on the
+    detected dialect's request without a prompt (``base``: the prompt reads only the sources,
+    the request's date and path, and the dialect)."""
+    assert choice.release is not None
+
+    def fits(release: str) -> bool:
+        mine = dialect_for_release(release)
+        if _prompt_in_session(mine):
+            return False
+        built = with_prompt(replace(base, dialect=mine), sources(mine)).prompt
+        return built is not None and built.text == captured.system_prompt
+
+    found = fit_captured_prompt(choice.release, fits)
+    if found is choice.release:
+        return choice, dialect
+    fitted = detected_choice(choice_for(None), found)
+    if found.chosen == choice.release.chosen:
+        return replace(choice, release=found), dialect
+    return fitted, dialect_for(fitted)
 
 
 def _prompt_in_session(dialect: Dialect) -> bool:

@@ -40,6 +40,7 @@ __all__ = [
     "DialectChoice",
     "choice_for",
     "detect_turn_dialect",
+    "detected_choice",
     "dialects_per_entry",
     "first_system_message_id",
     "is_1x_entry",
@@ -157,6 +158,11 @@ def detect_turn_dialect(
     found = detect_release(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
     if chosen is not None:
         return replace(choice, release=found)
+    return detected_choice(choice, found)
+
+
+def detected_choice(choice: DialectChoice, found: ReleaseFinding) -> DialectChoice:
+    """The turn's dialect for detection's release ``found`` (``choice``: the dialect's own)."""
     if found.chosen in (DEFAULT_0X_RELEASE, DEFAULT_1X_RELEASE):
         return replace(choice, release=found)
     # The file rules out the release assumed by default: the detected one builds the turn.

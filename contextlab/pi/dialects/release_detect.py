@@ -17,8 +17,11 @@ each release's dist by ``tools/gen_release_table.py``). On the path to a leaf:
   read otherwise are ruled out.
 
 The candidates are the releases left. The chosen one is the caller's (``--pi-version``, a
-project's profile, a captured prompt), else the release the engine was first proved against when
-it is a candidate (0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest candidate::
+project's profile), else the release the engine was first proved against when it is a candidate
+(0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest of the most candidates alike. A
+prompt captured by contextlab's Pi extension narrows a 0.x turn's candidates to those whose own
+prompt is the captured one (``fit_captured_prompt``, from ``turn.build_turn``) before that
+choice::
 
     found = detect_release(entries, leaf_id)
     found.candidates, found.chosen, found.why
@@ -26,8 +29,8 @@ it is a candidate (0.80.2 for a 0.x turn, 1.6.0 for a 1.x one), else the newest 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -43,6 +46,7 @@ __all__ = [
     "ReleaseFinding",
     "detect_release",
     "features_of_path",
+    "fit_captured_prompt",
     "release_span",
     "saved_tools",
     "sends_alike",
@@ -67,6 +71,8 @@ class ReleaseFinding:
     candidates: tuple[str, ...]
     chosen: str
     why: str
+    # What the file told (the ``why`` after the choice), for a later narrowing to re-tell.
+    told: str = field(default="", compare=False)
 
     def as_dict(self) -> Json:
         return {"candidates": list(self.candidates), "chosen": self.chosen, "why": self.why}
@@ -345,7 +351,11 @@ def detect_release(
             else f", although the file points to {release_span(candidates)}"
         )
         return ReleaseFinding(candidates, release, f"chosen ({chosen_by}){fits}; {told}")
-    transcript = "systemMessages" in present
+    return _pick(candidates, told, transcript="systemMessages" in present)
+
+
+def _pick(candidates: tuple[str, ...], told: str, *, transcript: bool) -> ReleaseFinding:
+    """Detection's choice among ``candidates`` (no caller's choice)."""
     default = DEFAULT_1X if transcript else DEFAULT_0X
     groups = alike_groups(candidates)
     differ = (
@@ -361,7 +371,29 @@ def detect_release(
         group = max(reversed(groups), key=len)
         pick = group[-1]
         how = f"{pick}, of the most candidates alike ({release_span(group)})"
-    return ReleaseFinding(candidates, pick, f"{how}{differ}; {told}")
+    return ReleaseFinding(candidates, pick, f"{how}{differ}; {told}", told)
+
+
+def fit_captured_prompt(found: ReleaseFinding, fits: Callable[[str], bool]) -> ReleaseFinding:
+    """``found`` (detection's, for a Pi 0.x turn) narrowed to the candidates whose own prompt
+    for the turn is the captured one byte for byte, and chosen among them as detection does.
+
+    ``fits(release)`` builds and compares the prompt; it is asked only when the candidates send
+    differently (``alike_groups``), and once per group of candidates whose table values differ
+    in limits at most (``_prompt_print``: their prompts are the same). When no candidate's
+    prompt is the captured one, detection's choice stays and ``why`` says so."""
+    if len(alike_groups(found.candidates)) < 2 or not found.told:
+        return found
+    by_print: dict[str, list[str]] = {}
+    for version in found.candidates:
+        by_print.setdefault(_prompt_print(version), []).append(version)
+    kept = {v for group in by_print.values() if fits(group[0]) for v in group}
+    fitting = tuple(v for v in found.candidates if v in kept)
+    if not fitting:
+        span = release_span(found.candidates)
+        return replace(found, why=f"{found.why}; the captured prompt matches none of {span}")
+    told = f"{found.told}; the captured prompt fits {release_span(fitting)}"
+    return _pick(fitting, told, transcript=False)
 
 
 @cache
@@ -375,6 +407,14 @@ def _request_shaping(version: str) -> dict[str, object]:
 def _fingerprint(version: str) -> str:
     """``_request_shaping`` and the pi-ai generation, as one comparable text."""
     return repr(sorted(_request_shaping(version).items())) + pi_ai_for_release(version).name
+
+
+def _prompt_print(version: str) -> str:
+    """What can shape a Pi 0.x release's system prompt, as one comparable text: the request's
+    table values but its limits (the prompt's rules, tools, skill and trust texts are among
+    them; its pi-ai generation shapes only the payload)."""
+    shaping = _request_shaping(version)
+    return repr(sorted((k, v) for k, v in shaping.items() if not k.startswith("LIMITS.")))
 
 
 def request_differences(version: str, other: str) -> list[str]:
