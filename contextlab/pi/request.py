@@ -291,6 +291,18 @@ class PiRequest:
         return steps_of(self.dialect).cli_json(self, with_dialect=with_dialect)
 
 
+def _turn_parts(request: PiRequest) -> dict[str, Any]:
+    """What an agent turn's chat-completions body is made of, as its steps take it."""
+    return {
+        "system_prompt": request.prompt.text if request.prompt else None,
+        "messages": request.sent,
+        "tools": request.tools,
+        "thinking_level": request.thinking_level,
+        "dialect": request.dialect,
+        "max_tokens": request.max_tokens,
+    }
+
+
 class RequestSteps:
     """Pi 0.80's steps of building a request; a dialect whose Pi differs overrides some.
 
@@ -353,27 +365,11 @@ class RequestSteps:
     def request_body(self, request: PiRequest, model: Json) -> str:
         """The chat-completions body of ``request`` for ``model`` (through
         ``chat_completions_body``, the step a dialect overrides to shape it)."""
-        return self.chat_completions_body(
-            model,
-            system_prompt=request.prompt.text if request.prompt else None,
-            messages=request.sent,
-            tools=request.tools,
-            thinking_level=request.thinking_level,
-            dialect=request.dialect,
-            max_tokens=request.max_tokens,
-        )
+        return self.chat_completions_body(model, **_turn_parts(request))
 
     def request_params(self, request: PiRequest, model: Json) -> Json:
         """``request_body`` before it is written out (the object pi-ai stringifies)."""
-        return self.chat_completions_params(
-            model,
-            system_prompt=request.prompt.text if request.prompt else None,
-            messages=request.sent,
-            tools=request.tools,
-            thinking_level=request.thinking_level,
-            dialect=request.dialect,
-            max_tokens=request.max_tokens,
-        )
+        return self.chat_completions_params(model, **_turn_parts(request))
 
     def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
         """The body pi-ai's anthropic-messages provider sends for an agent turn (``streamSimple``
