@@ -2,8 +2,9 @@
 session's worth at once: every row of a generated 2,000-entry session (branches, compactions,
 labels; Pi's tree in mode "all", a comment count on every tenth row) and 1,000 chart rows.
 
-Two renderers of the same HTML: `contextlab.inspector.rendering` as it stands, and Django's
-template engine given the same rows (the partials below, written for this measurement only; the
+Two renderers of the same HTML: `contextlab.inspector.rendering` as it stands (Jinja2 partials;
+f-strings before #20, the figures of both in its docstring), and Django's template engine given
+the same rows (the partials below, written for this measurement only; the
 per-row lookups a Django template cannot make, computed in Python first and counted in its
 time). Each is checked to write the same bytes, then timed: the median of RUNS renders.
 
