@@ -13,12 +13,22 @@ Two bounds, both set per kind of request (``request_kind``; seconds in
 Either way the user gets a plain answer: a 503 page, or under /api/ the API's JSON error object
 ``{"detail": ...}``; the worker lives on. A streamed answer (an export, ``/context``) keeps its
 budget while it streams; past it the stream stops (its status is already sent).
+
+3. Work whose client is gone is dropped. A reading request (GET, HEAD) whose client closed its
+   connection before a worker took it up (a held key's aborted requests wait in the listen
+   queue; a closed tab) is answered 499 at once, and ``check_deadline()`` asks again (at most
+   every ``CLIENT_CHECK_SECONDS``) while the request computes, so an abandoned render stops at
+   its next step. Gunicorn hands the application its client's socket (``gunicorn.socket``);
+   under a server that does not, nothing is dropped. A writing request (a push of lines, an
+   upload) always runs to its end: what the client sent is stored even if it left.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import select
+import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -38,8 +48,10 @@ from django.template.loader import render_to_string
 
 __all__ = [
     "BudgetExceeded",
+    "ClientGone",
     "RequestBudgetMiddleware",
     "check_deadline",
+    "client_gone_socket",
     "request_kind",
 ]
 
@@ -53,6 +65,12 @@ KINDS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 _deadline: ContextVar[float | None] = ContextVar("contextlab_request_deadline", default=None)
+# The client's socket of a reading request, and when it was last asked whether it is still there.
+_client: ContextVar[_Client | None] = ContextVar("contextlab_request_client", default=None)
+# How often a computing request asks whether its client is still there (one select() each).
+CLIENT_CHECK_SECONDS = 0.05
+# The status nginx gave this: the client closed the connection before the answer (not sent).
+CLIENT_CLOSED = 499
 
 
 class BudgetExceeded(Exception):
@@ -61,6 +79,38 @@ class BudgetExceeded(Exception):
     def __init__(self, message: str, status: int = 503) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ClientGone(BudgetExceeded):
+    """The client of the current request closed its connection: nobody waits for the answer."""
+
+    def __init__(self) -> None:
+        super().__init__("The client closed the connection.", status=CLIENT_CLOSED)
+
+
+class _Client:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.asked = time.monotonic()
+
+
+def client_gone_socket(sock: socket.socket) -> bool:
+    """A socket that is readable but yields no byte was closed by its peer (a readable socket
+    with bytes waiting is a client sending its next request: still there)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def _reading_client(request: HttpRequest) -> socket.socket | None:
+    sock = request.META.get("gunicorn.socket")
+    if request.method in ("GET", "HEAD") and isinstance(sock, socket.socket):
+        return sock
+    return None
 
 
 def request_kind(request: HttpRequest) -> str:
@@ -79,7 +129,15 @@ def check_deadline(what: str = "This request") -> None:
     """Raise BudgetExceeded when the current request is past its deadline (no-op outside a
     request, e.g. in a worker or a command)."""
     deadline = _deadline.get()
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is None:
+        return
+    now = time.monotonic()
+    client = _client.get()
+    if client is not None and now - client.asked >= CLIENT_CHECK_SECONDS:
+        client.asked = now
+        if client_gone_socket(client.sock):
+            raise ClientGone
+    if now > deadline:
         raise BudgetExceeded(
             f"{what} took longer than this server allows for one request; nothing was changed."
             " Try a smaller part (an earlier entry, a shorter range) or ask an administrator."
@@ -154,10 +212,15 @@ class RequestBudgetMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        sock = _reading_client(request)
+        if sock is not None and client_gone_socket(sock):
+            # Waited in the listen queue for a client that has left: no work, no answer read.
+            return HttpResponse(status=CLIENT_CLOSED)
         seconds = budget_seconds(request_kind(request))
         deadline = time.monotonic() + seconds
         timeout = _StatementTimeout(int(seconds * 1000))
         token = _deadline.set(deadline)
+        client_token = _client.set(_Client(sock) if sock is not None else None)
         postgres = connection.vendor == "postgresql"
         try:
             if postgres:
@@ -170,6 +233,7 @@ class RequestBudgetMiddleware:
             raise
         finally:
             _deadline.reset(token)
+            _client.reset(client_token)
         # A file (static, a blob) streams without queries or loops: left as it is.
         if isinstance(response, StreamingHttpResponse) and not isinstance(response, FileResponse):
             response.streaming_content = _budgeted(
@@ -180,6 +244,8 @@ class RequestBudgetMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, ClientGone):
+            return HttpResponse(status=CLIENT_CLOSED)  # nobody reads it
         if is_budget_error(exception):
             return budget_response(request, exception)
         return None

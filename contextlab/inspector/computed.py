@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import select
 import socket
 from collections.abc import Callable
 from datetime import datetime
@@ -30,6 +29,7 @@ from typing import Any
 from django.core.cache import cache
 from django.http import HttpRequest
 
+from contextlab.budgets import client_gone_socket
 from contextlab.inspector.models import ResourceProfile
 from contextlab.library.models import Session
 from contextlab.library.selectors import session_for_user_or_404
@@ -172,15 +172,3 @@ def client_gone(request: HttpRequest) -> bool:
     always False."""
     sock = request.META.get("gunicorn.socket")
     return isinstance(sock, socket.socket) and client_gone_socket(sock)
-
-
-def client_gone_socket(sock: socket.socket) -> bool:
-    """A socket that is readable but yields no byte was closed by its peer (a readable socket
-    with bytes waiting is a client sending its next request: still there)."""
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-        if not readable:
-            return False
-        return sock.recv(1, socket.MSG_PEEK) == b""
-    except (OSError, ValueError):
-        return True

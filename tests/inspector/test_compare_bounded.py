@@ -18,7 +18,8 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from contextlab.inspector import computed, linediff, views
+from contextlab import budgets
+from contextlab.inspector import linediff, views
 from contextlab.inspector.requests import TOO_DIFFERENT, compare_requests
 from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.library.importer import import_session_file
@@ -323,9 +324,9 @@ def test_a_compare_whose_client_is_gone_stops_and_keeps_nothing(owner_client, tm
     url = _url(session, a="s0000001", b="s0000002")
     ours, theirs = socket.socketpair()
     try:
-        assert not computed.client_gone_socket(ours)
+        assert not budgets.client_gone_socket(ours)
         theirs.close()  # the browser aborted the request (a newer click, a closed tab)
-        assert computed.client_gone_socket(ours)
+        assert budgets.client_gone_socket(ours)
         response = owner_client.get(url, **{"gunicorn.socket": ours})
         assert response.status_code == 499
     finally:
