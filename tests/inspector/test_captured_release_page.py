@@ -20,40 +20,13 @@ from contextlab.api.services import api_token_create
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache
 from contextlab.library.importer import import_session_file
-from contextlab.pi.captured import CAPTURE_TYPE
+from tests.captures import write_with_captures
 from tests.conformance.matrix import _restore_fs
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.django_db
 
 SCENARIO = CORPUS.parent / "releases" / "corpus-0.80.7" / "compaction"
-
-
-def _with_captures(out: Path, manifest: dict[str, Any], system_of: Any) -> None:
-    """The session with, at each agent request's leaf, a capture of ``system_of(body)``."""
-    entries = [json.loads(line) for line in (SCENARIO / "session.jsonl").read_text().splitlines()]
-    captures: dict[str, dict[str, Any]] = {}
-    for info in manifest["requests"]:
-        if info["kind"] != "agent" or info["leafId"] in captures:
-            continue
-        body = json.loads((SCENARIO / info["body"]).read_text())
-        leaf = next(e for e in entries[1:] if e["id"] == info["leafId"])
-        captures[info["leafId"]] = {
-            "type": "custom",
-            "customType": CAPTURE_TYPE,
-            "data": {"v": 1, "systemPrompt": system_of(body), "tools": body.get("tools")},
-            "id": f"cap{info['seq']}",
-            "parentId": info["leafId"],
-            "timestamp": leaf["timestamp"],
-        }
-    lines = [entries[0]]
-    for entry in entries[1:]:
-        if entry.get("parentId") in captures:
-            entry = {**entry, "parentId": captures[entry["parentId"]]["id"]}
-        lines.append(entry)
-        if entry["id"] in captures:
-            lines.append(captures[entry["id"]])
-    out.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in lines))
 
 
 @pytest.fixture
@@ -66,8 +39,11 @@ def captured_session(settings, tmp_path, blob_dir):  # type: ignore[no-untyped-d
     settings.CONTEXTLAB_SERVER_ROOTS = [str(tmp_path), "/tmp/contextlab-corpus-versions"]
 
     def make(system_of: Any) -> tuple[Any, Path, dict[str, Any]]:
+        def capture(info: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+            return {"v": 1, "systemPrompt": system_of(body), "tools": body.get("tools")}
+
         path = tmp_path / "captured.jsonl"
-        _with_captures(path, manifest, system_of)
+        write_with_captures(SCENARIO, path, capture)
         session = import_session_file(path=path, index_search=False).session
         assert session is not None
         ResourceProfile.objects.create(
