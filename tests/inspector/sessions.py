@@ -252,3 +252,31 @@ def write_session(
     path = directory / (name or f"2025-11-20T10-00-00-000Z_{lines[0]['id']}.jsonl")
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
     return path
+
+
+def second_turn_lines() -> list[dict]:
+    """What follows `linear_session_lines`' reply when the session goes on: the user's "again"
+    (aaaa0003) and the reply "more" (aaaa0004)."""
+    return [
+        {
+            "type": "message",
+            "id": "aaaa0003",
+            "parentId": "aaaa0002",
+            "timestamp": "2025-01-02T00:00:03.000Z",
+            "message": _user("again", 3),
+        },
+        {
+            "type": "message",
+            "id": "aaaa0004",
+            "parentId": "aaaa0003",
+            "timestamp": "2025-01-02T00:00:04.000Z",
+            "message": _assistant([{"type": "text", "text": "more"}], 4),
+        },
+    ]
+
+
+def append_lines(path: Path, lines: list[dict]) -> None:
+    """Append ``lines`` to a session file, as Pi does while the session goes on."""
+    with path.open("a", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(json.dumps(line) + "\n")

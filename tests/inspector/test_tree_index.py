@@ -5,7 +5,6 @@ shows; a revision that grew must never be shown from an older state's row."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
 
@@ -23,7 +22,7 @@ from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_pending
 from contextlab.pi.tree_selector import FILTER_MODES, finish, pi_line
 from tests.conftest import REPO
-from tests.inspector.sessions import write_session
+from tests.inspector.sessions import append_lines, write_session
 from tests.inspector.test_selectors import _generated
 
 pytestmark = pytest.mark.django_db
@@ -109,19 +108,13 @@ def test_it_opens_a_stored_session_without_reading_every_entry(tmp_path, blob_di
     assert len(queries.captured_queries) == 1
 
 
-def _append(path, lines):
-    with path.open("a", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(json.dumps(line) + "\n")
-
-
 def test_it_rebuilds_the_stored_index_when_the_revision_grows(tmp_path, blob_dir):
     path = write_session(tmp_path)
     session = import_session_file(path=path).session
     before = session_index(session)
     revision = session.current_revision_id
     leaf = before.leaf_id
-    _append(
+    append_lines(
         path,
         [
             {"type": "message", "id": "grown001", "parentId": leaf,
