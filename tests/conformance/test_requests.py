@@ -43,7 +43,7 @@ from contextlab.pi.providers.openai_completions import (
     get_compat,
     simple_options,
 )
-from contextlab.pi.request import steps_of
+from contextlab.pi.request import TurnParts, steps_of
 from contextlab.pi.resources import discover_resources
 from contextlab.pi.session import SessionTree, parse_session_file
 
@@ -169,11 +169,13 @@ def engine_body(manifest: dict[str, Any], result: dict[str, Any]) -> str:
     tools = [t for name in manifest["activeTools"] if (t := PI_0_80.tool(name)) is not None]
     return steps_of(PI_0_80).chat_completions_body(
         model,
-        system_prompt=result["systemPrompt"],
-        messages=result["sent"],
-        tools=tools,
-        thinking_level=result["thinkingLevel"],
-        dialect=PI_0_80,
+        TurnParts(
+            system_prompt=result["systemPrompt"],
+            messages=result["sent"],
+            tools=tools,
+            thinking_level=result["thinkingLevel"],
+            dialect=PI_0_80,
+        ),
     )
 
 
