@@ -136,11 +136,19 @@ def test_it_rebuilds_the_system_message_pi_sent(
     assert system == {"role": role, "content": prompt.text}
 
 
-def run_context(manifest: dict[str, Any], leaf_id: str, session_copy: Path) -> dict[str, Any]:
+def run_context(
+    manifest: dict[str, Any],
+    leaf_id: str,
+    session_file: Path,
+    *extra: str,
+    tools: list[str] | None = None,
+) -> dict[str, Any]:
+    """``manage.py context --json`` at ``leaf_id`` with the recording's inputs (its agent dir, Pi
+    package and date; its active tools unless ``tools`` are given) and the ``extra`` options."""
     out = io.StringIO()
     call_command(
         "context",
-        str(session_copy),
+        str(session_file),
         "--leaf",
         leaf_id,
         "--agent-dir",
@@ -150,7 +158,8 @@ def run_context(manifest: dict[str, Any], leaf_id: str, session_copy: Path) -> d
         "--date",
         manifest["recordedDate"],
         "--tools",
-        ",".join(manifest["activeTools"]),
+        ",".join(manifest["activeTools"] if tools is None else tools),
+        *extra,
         "--json",
         stdout=out,
     )
