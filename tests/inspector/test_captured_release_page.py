@@ -5,24 +5,21 @@ files by its options)."""
 
 from __future__ import annotations
 
-import html
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.urls import reverse
 
-from contextlab.api.services import api_token_create
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache
 from contextlab.library.importer import import_session_file
 from tests.captures import write_with_captures
 from tests.conformance.matrix import _restore_fs
 from tests.conftest import CORPUS
+from tests.inspector.release_pages import api_context, inspector_page, text_by_testid
 
 pytestmark = pytest.mark.django_db
 
@@ -59,30 +56,9 @@ def captured_session(settings, tmp_path, blob_dir):  # type: ignore[no-untyped-d
     clear_cache()
 
 
-def _api(client: Any, user: Any, session: Any, leaf: str) -> dict[str, Any]:
-    token = api_token_create(user=user, name="captured")[1]
-    response = client.get(
-        f"/api/v1/sessions/{session.session_id}/context",
-        {"leaf": leaf},
-        HTTP_AUTHORIZATION=f"Bearer {token}",
-    )
-    assert response.status_code == 200, response.content
-    return json.loads(b"".join(response.streaming_content))  # type: ignore[no-any-return]
-
-
 def _used(client: Any, session: Any, leaf: str) -> str:
     """The page's line saying which release built the turn and why."""
-    response = client.get(
-        reverse("inspector:session", args=[session.pk]),
-        {"entry": leaf, "tab": "context"},
-        HTTP_HX_REQUEST="true",
-        HTTP_HX_TARGET="inspector",
-    )
-    assert response.status_code == 200
-    page = html.unescape(response.content.decode())
-    found = re.search(r'data-testid="pi-release-used"[^>]*>(.*?)</(?:span|p)>', page, re.S)
-    assert found, "no pi-release-used on the page"
-    return re.sub(r"<[^>]+>", "", found.group(1))
+    return text_by_testid(inspector_page(client, session, leaf), "pi-release-used")
 
 
 def _command(path: Path, leaf: str, manifest: dict[str, Any], monkeypatch: Any) -> dict[str, Any]:
@@ -116,7 +92,7 @@ def test_the_captured_prompt_chooses_the_release_on_the_api_and_the_command(
 ):
     session, path, manifest = captured_session(lambda body: body["messages"][0]["content"])
     leaf = _first_leaf(manifest)
-    api = _api(owner_client, owner, session, leaf)
+    api = api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["candidates"] == ["0.80.7", "0.80.10", "0.81.1"]
     assert api["piRelease"]["chosen"] == "0.81.1"
     assert api["piRelease"]["why"].endswith("; the captured prompt fits 0.80.7–0.81.1")
@@ -129,7 +105,7 @@ def test_a_captured_prompt_no_release_writes_leaves_detections_choice(
 ):
     session, path, manifest = captured_session(lambda body: "You are not Pi.")
     leaf = _first_leaf(manifest)
-    api = _api(owner_client, owner, session, leaf)
+    api = api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["chosen"] == "0.80.2"
     assert _used(owner_client, session, leaf).startswith("Pi 0.80.2 used: 0.80.2 assumed")
     assert "; the captured prompt matches none of 0.70.0–0.85.1" in api["piRelease"]["why"]
