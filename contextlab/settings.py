@@ -184,7 +184,15 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ],
         },
-    }
+    },
+    # The session tree's rows and the growth chart's table rows, a thousand at a time, where
+    # Django's engine is slow (contextlab/inspector/rendering.py); the pages include them.
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "contextlab.jinja2.environment", "autoescape": True},
+    },
 ]
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")

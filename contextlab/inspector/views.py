@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -38,6 +38,7 @@ from django.utils.http import (
     parse_etags,
     url_has_allowed_host_and_scheme,
 )
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -283,12 +284,12 @@ def session_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         if state.entry:
             return redirect(f"{page_url}?{state.query_string(entry=pane.selected_id)}")
         selected = pane.selected_id
-    context.update(_inspector_context(request, session, index, state, selected))
     if target == "tree":
         tree = render_to_string("inspector/session.html#tree", context, request)
-        context["oob"] = True
-        inspector = render_to_string("inspector/session.html#inspector", context, request)
-        return HttpResponse(tree + inspector)
+        inspector, _ = _kept_inspector(request, session, index, state, selected, context, oob=True)
+        return HttpResponse(tree + inspector())
+    inspector, _ = _kept_inspector(request, session, index, state, selected, context)
+    context["inspector_html"] = mark_safe(inspector())
     context.update(_live_context(session, _etag(live_version(session))))
     context["problems"] = list(session_problems(session)[:200])
     context["review_labels"] = session_labels(session)
@@ -303,11 +304,34 @@ def _inspector_part(
     selected: str | None,
     context: dict[str, object],
 ) -> HttpResponse:
-    """The turn inspector alone (``#inspector``, what a click in the tree asks for): its HTML
-    kept for every web process per (revision, entry, URL, inputs, and everything of this user's
-    own it shows: their comments' controls, the forms' CSRF tokens, what they may edit), with
-    an ETag over the same, so a repeat is a 304 before anything is computed. A new revision, a
-    comment added, edited or deleted, a job started or a profile saved is a new key."""
+    """The turn inspector alone (``#inspector``, what a click in the tree asks for), kept (see
+    ``_kept_inspector``), with an ETag over the same key, so a repeat is a 304 before anything
+    is computed."""
+    html, etag = _kept_inspector(request, session, index, state, selected, context)
+    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        response = HttpResponse(html())
+    response["ETag"] = etag
+    return _revalidated(response)
+
+
+def _kept_inspector(
+    request: HttpRequest,
+    session: Session,
+    index: SessionIndex,
+    state: TreeState,
+    selected: str | None,
+    context: dict[str, object],
+    *,
+    oob: bool = False,
+) -> tuple[Callable[[], str], str]:
+    """(the ``#inspector`` element's HTML, when asked for; its ETag). The HTML is kept for every
+    web process per (revision, entry, URL, inputs, and everything of this user's own it shows:
+    their comments' controls, the forms' CSRF tokens, what they may edit): the part alone, the
+    whole page and a tree swap (``oob``, out of band) all reuse it, so the turn of a large
+    session is computed once, not on every page load. A new revision, a comment added, edited or
+    deleted, a job started or a profile saved is a new key."""
     inputs = _turn_inputs(request, session, selected)
     comments = [
         (c.pk, c.author_id, c.author.get_username() if c.author else "", c.body, c.edited_at)
@@ -315,8 +339,11 @@ def _inspector_part(
     ]
     signed_in = getattr(request, "session", None)
     mine = (request.user.pk, signed_in.session_key if signed_in else "")
-    # Not keyed by whether the project has owners (an extra query for a hint's wording that
-    # changes once in a project's life; kept computations expire after computed.TIMEOUT).
+    owned = None
+    if state.tab == "prompt" and not inputs["can_edit_profile"]:
+        # The prompt tab tells this user who edits the profile: the project's owners, if it
+        # has any. Asked once, for the key and the page.
+        owned = inputs["profile_owned"] = inputs["profile_owned"]()
     parts = (
         request.get_full_path(),
         selected,
@@ -324,22 +351,26 @@ def _inspector_part(
         comments,
         inputs["compact_blocked"],
         inputs["can_edit_profile"],
+        owned,
+        oob,
     )
     key = computed.computed_key("turn", session, hashlib.sha1(repr(parts).encode()).hexdigest())
     etag = '"' + hashlib.sha1(key.encode()).hexdigest()[:24] + '"'
-    if etag in parse_etags(request.headers.get("If-None-Match", "")):
-        response: HttpResponse = HttpResponseNotModified()
-    else:
 
+    def html() -> str:
         def build() -> str:
-            context.update(_inspector_context(request, session, index, state, selected, inputs))
-            return render_to_string("inspector/session.html#inspector", context, request)
+            part = {
+                **context,
+                **_inspector_context(request, session, index, state, selected, inputs),
+            }
+            part["oob"] = oob
+            return render_to_string("inspector/session.html#inspector", part, request)
 
-        html, _ = computed.kept(key, build)
+        kept, _ = computed.kept(key, build)
         get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
-        response = HttpResponse(html)
-    response["ETag"] = etag
-    return _revalidated(response)
+        return kept
+
+    return html, etag
 
 
 @login_required

@@ -30,7 +30,13 @@ LAYERS = ("pi", "library", "review", "inspector", "jobs", "sharing", "api")
 # Project modules below every app (helpers any app may use); they import the engine only.
 BASE = ("contextlab.db", "contextlab.jsonsafe")
 # The project's wiring: it imports the apps; no app imports it.
-PROJECT = ("contextlab.settings", "contextlab.urls", "contextlab.wsgi", "contextlab.celery")
+PROJECT = (
+    "contextlab.settings",
+    "contextlab.urls",
+    "contextlab.wsgi",
+    "contextlab.celery",
+    "contextlab.jinja2",
+)
 ENTRY_POINTS = ("views", "urls", "admin", "templatetags", "management", "apps")
 
 

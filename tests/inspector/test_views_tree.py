@@ -125,8 +125,13 @@ def test_it_renders_the_tree_and_its_inspector_in_a_constant_number_of_queries(
     with CaptureQueriesContext(connection) as queries:
         owner_client.get(url, {"mode": "all"}, **TREE)
     # The tree: the login, the session, the comment counts. The inspector out of band: the
-    # resource profile, the entry, the active job, the membership, the entry's comments.
-    assert len(queries) <= 9, "\n".join(q["sql"][:150] for q in queries)
+    # kept turn's key (the profile's version), the resource profile, the entry, the active
+    # job, the membership, the entry's comments.
+    assert len(queries) <= 10, "\n".join(q["sql"][:150] for q in queries)
+    with CaptureQueriesContext(connection) as again:
+        owner_client.get(url, {"mode": "all"}, **TREE)
+    # Asked again, the inspector is the kept one: neither the profile nor the entry is read.
+    assert len(again) <= 8, "\n".join(q["sql"][:150] for q in again)
 
 
 def test_it_answers_404_for_unknown_sessions_and_entries(owner_client, rich):

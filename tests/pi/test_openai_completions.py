@@ -205,6 +205,11 @@ def test_it_uses_the_session_as_prompt_cache_key_on_api_openai_com() -> None:
 
 def test_it_strips_lone_surrogates_but_keeps_pairs() -> None:
     assert sanitize_surrogates("a\ud83d b \U0001f648 \ude48") == "a b \U0001f648 "
+    # A pair read from JSON escapes stays two code points in Python: kept as a pair.
+    assert sanitize_surrogates("x\ud83d\ude48y\udc00") == "x\ud83d\ude48y"
+    # Text with no surrogate comes back as the very same object (the fast path).
+    text = "é 日本 \U0001f648 plain"
+    assert sanitize_surrogates(text) is text
 
 
 def test_it_serialises_like_json_stringify() -> None:

@@ -14,8 +14,19 @@ _TOOL_ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
 def sanitize_surrogates(text: str) -> str:
     """``sanitizeSurrogates`` (``dist/utils/sanitize-unicode.js``): drop unpaired UTF-16
-    surrogates (valid pairs are kept)."""
-    return _LONE_SURROGATE.sub("", text)
+    surrogates (valid pairs are kept).
+
+    A string that encodes to UTF-8 holds no surrogate at all (Python keeps an astral character
+    as one code point, so even a "pair" of surrogates fails to encode): it is returned as it
+    is, at the encoder's speed. Only the rest goes through the regular expression, which took
+    over a second across the context of a 6,000-message session."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("", text)
+    return text
 
 
 def _underscores(match: re.Match[str]) -> str:
