@@ -567,11 +567,7 @@ def _job_parameters(data: s.JobIn) -> JobParameters:
 
 
 def _job_or_404(request: HttpRequest, job_id: int) -> Job:
-    job = (
-        Job.objects.select_related("session")
-        .filter(session__in=Session.objects.visible_to(request.user), pk=job_id)
-        .first()
-    )
+    job = Job.objects.select_related("session").visible_to(request.user).filter(pk=job_id).first()
     if job is None:
         raise ApiError(404, "Not Found")
     return job
@@ -702,7 +698,8 @@ def create_comment(request: HttpRequest, session_id: str, data: s.CommentIn) -> 
 def _comment_or_404(request: HttpRequest, comment_id: int) -> Comment:
     comment = (
         Comment.objects.select_related("session", "author")
-        .filter(session__in=Session.objects.visible_to(request.user), pk=comment_id)
+        .visible_to(request.user)
+        .filter(pk=comment_id)
         .first()
     )
     if comment is None:

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from contextlab.jobs import providers, services
 from contextlab.jobs.models import Job
 from contextlab.jobs.parameters import JobParameters
 from contextlab.library.models import Session
 from contextlab.pi import compaction, summaries
-from contextlab.pi.dialects.detect import DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.detect import CHOICES, DialectChoice, detect_turn_dialect
+from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.entries import Json
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.models import find_model
@@ -147,6 +148,26 @@ def non_negative(text: str) -> int:
     if value < 0:
         raise ValueError(text)
     return value
+
+
+def add_summary_arguments(parser: CommandParser) -> None:
+    """The options ``compact`` and ``branch-summary`` share after their limits: the dialect or
+    release of the turn, the agent dir of the models, ``--dry-run`` and ``--json``."""
+    parser.add_argument(
+        "--dialect",
+        choices=CHOICES,
+        help="the Pi version (default: detected; 0.80 for 0.x turns)",
+    )
+    parser.add_argument(
+        "--pi-version",
+        type=release_argument,
+        help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
+    )
+    parser.add_argument(
+        "--agent-dir", help="Pi's agent dir for models.json (default: $PI_CODING_AGENT_DIR)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="preview only, call no model")
+    parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _model_for(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
@@ -18,8 +19,17 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from contextlab.library.models import Session
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
 
 class JobQuerySet(models.QuerySet["Job"]):
+    def visible_to(self, user: User | AnonymousUser | None) -> JobQuerySet:
+        """The jobs of the sessions this user may see (`Session.objects.visible_to`'s rule)."""
+        return self.filter(session__in=Session.objects.visible_to(user))
+
     def active(self) -> JobQuerySet:
         return self.filter(status__in=Job.ACTIVE)
 

@@ -37,10 +37,7 @@ HISTORY_LIMIT = 50
 def _get_job_for_user(request: HtmxHttpRequest, pk: int) -> Job:
     """The job if its session is visible to the user, else 404 (one query: polled each second)."""
     return get_object_or_404(
-        Job.objects.select_related("session", "requested_by").filter(
-            session__in=Session.objects.visible_to(request.user)
-        ),
-        pk=pk,
+        Job.objects.select_related("session", "requested_by").visible_to(request.user), pk=pk
     )
 
 

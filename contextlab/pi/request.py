@@ -67,6 +67,7 @@ __all__ = [
     "PiRequest",
     "PromptSource",
     "RequestSteps",
+    "TurnParts",
     "build_prompt",
     "build_request",
     "iter_leaf_projections",
@@ -291,16 +292,27 @@ class PiRequest:
         return steps_of(self.dialect).cli_json(self, with_dialect=with_dialect)
 
 
-def _turn_parts(request: PiRequest) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TurnParts:
     """What an agent turn's chat-completions body is made of, as its steps take it."""
-    return {
-        "system_prompt": request.prompt.text if request.prompt else None,
-        "messages": request.sent,
-        "tools": request.tools,
-        "thinking_level": request.thinking_level,
-        "dialect": request.dialect,
-        "max_tokens": request.max_tokens,
-    }
+
+    system_prompt: str | None
+    messages: list[Json]
+    tools: Sequence[Json]
+    thinking_level: Any
+    dialect: Dialect
+    max_tokens: int | None = None
+
+
+def _turn_parts(request: PiRequest) -> TurnParts:
+    return TurnParts(
+        system_prompt=request.prompt.text if request.prompt else None,
+        messages=request.sent,
+        tools=request.tools,
+        thinking_level=request.thinking_level,
+        dialect=request.dialect,
+        max_tokens=request.max_tokens,
+    )
 
 
 class RequestSteps:
@@ -365,11 +377,11 @@ class RequestSteps:
     def request_body(self, request: PiRequest, model: Json) -> str:
         """The chat-completions body of ``request`` for ``model`` (through
         ``chat_completions_body``, the step a dialect overrides to shape it)."""
-        return self.chat_completions_body(model, **_turn_parts(request))
+        return self.chat_completions_body(model, _turn_parts(request))
 
     def request_params(self, request: PiRequest, model: Json) -> Json:
         """``request_body`` before it is written out (the object pi-ai stringifies)."""
-        return self.chat_completions_params(model, **_turn_parts(request))
+        return self.chat_completions_params(model, _turn_parts(request))
 
     def anthropic_body(self, request: PiRequest, model: Json) -> str | None:
         """The body pi-ai's anthropic-messages provider sends for an agent turn (``streamSimple``
@@ -397,47 +409,24 @@ class RequestSteps:
         options = {"reasoning": _reasoning(request.thinking_level), "maxTokens": request.max_tokens}
         return context, options
 
-    def chat_completions_body(
-        self,
-        model: Json,
-        *,
-        system_prompt: str | None,
-        messages: list[Json],
-        tools: Sequence[Json],
-        thinking_level: Any,
-        dialect: Dialect,
-        max_tokens: int | None = None,
-    ) -> str:
+    def chat_completions_body(self, model: Json, parts: TurnParts) -> str:
         """The HTTP body pi-ai's openai-completions provider sends for an agent turn, as the
         coding agent calls ``streamSimple``: the thinking level as the reasoning effort, the
         dialect's ``max_tokens`` (Pi 0.80: none), the tools' name, description and parameters."""
-        return json_stringify(
-            self.chat_completions_params(
-                model,
-                system_prompt=system_prompt,
-                messages=messages,
-                tools=tools,
-                thinking_level=thinking_level,
-                dialect=dialect,
-                max_tokens=max_tokens,
-            )
-        )
+        return json_stringify(self.chat_completions_params(model, parts))
 
-    def chat_completions_params(
-        self,
-        model: Json,
-        *,
-        system_prompt: str | None,
-        messages: list[Json],
-        tools: Sequence[Json],
-        thinking_level: Any,
-        dialect: Dialect,
-        max_tokens: int | None = None,
-    ) -> Json:
+    def chat_completions_params(self, model: Json, parts: TurnParts) -> Json:
         """``chat_completions_body`` before it is written out (the object pi-ai stringifies)."""
-        context = {"systemPrompt": system_prompt, "messages": messages, "tools": _declared(tools)}
+        context = {
+            "systemPrompt": parts.system_prompt,
+            "messages": parts.messages,
+            "tools": _declared(parts.tools),
+        }
         options = openai_completions.simple_options(
-            model, reasoning=_reasoning(thinking_level), max_tokens=max_tokens, pi_ai=self.pi_ai
+            model,
+            reasoning=_reasoning(parts.thinking_level),
+            max_tokens=parts.max_tokens,
+            pi_ai=self.pi_ai,
         )
         return openai_completions.build_params(model, context, options, pi_ai=self.pi_ai)
 

@@ -5,13 +5,24 @@ review manages memberships (contextlab.review.services) but the library's querie
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 
 from contextlab.library.models import Project, ProjectMembership, Session
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
 # ProjectMembership is the library's model now; still importable from here for older callers.
 __all__ = ["AuditEvent", "Comment", "ProjectMembership", "SessionLabel"]
+
+
+class CommentQuerySet(models.QuerySet["Comment"]):
+    def visible_to(self, user: User | AnonymousUser | None) -> CommentQuerySet:
+        """The comments on sessions this user may see (`Session.objects.visible_to`'s rule)."""
+        return self.filter(session__in=Session.objects.visible_to(user))
 
 
 class Comment(models.Model):
@@ -26,6 +37,8 @@ class Comment(models.Model):
     body = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
     edited_at = models.DateTimeField(null=True, blank=True)
+
+    objects = CommentQuerySet.as_manager()
 
     class Meta:
         ordering = ("created_at", "id")

@@ -31,9 +31,7 @@ AUDIT_LIMIT = 200
 
 def _comment_for_user_or_404(request: HtmxHttpRequest, pk: int) -> Comment:
     return get_object_or_404(
-        Comment.objects.select_related("session", "session__project").filter(
-            session__in=Session.objects.visible_to(request.user)
-        ),
+        Comment.objects.select_related("session", "session__project").visible_to(request.user),
         pk=pk,
     )
 

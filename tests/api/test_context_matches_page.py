@@ -18,7 +18,7 @@ from django.urls import reverse
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache
 from contextlab.library.importer import import_session_file
-from contextlab.pi.captured import CAPTURE_TYPE
+from tests.captures import write_with_captures
 from tests.conftest import CORPUS, CORPUS_1X
 
 pytestmark = pytest.mark.django_db
@@ -49,43 +49,21 @@ def _agent_requests(name: str) -> list[dict[str, Any]]:
     return [r for r in _manifest(name).get("requests", []) if r["kind"] == "agent"]
 
 
-def write_with_captures(name: str, out: Path) -> None:
-    """The scenario's session as the contextlab extension would have written it: before each
-    agent request Pi recorded, a ``contextlab.prompt`` entry holding the body's system message
-    and tool declarations, appended at the request's leaf (so the reply is its child)."""
-    lines = (CORPUS.parent / name / "session.jsonl").read_text().splitlines()
-    entries = [json.loads(line) for line in lines]
-    captures: dict[str, dict[str, Any]] = {}
-    for info in _agent_requests(name):
-        body = json.loads((CORPUS.parent / name / info["body"]).read_text())
-        system = body["messages"][0]
-        leaf = next(e for e in entries[1:] if e["id"] == info["leafId"])
-        captures[info["leafId"]] = {
-            "type": "custom",
-            "customType": CAPTURE_TYPE,
-            "data": {
-                "v": 1,
-                "systemPrompt": system["content"],
-                "system": system,
-                "tools": body.get("tools"),
-                "api": "openai-completions",
-                "provider": info["model"]["provider"],
-                "model": info["model"]["id"],
-                "options": None,
-                "digest": f"recorded-{info['seq']}",
-            },
-            "id": f"cap{info['seq']}",
-            "parentId": info["leafId"],
-            "timestamp": leaf["timestamp"],
-        }
-    out_lines = [entries[0]]
-    for entry in entries[1:]:
-        if entry.get("parentId") in captures:
-            entry = {**entry, "parentId": captures[entry["parentId"]]["id"]}
-        out_lines.append(entry)
-        if entry["id"] in captures:
-            out_lines.append(captures[entry["id"]])
-    out.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in out_lines))
+def _capture_of_the_request(info: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """What the extension captures before the request: the body's system message and tool
+    declarations, with the provider and model it went to."""
+    system = body["messages"][0]
+    return {
+        "v": 1,
+        "systemPrompt": system["content"],
+        "system": system,
+        "tools": body.get("tools"),
+        "api": "openai-completions",
+        "provider": info["model"]["provider"],
+        "model": info["model"]["id"],
+        "options": None,
+        "digest": f"recorded-{info['seq']}",
+    }
 
 
 @pytest.fixture
@@ -100,7 +78,7 @@ def server(settings, tmp_path, blob_dir):  # type: ignore[no-untyped-def]
 def _import(name: str, tmp_path: Path, *, captured: bool, profile: bool) -> Any:
     path = tmp_path / f"{name.replace('/', '-')}.jsonl"
     if captured:
-        write_with_captures(name, path)
+        write_with_captures(CORPUS.parent / name, path, _capture_of_the_request)
     else:
         shutil.copyfile(CORPUS.parent / name / "session.jsonl", path)
     session = import_session_file(path=path, index_search=False).session

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from contextlab.jobs.models import Job
 from contextlab.library.models import Entry
@@ -99,6 +100,28 @@ def test_history_lists_the_revisions(owner_api, team_session):
     assert [(r["number"], r["current"], r["entries"]) for r in history] == [
         (1, True, team_session.entry_count)
     ]
+
+
+def test_an_outsider_gets_404_on_a_job_or_a_comment_of_a_restricted_session(
+    client, outsider, outsider_api, owner, team_session
+):
+    job = Job.objects.create(
+        kind="compaction", session=team_session, leaf_entry_id=team_session.leaf_entry_id
+    )
+    comment = Comment.objects.create(
+        session=team_session, entry_id=team_session.leaf_entry_id, author=owner, body="mine"
+    )
+    assert outsider_api.get(f"/jobs/{job.pk}").status_code == 404
+    assert outsider_api.post(f"/jobs/{job.pk}/cancel").status_code == 404
+    assert outsider_api.patch(f"/comments/{comment.pk}", {"body": "theirs"}).status_code == 404
+    assert outsider_api.delete(f"/comments/{comment.pk}").status_code == 404
+    # The pages apply the same rule (Job.objects.visible_to, Comment.objects.visible_to).
+    client.force_login(outsider)
+    assert client.get(reverse("jobs:detail", args=[job.pk])).status_code == 404
+    assert client.post(reverse("review:comment_delete", args=[comment.pk])).status_code == 404
+    job.refresh_from_db()
+    assert job.status == Job.Status.QUEUED
+    assert Comment.objects.get(pk=comment.pk).body == "mine"
 
 
 def test_search_finds_only_what_the_user_sees(owner_api, outsider_api, team_session):

@@ -5,27 +5,21 @@ draws them in) are measured in the browser and no two boxes intersect."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
 from django.urls import reverse
 
 from contextlab.library.importer import import_session_file
-from tests.conftest import REPO, login
+from tests.conftest import login
+from tests.generated import large_session_generator
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _generated(tmp_path):  # type: ignore[no-untyped-def]
     """About 1,450 requests on the active path with 12 compactions, some a few requests apart."""
-    spec = importlib.util.spec_from_file_location(
-        "gen_large_session", REPO / "tools" / "gen_large_session.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_session(
+    return large_session_generator().write_session(
         tmp_path / "gen.jsonl",
         entries=3000,
         target_bytes=1024 * 1024,

@@ -12,7 +12,7 @@ from django.urls import reverse
 from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.library.importer import import_session_file
 from tests.conftest import CORPUS, PASSWORD, login
-from tests.library.conftest import chain, header, lines
+from tests.library.conftest import chain, header, lines, tool_result
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,23 +42,6 @@ def _no_horizontal_overflow(page) -> None:
     assert width <= page.viewport_size["width"], f"page is {width}px wide: {widest}"
 
 
-def _tool_result(entry_id: str, parent: str, text: str) -> dict:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-02T10:00:02.000Z",
-        "message": {
-            "role": "toolResult",
-            "toolCallId": "call_1",
-            "toolName": "read",
-            "content": [{"type": "text", "text": text}],
-            "isError": False,
-            "timestamp": 1,
-        },
-    }
-
-
 @pytest.mark.parametrize("viewport_page", WIDTHS, indirect=True)
 def test_the_header_search_finds_code_by_an_identifier(
     viewport_page, live_server, person, blob_dir, tmp_path
@@ -66,7 +49,7 @@ def test_the_header_search_finds_code_by_an_identifier(
     page = viewport_page
     code = "const data = binding.readFileUtf8(path);\nreturn data.split_lines();"
     path = tmp_path / "code.jsonl"
-    path.write_bytes(lines(header(), *chain(2), _tool_result("t0000001", "e0000001", code)))
+    path.write_bytes(lines(header(), *chain(2), tool_result("t0000001", "e0000001", code)))
     session = import_session_file(path=path).session
     login(page, live_server.url, "ann")
     box = page.locator("form.topsearch input[name=q]")

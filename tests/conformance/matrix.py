@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,17 +84,22 @@ def _difference(ours: str, theirs: str) -> str:
     return "bytes (same JSON)"
 
 
-def rebuild(
-    manifest: Json, scenario_dir: Path, request: Json, chosen: str | None
-) -> tuple[str, Any]:
-    """The body the engine builds for a recorded agent request, and the release finding."""
-    session = parse_session_file(scenario_dir / "session.jsonl")
-    models = {m["id"]: {**m, "name": m["id"]} for m in manifest["models"]}
-    home = manifest.get("home")
+def models_of(manifest: Json) -> dict[str, Json]:
+    """The models a recording used, by id, named by their id as the recorder registered them."""
+    return {m["id"]: {**m, "name": m["id"]} for m in manifest["models"]}
+
+
+def prompt_source_for(manifest: Json, request: Json) -> Callable[[Any], PromptSource]:
+    """``build_turn``'s ``prompt_for`` for a recorded request: the resources a dialect discovers
+    in the scenario's folders (0.x scenarios: restored by ``_restore_fs``), the request's tools,
+    and the Pi package and date the recording ran with."""
 
     def prompt_for(dialect: Any) -> PromptSource:
         resources = discover_resources(
-            cwd=manifest["cwd"], agent_dir=manifest["agentDir"], home=home, dialect=dialect
+            cwd=manifest["cwd"],
+            agent_dir=manifest["agentDir"],
+            home=manifest.get("home"),
+            dialect=dialect,
         )
         return PromptSource(
             cwd=manifest["cwd"],
@@ -103,13 +109,22 @@ def rebuild(
             date=manifest["recordedDate"],
         )
 
+    return prompt_for
+
+
+def rebuild(
+    manifest: Json, scenario_dir: Path, request: Json, chosen: str | None
+) -> tuple[str, Any]:
+    """The body the engine builds for a recorded agent request, and the release finding."""
+    session = parse_session_file(scenario_dir / "session.jsonl")
+    models = models_of(manifest)
     turn = build_turn(
         session.entries,
         request["leafId"],
         header=session.header,
         chosen=chosen,
         model_lookup=lambda provider, model_id: models.get(model_id),
-        prompt_for=prompt_for,
+        prompt_for=prompt_source_for(manifest, request),
     )
     model = models[request["model"]["id"]]
     body = steps_of(turn.dialect).request_body(turn, model)
@@ -127,8 +142,7 @@ def rebuild_summaries(
     ``length`` scenario (driver-1.6.0.mjs)."""
     session = parse_session_file(scenario_dir / "session.jsonl")
     operation, leaf = group[0]["operation"], group[0]["leafId"]
-    models = {m["id"]: {**m, "name": m["id"]} for m in manifest["models"]}
-    model = models[group[0]["model"]["id"]]
+    model = models_of(manifest)[group[0]["model"]["id"]]
     reserve = 2000 if manifest["scenario"] == "length" else summaries.DEFAULT_RESERVE_TOKENS
     options = summaries.SummaryOptions(
         reserve_tokens=reserve,

@@ -39,7 +39,7 @@ from tests.conformance.conftest import (
     oracle_available,
 )
 from tests.conformance.test_projection import check_edge_session, check_session
-from tests.conformance.test_requests import _write_if_changed
+from tests.conformance.test_requests import _write_if_changed, run_context
 from tests.environment import unavailable
 
 CORPUS = Path(__file__).resolve().parent / "corpus-0.73.1"
@@ -99,25 +99,8 @@ def prepared(monkeypatch) -> dict[str, dict[str, Any]]:
 def _context(
     manifest: dict[str, Any], leaf_id: str, tools: list[str], *extra: str
 ) -> dict[str, Any]:
-    out = io.StringIO()
-    call_command(
-        "context",
-        str(CORPUS / manifest["scenario"] / "session.jsonl"),
-        "--leaf",
-        leaf_id,
-        "--agent-dir",
-        manifest["agentDir"],
-        "--pi-root",
-        manifest["piPackageDir"],
-        "--date",
-        manifest["recordedDate"],
-        "--tools",
-        ",".join(tools),
-        *extra,
-        "--json",
-        stdout=out,
-    )
-    return json.loads(out.getvalue())
+    session_file = CORPUS / manifest["scenario"] / "session.jsonl"
+    return run_context(manifest, leaf_id, session_file, *extra, tools=tools)
 
 
 @pytest.mark.parametrize(

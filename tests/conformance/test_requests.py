@@ -43,7 +43,7 @@ from contextlab.pi.providers.openai_completions import (
     get_compat,
     simple_options,
 )
-from contextlab.pi.request import steps_of
+from contextlab.pi.request import TurnParts, steps_of
 from contextlab.pi.resources import discover_resources
 from contextlab.pi.session import SessionTree, parse_session_file
 
@@ -136,11 +136,19 @@ def test_it_rebuilds_the_system_message_pi_sent(
     assert system == {"role": role, "content": prompt.text}
 
 
-def run_context(manifest: dict[str, Any], leaf_id: str, session_copy: Path) -> dict[str, Any]:
+def run_context(
+    manifest: dict[str, Any],
+    leaf_id: str,
+    session_file: Path,
+    *extra: str,
+    tools: list[str] | None = None,
+) -> dict[str, Any]:
+    """``manage.py context --json`` at ``leaf_id`` with the recording's inputs (its agent dir, Pi
+    package and date; its active tools unless ``tools`` are given) and the ``extra`` options."""
     out = io.StringIO()
     call_command(
         "context",
-        str(session_copy),
+        str(session_file),
         "--leaf",
         leaf_id,
         "--agent-dir",
@@ -150,7 +158,8 @@ def run_context(manifest: dict[str, Any], leaf_id: str, session_copy: Path) -> d
         "--date",
         manifest["recordedDate"],
         "--tools",
-        ",".join(manifest["activeTools"]),
+        ",".join(manifest["activeTools"] if tools is None else tools),
+        *extra,
         "--json",
         stdout=out,
     )
@@ -169,11 +178,13 @@ def engine_body(manifest: dict[str, Any], result: dict[str, Any]) -> str:
     tools = [t for name in manifest["activeTools"] if (t := PI_0_80.tool(name)) is not None]
     return steps_of(PI_0_80).chat_completions_body(
         model,
-        system_prompt=result["systemPrompt"],
-        messages=result["sent"],
-        tools=tools,
-        thinking_level=result["thinkingLevel"],
-        dialect=PI_0_80,
+        TurnParts(
+            system_prompt=result["systemPrompt"],
+            messages=result["sent"],
+            tools=tools,
+            thinking_level=result["thinkingLevel"],
+            dialect=PI_0_80,
+        ),
     )
 
 

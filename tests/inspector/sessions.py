@@ -8,7 +8,11 @@ tool result, an image, an error reply, and HTML/script in messages, tool output 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+from tests.conftest import CORPUS
+from tests.generated import large_session_generator
 
 SESSION_ID = "0193a1b2-0000-7000-8000-00000000beef"
 CWD = "/home/ann/<script>proj</script>"
@@ -252,3 +256,57 @@ def write_session(
     path = directory / (name or f"2025-11-20T10-00-00-000Z_{lines[0]['id']}.jsonl")
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
     return path
+
+
+def generated_session(directory: Path) -> Path:
+    """A generated session of 2,500 entries (about 1 MB): 10 branches, 4 compactions."""
+    return large_session_generator().write_session(
+        directory / "gen.jsonl",
+        entries=2500,
+        target_bytes=1024 * 1024,
+        branches=10,
+        compactions=4,
+        seed=3,
+        session_id="condensed",
+        cwd="/srv/gen",
+    )
+
+
+def session_file_named(name: str, directory: Path) -> Path:
+    """A session file in ``directory``: ``rich`` (`rich_session_lines`), ``generated``
+    (`generated_session`), else a copy of the recorded corpus/<name>."""
+    if name == "rich":
+        return write_session(directory)
+    if name == "generated":
+        return generated_session(directory)
+    copy = directory / f"{name}.jsonl"
+    shutil.copyfile(CORPUS / name / "session.jsonl", copy)
+    return copy
+
+
+def second_turn_lines() -> list[dict]:
+    """What follows `linear_session_lines`' reply when the session goes on: the user's "again"
+    (aaaa0003) and the reply "more" (aaaa0004)."""
+    return [
+        {
+            "type": "message",
+            "id": "aaaa0003",
+            "parentId": "aaaa0002",
+            "timestamp": "2025-01-02T00:00:03.000Z",
+            "message": _user("again", 3),
+        },
+        {
+            "type": "message",
+            "id": "aaaa0004",
+            "parentId": "aaaa0003",
+            "timestamp": "2025-01-02T00:00:04.000Z",
+            "message": _assistant([{"type": "text", "text": "more"}], 4),
+        },
+    ]
+
+
+def append_lines(path: Path, lines: list[dict]) -> None:
+    """Append ``lines`` to a session file, as Pi does while the session goes on."""
+    with path.open("a", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(json.dumps(line) + "\n")

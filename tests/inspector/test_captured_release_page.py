@@ -5,55 +5,25 @@ files by its options)."""
 
 from __future__ import annotations
 
-import html
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.urls import reverse
 
-from contextlab.api.services import api_token_create
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache
 from contextlab.library.importer import import_session_file
-from contextlab.pi.captured import CAPTURE_TYPE
+from tests.captures import write_with_captures
 from tests.conformance.matrix import _restore_fs
 from tests.conftest import CORPUS
+from tests.inspector.release_pages import api_context, inspector_page, text_by_testid
 
 pytestmark = pytest.mark.django_db
 
 SCENARIO = CORPUS.parent / "releases" / "corpus-0.80.7" / "compaction"
-
-
-def _with_captures(out: Path, manifest: dict[str, Any], system_of: Any) -> None:
-    """The session with, at each agent request's leaf, a capture of ``system_of(body)``."""
-    entries = [json.loads(line) for line in (SCENARIO / "session.jsonl").read_text().splitlines()]
-    captures: dict[str, dict[str, Any]] = {}
-    for info in manifest["requests"]:
-        if info["kind"] != "agent" or info["leafId"] in captures:
-            continue
-        body = json.loads((SCENARIO / info["body"]).read_text())
-        leaf = next(e for e in entries[1:] if e["id"] == info["leafId"])
-        captures[info["leafId"]] = {
-            "type": "custom",
-            "customType": CAPTURE_TYPE,
-            "data": {"v": 1, "systemPrompt": system_of(body), "tools": body.get("tools")},
-            "id": f"cap{info['seq']}",
-            "parentId": info["leafId"],
-            "timestamp": leaf["timestamp"],
-        }
-    lines = [entries[0]]
-    for entry in entries[1:]:
-        if entry.get("parentId") in captures:
-            entry = {**entry, "parentId": captures[entry["parentId"]]["id"]}
-        lines.append(entry)
-        if entry["id"] in captures:
-            lines.append(captures[entry["id"]])
-    out.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in lines))
 
 
 @pytest.fixture
@@ -66,8 +36,11 @@ def captured_session(settings, tmp_path, blob_dir):  # type: ignore[no-untyped-d
     settings.CONTEXTLAB_SERVER_ROOTS = [str(tmp_path), "/tmp/contextlab-corpus-versions"]
 
     def make(system_of: Any) -> tuple[Any, Path, dict[str, Any]]:
+        def capture(info: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+            return {"v": 1, "systemPrompt": system_of(body), "tools": body.get("tools")}
+
         path = tmp_path / "captured.jsonl"
-        _with_captures(path, manifest, system_of)
+        write_with_captures(SCENARIO, path, capture)
         session = import_session_file(path=path, index_search=False).session
         assert session is not None
         ResourceProfile.objects.create(
@@ -83,30 +56,9 @@ def captured_session(settings, tmp_path, blob_dir):  # type: ignore[no-untyped-d
     clear_cache()
 
 
-def _api(client: Any, user: Any, session: Any, leaf: str) -> dict[str, Any]:
-    token = api_token_create(user=user, name="captured")[1]
-    response = client.get(
-        f"/api/v1/sessions/{session.session_id}/context",
-        {"leaf": leaf},
-        HTTP_AUTHORIZATION=f"Bearer {token}",
-    )
-    assert response.status_code == 200, response.content
-    return json.loads(b"".join(response.streaming_content))  # type: ignore[no-any-return]
-
-
 def _used(client: Any, session: Any, leaf: str) -> str:
     """The page's line saying which release built the turn and why."""
-    response = client.get(
-        reverse("inspector:session", args=[session.pk]),
-        {"entry": leaf, "tab": "context"},
-        HTTP_HX_REQUEST="true",
-        HTTP_HX_TARGET="inspector",
-    )
-    assert response.status_code == 200
-    page = html.unescape(response.content.decode())
-    found = re.search(r'data-testid="pi-release-used"[^>]*>(.*?)</(?:span|p)>', page, re.S)
-    assert found, "no pi-release-used on the page"
-    return re.sub(r"<[^>]+>", "", found.group(1))
+    return text_by_testid(inspector_page(client, session, leaf), "pi-release-used")
 
 
 def _command(path: Path, leaf: str, manifest: dict[str, Any], monkeypatch: Any) -> dict[str, Any]:
@@ -140,7 +92,7 @@ def test_the_captured_prompt_chooses_the_release_on_the_api_and_the_command(
 ):
     session, path, manifest = captured_session(lambda body: body["messages"][0]["content"])
     leaf = _first_leaf(manifest)
-    api = _api(owner_client, owner, session, leaf)
+    api = api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["candidates"] == ["0.80.7", "0.80.10", "0.81.1"]
     assert api["piRelease"]["chosen"] == "0.81.1"
     assert api["piRelease"]["why"].endswith("; the captured prompt fits 0.80.7–0.81.1")
@@ -153,7 +105,7 @@ def test_a_captured_prompt_no_release_writes_leaves_detections_choice(
 ):
     session, path, manifest = captured_session(lambda body: "You are not Pi.")
     leaf = _first_leaf(manifest)
-    api = _api(owner_client, owner, session, leaf)
+    api = api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["chosen"] == "0.80.2"
     assert _used(owner_client, session, leaf).startswith("Pi 0.80.2 used: 0.80.2 assumed")
     assert "; the captured prompt matches none of 0.70.0–0.85.1" in api["piRelease"]["why"]

@@ -11,7 +11,12 @@ from contextlab.inspector import services, views
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache
 from contextlab.library.importer import import_session_file
-from tests.inspector.sessions import write_session
+from tests.inspector.sessions import (
+    append_lines,
+    linear_session_lines,
+    second_turn_lines,
+    write_session,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -161,32 +166,11 @@ def test_a_new_comment_is_a_new_turn_and_no_user_sees_anothers(
 
 
 def test_a_new_revision_is_a_new_turn(owner_client, tmp_path, blob_dir):
-    import json
-
-    from tests.inspector.sessions import _assistant, _user, linear_session_lines
-
     path = write_session(tmp_path, linear_session_lines("turn-1", "/w", "hello"))
     session = import_session_file(path=path).session
     first = _turn(owner_client, session, "aaaa0002")
     assert first.status_code == 200
-    with path.open("a") as f:
-        for line in (
-            {
-                "type": "message",
-                "id": "aaaa0003",
-                "parentId": "aaaa0002",
-                "timestamp": "2025-01-02T00:00:03.000Z",
-                "message": _user("again", 3),
-            },
-            {
-                "type": "message",
-                "id": "aaaa0004",
-                "parentId": "aaaa0003",
-                "timestamp": "2025-01-02T00:00:04.000Z",
-                "message": _assistant([{"type": "text", "text": "more"}], 4),
-            },
-        ):
-            f.write(json.dumps(line) + "\n")
+    append_lines(path, second_turn_lines())
     assert import_session_file(path=path).status == "appended"
     session.refresh_from_db()
     again = _turn(owner_client, session, "aaaa0002", HTTP_IF_NONE_MATCH=first["ETag"])

@@ -4,14 +4,11 @@ project's resource profile choosing the release (as ``--pi-version`` does)."""
 
 from __future__ import annotations
 
-import html as htmllib
-import json
 import re
 
 import pytest
 from django.urls import reverse
 
-from contextlab.api.services import api_token_create
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.releases import ReleaseView
@@ -19,11 +16,11 @@ from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.pi.dialects.release_detect import ReleaseFinding, alike_groups
 from contextlab.review.models import AuditEvent, ProjectMembership
 from tests.conftest import CORPUS
+from tests.inspector.release_pages import api_context, inspector_page, text_by_testid
 
 pytestmark = pytest.mark.django_db
 
 CORPUS_0803 = CORPUS.parent / "releases" / "corpus-0.80.3"
-INSPECTOR = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "inspector"}
 
 
 @pytest.fixture(autouse=True)
@@ -33,43 +30,18 @@ def _fresh_index(blob_dir):
     clear_cache()
 
 
-def _page(client, session, entry, tab="context"):
-    url = reverse("inspector:session", args=[session.pk])
-    response = client.get(url, {"entry": entry, "tab": tab}, **INSPECTOR)
-    assert response.status_code == 200
-    return htmllib.unescape(response.content.decode())
-
-
-def _testid(page: str, name: str) -> str:
-    found = re.search(rf'data-testid="{name}"[^>]*>(.*?)</(?:span|p)>', page, re.S)
-    assert found, f"no {name} on the page"
-    return re.sub(r"<[^>]+>", "", found.group(1))
-
-
-def _api_context(client, user, session, leaf: str) -> dict:
-    """The API's /context of the turn (it answers what the page shows)."""
-    token = api_token_create(user=user, name="release")[1]
-    response = client.get(
-        f"/api/v1/sessions/{session.session_id}/context",
-        {"leaf": leaf},
-        HTTP_AUTHORIZATION=f"Bearer {token}",
-    )
-    assert response.status_code == 200, response.content
-    return json.loads(b"".join(response.streaming_content))
-
-
 def test_a_turn_several_releases_fit_shows_the_range_the_one_used_and_that_they_differ(
     owner_client, owner, import_corpus
 ):
     session, _ = import_corpus("compaction", CORPUS_0803)
     leaf = session.leaf_entry_id
-    page = _page(owner_client, session, leaf)
+    page = inspector_page(owner_client, session, leaf)
     assert 'id="inspector"' in page and f'data-entry-id="{leaf}"' in page
-    assert _testid(page, "pi-release-range") == "Pi 0.80.3–0.80.10"
+    assert text_by_testid(page, "pi-release-range") == "Pi 0.80.3–0.80.10"
     assert 'title="0.80.3, 0.80.6, 0.80.7, 0.80.10"' in page
-    used = _testid(page, "pi-release-used")
+    used = text_by_testid(page, "pi-release-used")
     assert used.startswith("Pi 0.80.10 used: 0.80.10, of the most candidates alike")
-    differ = _testid(page, "pi-release-differ")
+    differ = text_by_testid(page, "pi-release-differ")
     assert "would not all have sent the same bytes" in differ
     assert "0.80.3, 0.80.6, 0.80.7–0.80.10 build 3 different requests" in differ
     assert "what Pi 0.80.10 would have sent" in differ
@@ -83,7 +55,7 @@ def test_a_turn_several_releases_fit_shows_the_range_the_one_used_and_that_they_
         "Pi 0.80.6 differs from Pi 0.80.10 in PROMPT.date_prefix",
     ]
     # The API's JSON says the same.
-    api = _api_context(owner_client, owner, session, leaf)
+    api = api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["candidates"] == ["0.80.3", "0.80.6", "0.80.7", "0.80.10"]
     assert api["piRelease"]["chosen"] == "0.80.10"
 
@@ -92,7 +64,7 @@ def test_the_profile_chooses_the_release_the_turn_is_built_with(owner_client, ow
     session, _ = import_corpus("compaction", CORPUS_0803)
     ProjectMembership.objects.create(project=session.project, user=owner, role="owner")
     leaf = session.leaf_entry_id
-    page = _page(owner_client, session, leaf, "prompt")
+    page = inspector_page(owner_client, session, leaf, "prompt")
     assert '<optgroup label="One release (as --pi-version)"><option value="0.70.0">' in page
     assert '<option value="0.80.3">Pi 0.80.3</option>' in page
     response = owner_client.post(
@@ -104,13 +76,13 @@ def test_the_profile_chooses_the_release_the_turn_is_built_with(owner_client, ow
     assert AuditEvent.objects.filter(verb="profile.update").latest("pk").data["dialect"] == (
         "0.80.3"
     )
-    page = _page(owner_client, session, leaf)
-    assert _testid(page, "pi-release-range") == "Pi 0.80.3–0.80.10"
-    assert _testid(page, "pi-release-used") == (
+    page = inspector_page(owner_client, session, leaf)
+    assert text_by_testid(page, "pi-release-range") == "Pi 0.80.3–0.80.10"
+    assert text_by_testid(page, "pi-release-used") == (
         "Pi 0.80.3 used: chosen (the project's resource profile)"
     )
-    assert "what Pi 0.80.3 would have sent" in _testid(page, "pi-release-differ")
-    api = _api_context(owner_client, owner, session, leaf)
+    assert "what Pi 0.80.3 would have sent" in text_by_testid(page, "pi-release-differ")
+    api = api_context(owner_client, owner, session, leaf)
     assert api["piRelease"]["chosen"] == "0.80.3"
     assert api["piRelease"]["why"].startswith("chosen (the project's resource profile);")
     # The chart reads the turns in the release's dialect too.

@@ -3,9 +3,7 @@ last compaction); the projection must be exactly the one built from the whole fi
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import shutil
 
 import pytest
 
@@ -13,41 +11,15 @@ from contextlab.inspector.selectors import clear_cache, path_entries, session_in
 from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
 from contextlab.pi.session import parse_session_file
-from tests.conftest import REPO
-from tests.inspector.sessions import write_session
+from tests.inspector.sessions import session_file_named
 
 pytestmark = pytest.mark.django_db
-
-
-def _generated(tmp_path):
-    spec = importlib.util.spec_from_file_location(
-        "gen_large_session", REPO / "tools" / "gen_large_session.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.write_session(
-        tmp_path / "gen.jsonl",
-        entries=2500,
-        target_bytes=1024 * 1024,
-        branches=10,
-        compactions=4,
-        seed=3,
-        session_id="condensed",
-        cwd="/srv/gen",
-    )
 
 
 @pytest.fixture(params=["rich", "compaction", "interactive", "tools", "generated"])
 def session_file(request, tmp_path, blob_dir):
     clear_cache()
-    if request.param == "rich":
-        return write_session(tmp_path)
-    if request.param == "generated":
-        return _generated(tmp_path)
-    copy = tmp_path / f"{request.param}.jsonl"
-    corpus = REPO / "tests" / "conformance" / "corpus" / request.param / "session.jsonl"
-    shutil.copyfile(corpus, copy)
-    return copy
+    return session_file_named(request.param, tmp_path)
 
 
 def test_it_projects_like_the_engine_on_the_whole_file(session_file):

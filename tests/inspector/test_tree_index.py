@@ -5,9 +5,7 @@ shows; a revision that grew must never be shown from an older state's row."""
 from __future__ import annotations
 
 import io
-import json
 import os
-import shutil
 
 import pytest
 from django.db import connection
@@ -22,9 +20,12 @@ from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, Session
 from contextlab.library.search import index_pending
 from contextlab.pi.tree_selector import FILTER_MODES, finish, pi_line
-from tests.conftest import REPO
-from tests.inspector.sessions import write_session
-from tests.inspector.test_selectors import _generated
+from tests.inspector.sessions import (
+    append_lines,
+    generated_session,
+    session_file_named,
+    write_session,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -32,15 +33,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(params=["rich", "compaction", "tools", "generated"])
 def session_file(request, tmp_path, blob_dir):
     clear_cache()
-    if request.param == "rich":
-        return write_session(tmp_path)
-    if request.param == "generated":
-        return _generated(tmp_path)
-    copy = tmp_path / f"{request.param}.jsonl"
-    shutil.copyfile(
-        REPO / "tests" / "conformance" / "corpus" / request.param / "session.jsonl", copy
-    )
-    return copy
+    return session_file_named(request.param, tmp_path)
 
 
 def _lines(index, mode="default", query="", folded=()):
@@ -98,7 +91,7 @@ def test_it_shows_the_same_tree_from_a_loaded_index(session_file):
 
 
 def test_it_opens_a_stored_session_without_reading_every_entry(tmp_path, blob_dir):
-    session = import_session_file(path=_generated(tmp_path)).session
+    session = import_session_file(path=generated_session(tmp_path)).session
     session_index(session)
     clear_cache()
     session = Session.objects.get(pk=session.pk)
@@ -109,19 +102,13 @@ def test_it_opens_a_stored_session_without_reading_every_entry(tmp_path, blob_di
     assert len(queries.captured_queries) == 1
 
 
-def _append(path, lines):
-    with path.open("a", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(json.dumps(line) + "\n")
-
-
 def test_it_rebuilds_the_stored_index_when_the_revision_grows(tmp_path, blob_dir):
     path = write_session(tmp_path)
     session = import_session_file(path=path).session
     before = session_index(session)
     revision = session.current_revision_id
     leaf = before.leaf_id
-    _append(
+    append_lines(
         path,
         [
             {"type": "message", "id": "grown001", "parentId": leaf,
@@ -214,7 +201,7 @@ def test_it_reads_a_deep_path_from_its_kept_range_on_and_two_stand_ins(tmp_path,
 
     from contextlab.inspector.selectors import path_entries
 
-    session = import_session_file(path=_generated(tmp_path)).session
+    session = import_session_file(path=generated_session(tmp_path)).session
     index = _fresh_process_index(session)
     path = index.path_ids
     compactions = [i for i in path if i in index.first_kept and index.first_kept[i] in path]
@@ -322,7 +309,7 @@ def test_it_serves_a_moved_leaf_from_the_stored_index(tmp_path, blob_dir):
     hold, only the order (active branch first) and the path are made again for the new leaf."""
     from contextlab.jobs.services import session_continue_without_summary
 
-    session = import_session_file(path=_generated(tmp_path)).session
+    session = import_session_file(path=generated_session(tmp_path)).session
     before = session_index(session)
     target = next(i for i in before.order if i not in before.path_set and before.items[i].role)
     session_continue_without_summary(session=session, target_entry_id=target)

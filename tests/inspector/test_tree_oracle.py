@@ -5,7 +5,6 @@ entry shapes (system messages, context edits, usage entries)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -24,6 +23,7 @@ from contextlab.pi.tree_selector import (
 )
 from tests.conformance.conftest import run_oracle
 from tests.conftest import REAL_SESSION, REPO
+from tests.generated import large_session_generator
 from tests.inspector.sessions import write_session
 
 pytestmark = pytest.mark.oracle
@@ -75,16 +75,6 @@ def _cases(path: Path) -> list[dict]:
     return cases
 
 
-def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "gen_large_session", REPO / "tools" / "gen_large_session.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _sessions(tmp_path: Path) -> list[Path]:
     paths = [write_session(tmp_path / "rich") if (tmp_path / "rich").mkdir() is None else None]
     for corpus in sorted(CORPUS.glob("*/session.jsonl")):
@@ -92,7 +82,7 @@ def _sessions(tmp_path: Path) -> list[Path]:
         shutil.copyfile(corpus, copy)
         paths.append(copy)
     generated = tmp_path / "generated.jsonl"
-    _generator().write_session(
+    large_session_generator().write_session(
         generated,
         entries=3000,
         target_bytes=2 * 1024 * 1024,

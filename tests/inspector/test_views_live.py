@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 
@@ -16,7 +15,12 @@ from contextlab.inspector.chart import context_growth
 from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.jobs.models import Job
 from contextlab.library.importer import import_session_file
-from tests.inspector.sessions import _assistant, _user, linear_session_lines, write_session
+from tests.inspector.sessions import (
+    append_lines,
+    linear_session_lines,
+    second_turn_lines,
+    write_session,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -35,12 +39,6 @@ def real(real_session_path):
     return session
 
 
-def _append(path, lines):
-    with path.open("a") as f:
-        for line in lines:
-            f.write(json.dumps(line) + "\n")
-
-
 def test_it_answers_not_modified_until_the_session_or_its_jobs_change(owner_client, tmp_path):
     path = write_session(tmp_path, linear_session_lines("live-1", "/w", "hello"))
     session = import_session_file(path=path).session
@@ -54,26 +52,7 @@ def test_it_answers_not_modified_until_the_session_or_its_jobs_change(owner_clie
     assert len(queries) <= 4  # the session (with the access check) and one aggregate of its jobs
 
     # A line `--watch` imports changes the session's part of the version.
-    reply = [{"type": "text", "text": "more"}]
-    _append(
-        path,
-        [
-            {
-                "type": "message",
-                "id": "aaaa0003",
-                "parentId": "aaaa0002",
-                "timestamp": "2025-01-02T00:00:03.000Z",
-                "message": _user("again", 3),
-            },
-            {
-                "type": "message",
-                "id": "aaaa0004",
-                "parentId": "aaaa0003",
-                "timestamp": "2025-01-02T00:00:04.000Z",
-                "message": _assistant(reply, 4),
-            },
-        ],
-    )
+    append_lines(path, second_turn_lines())
     assert import_session_file(path=path).status == "appended"
     grown = owner_client.get(url, HTTP_IF_NONE_MATCH=etag)
     assert grown.status_code == 200 and grown["ETag"] != etag

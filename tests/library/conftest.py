@@ -60,6 +60,24 @@ def message(
     }
 
 
+def tool_result(entry_id: str, parent: str, text: str) -> dict[str, Any]:
+    """A ``read`` tool's result holding ``text``."""
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-02T10:00:02.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call_1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "timestamp": 1,
+        },
+    }
+
+
 def chain(n: int, start: int = 0, parent: str | None = None) -> list[dict[str, Any]]:
     """n alternating user/assistant messages e0000, e0001, ... each the child of the previous."""
     out = []

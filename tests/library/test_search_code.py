@@ -15,28 +15,11 @@ from contextlab.library.search import (
     substring_match,
 )
 from contextlab.library.selectors import search_entries
-from tests.library.conftest import chain, header, message
+from tests.library.conftest import chain, header, message, tool_result
 
 pytestmark = pytest.mark.django_db
 
 CODE = "const data = binding.readFileUtf8(path); obj.method(); read_file_utf8(x) HTMLParser"
-
-
-def _tool_result(entry_id: str, parent: str, text: str) -> dict:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-02T10:00:02.000Z",
-        "message": {
-            "role": "toolResult",
-            "toolCallId": "call_1",
-            "toolName": "read",
-            "content": [{"type": "text", "text": text}],
-            "isError": False,
-            "timestamp": 1,
-        },
-    }
 
 
 @pytest.fixture
@@ -53,7 +36,7 @@ def session(write_session) -> Session:
     after = message("u0000001", "c0000001", "user", "now fix the sortEntries function")
     side = message("b0000001", "e0000002", "user", "a branch asking about megapelicanfoo")
     path = write_session(
-        header(), *chain(4), _tool_result("t0000001", "e0000003", CODE), summary, after, side
+        header(), *chain(4), tool_result("t0000001", "e0000003", CODE), summary, after, side
     )
     return Session.objects.get(session_id=import_session_file(path=path).session_id)
 
@@ -221,8 +204,8 @@ def test_the_whole_identifier_ranks_first_and_a_hit_on_its_parts_shows_them_mark
 ) -> None:
     from contextlab.library.search import snippet_html
 
-    parts_only = _tool_result("t0000002", "e0000003", 'const c = fs.readFileSync(c, "utf8"); ' * 3)
-    whole = _tool_result("t0000003", "t0000002", "return binding.readFileUtf8(path)")
+    parts_only = tool_result("t0000002", "e0000003", 'const c = fs.readFileSync(c, "utf8"); ' * 3)
+    whole = tool_result("t0000003", "t0000002", "return binding.readFileUtf8(path)")
     path = write_session(header(), *chain(4), parts_only, whole)
     import_session_file(path=path)
     hits = list(search_entries("readFileUtf8"))

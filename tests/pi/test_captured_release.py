@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from contextlab.pi.captured import CAPTURE_TYPE, captured_prompt_at
-from contextlab.pi.request import PromptSource, steps_of
-from contextlab.pi.resources import discover_resources
+from contextlab.pi.request import steps_of
 from contextlab.pi.session import SessionTree, parse_session_file
 from contextlab.pi.turn import build_turn
-from tests.conformance.matrix import _restore_fs
+from tests.conformance.matrix import _restore_fs, models_of, prompt_source_for
 
 CORPORA = Path(__file__).resolve().parents[1] / "conformance" / "releases"
 
@@ -64,30 +63,14 @@ def _turn(
     path_ids = [str(e["id"]) for e in tree.path(leaf)]
     captured = captured_prompt_at(path_ids, tree.children(leaf), tree.by_id)
     assert (captured is not None) == (captured_text is not None)
-    models = {m["id"]: {**m, "name": m["id"]} for m in manifest["models"]}
-
-    def prompt_for(dialect: Any) -> PromptSource:
-        resources = discover_resources(
-            cwd=manifest["cwd"],
-            agent_dir=manifest["agentDir"],
-            home=manifest.get("home"),
-            dialect=dialect,
-        )
-        return PromptSource(
-            cwd=manifest["cwd"],
-            resources=resources,
-            tools=request.get("tools"),
-            pi_root=manifest["piPackageDir"],
-            date=manifest["recordedDate"],
-        )
-
+    models = models_of(manifest)
     turn = build_turn(
         entries,
         leaf,
         header=session.header,
         chosen=chosen,
         model_lookup=lambda provider, model_id: models.get(model_id),
-        prompt_for=prompt_for,
+        prompt_for=prompt_source_for(manifest, request),
         captured=captured,
     )
     recorded = (directory / request["body"]).read_text()

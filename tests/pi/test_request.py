@@ -206,8 +206,8 @@ def test_the_providers_body_comes_from_the_dialects_step():
     assert [t["function"]["name"] for t in body["tools"]] == ["read"]
 
     class _Clamped(RequestSteps):
-        def chat_completions_body(self, model, **parts):
-            body = json.loads(super().chat_completions_body(model, **parts))
+        def chat_completions_body(self, model, parts):
+            body = json.loads(super().chat_completions_body(model, parts))
             return json.dumps({**body, "max_completion_tokens": model["maxTokens"]})
 
     dialect = dataclasses.replace(PI_0_80, version="test", steps=_Clamped())

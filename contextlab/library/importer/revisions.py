@@ -614,14 +614,7 @@ def _append(
     progress: ProgressCallback | None,
 ) -> ImportResult:
     start = revision.bytes_read
-    appender = EntryAppender(
-        session,
-        revision,
-        tree=TreeState(revision),
-        figures=Figures.of(session),
-        writer=EntryWriter(session, revision),
-        seq=revision.next_seq,
-    )
+    appender = EntryAppender.after_stored(session, revision)
     run = _Run(revision=revision, migrator=None, appender=appender, header_line=probe.header_line)
     # Appends are small: their bytes are copied to the blob once the lines are read.
     end = _stream(f, start, revision.lines_read + 1, run, progress, None)

@@ -46,6 +46,21 @@ class EntryAppender:
         self.writer = writer
         self.seq = seq
 
+    @classmethod
+    def after_stored(cls, session: Session, revision: SessionRevision) -> EntryAppender:
+        """An appender that goes on after the revision's stored entries (a sync of the lines Pi
+        appended, `append_entries`): its tree and the session's figures as stored, and the next
+        sequence number, kept by every append and read under the caller's row lock on the
+        session, so that concurrent appends get distinct numbers."""
+        return cls(
+            session,
+            revision,
+            tree=TreeState(revision),
+            figures=Figures.of(session),
+            writer=EntryWriter(session, revision),
+            seq=revision.next_seq,
+        )
+
     def add(
         self,
         box: list[dict[str, Any]],
@@ -130,14 +145,7 @@ def append_entries(
     distinct sequence numbers. Once the transaction commits, the new entries get their search
     vectors and `entries_appended` is sent (the inspector stores the grown tree index).
     """
-    appender = EntryAppender(
-        session,
-        revision,
-        tree=TreeState(revision),
-        figures=Figures.of(session),
-        writer=EntryWriter(session, revision),
-        seq=revision.next_seq,  # kept by every append, read under the revision's lock
-    )
+    appender = EntryAppender.after_stored(session, revision)
     problems: list[Problem] = []
     for entry in entries:
         appender.add([entry], line_no=None, origin=Entry.Origin.CONTEXTLAB, problems=problems)

@@ -23,8 +23,6 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.jobs import cli
-from contextlab.pi.dialects.detect import CHOICES
-from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.tokens import DEFAULT_RESERVE_TOKENS
 
 
@@ -63,21 +61,7 @@ class Command(BaseCommand):
             default=0,
             help="model maxTokens (Pi 1.x: the clamp; 0: the model's)",
         )
-        parser.add_argument(
-            "--dialect",
-            choices=CHOICES,
-            help="the Pi version (default: detected; 0.80 for 0.x turns)",
-        )
-        parser.add_argument(
-            "--pi-version",
-            type=release_argument,
-            help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
-        )
-        parser.add_argument(
-            "--agent-dir", help="Pi's agent dir for models.json (default: $PI_CODING_AGENT_DIR)"
-        )
-        parser.add_argument("--dry-run", action="store_true", help="preview only, call no model")
-        parser.add_argument("--json", action="store_true", help="print JSON")
+        cli.add_summary_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["dry_run"]:

@@ -30,8 +30,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from contextlab.inspector.cli import load_session, resolve_entry
 from contextlab.jobs import cli
 from contextlab.pi import compaction
-from contextlab.pi.dialects.detect import CHOICES
-from contextlab.pi.dialects.release_table import release_argument
 from contextlab.pi.tokens import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 
@@ -58,21 +56,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--model-max-tokens", type=cli.non_negative, default=0, help="model maxTokens (0: none)"
         )
-        parser.add_argument(
-            "--dialect",
-            choices=CHOICES,
-            help="the Pi version (default: detected; 0.80 for 0.x turns)",
-        )
-        parser.add_argument(
-            "--pi-version",
-            type=release_argument,
-            help="the Pi release X.Y.Z that sent the turn (default: told from the file)",
-        )
-        parser.add_argument(
-            "--agent-dir", help="Pi's agent dir for models.json (default: $PI_CODING_AGENT_DIR)"
-        )
-        parser.add_argument("--dry-run", action="store_true", help="preview only, call no model")
-        parser.add_argument("--json", action="store_true", help="print JSON")
+        cli.add_summary_arguments(parser)
         parser.add_argument(
             "--what-if",
             action="store_true",
