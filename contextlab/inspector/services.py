@@ -17,7 +17,6 @@ database and arranges the results for templates. Steps of `inspect_entry`:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -295,13 +294,9 @@ def _anthropic_output_cap(request: pi_request.PiRequest | None) -> int | None:
     if not isinstance(model, dict) or model.get("api") != "anthropic-messages":
         return None
     try:
-        body = request.provider_body()
+        return request.anthropic_max_tokens()
     except (KeyError, TypeError, ValueError):
         return None
-    if body is None:
-        return None
-    value = json.loads(body).get("max_tokens")
-    return value if isinstance(value, int) else None
 
 
 # --- resources, the dialect and the system prompt ---------------------------------------------

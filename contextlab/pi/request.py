@@ -25,6 +25,7 @@ the leaf), else the header's (``request_time_ms``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -241,6 +242,28 @@ class PiRequest:
         if api == "anthropic-messages":
             return steps.anthropic_body(self, model)
         return None
+
+    def anthropic_max_tokens(self, model: Json | None = None) -> int | None:
+        """The ``max_tokens`` of the anthropic-messages body (``provider_body``), without
+        converting and writing out the messages: pi-ai takes the cap from the model and the
+        options only (a clamp to the context window is the caller's, already in
+        ``max_tokens``), so the body of the same request with no messages carries the same one
+        (tests/pi/test_anthropic_max_tokens.py holds it to the whole body on every corpus).
+        None for another api. Steps that build the body their own way are asked for it whole."""
+        model = self._provider_model(model)
+        if model.get("api") != "anthropic-messages":
+            return None
+        steps = steps_of(self.dialect)
+        own = type(steps)
+        if (
+            own.anthropic_body is not RequestSteps.anthropic_body
+            or own.anthropic_params is not RequestSteps.anthropic_params
+        ):
+            body = steps.anthropic_body(self, model)
+            value = json.loads(body).get("max_tokens") if body is not None else None
+        else:
+            value = steps.anthropic_params(replace(self, sent=[]), model).get("max_tokens")
+        return value if isinstance(value, int) else None
 
     def provider_body_chunks(self, model: Json | None = None) -> Iterable[str] | None:
         """``provider_body`` in pieces whose concatenation is the same text (a message each),

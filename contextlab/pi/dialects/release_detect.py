@@ -404,11 +404,14 @@ def _request_shaping(version: str) -> dict[str, object]:
     return {k: v for k, v in values.items() if not k.startswith("FEATURES.") and k != "PACKAGE"}
 
 
+@cache
 def _fingerprint(version: str) -> str:
-    """``_request_shaping`` and the pi-ai generation, as one comparable text."""
+    """``_request_shaping`` and the pi-ai generation, as one comparable text (kept: a repr of
+    every text of the release, which the inspector asks for on every turn)."""
     return repr(sorted(_request_shaping(version).items())) + pi_ai_for_release(version).name
 
 
+@cache
 def _prompt_print(version: str) -> str:
     """What can shape a Pi 0.x release's system prompt, as one comparable text: the request's
     table values but its limits (the prompt's rules, tools, skill and trust texts are among
