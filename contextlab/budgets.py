@@ -81,6 +81,14 @@ class BudgetExceeded(Exception):
         self.status = status
 
 
+def client_closed() -> HttpResponse:
+    """The answer to a client that has gone: nobody reads it. Not logged as a client error
+    (a held key leaves dozens of them; they are no one's mistake)."""
+    response = HttpResponse(status=CLIENT_CLOSED, reason="Client Closed Request")
+    response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log's flag
+    return response
+
+
 class ClientGone(BudgetExceeded):
     """The client of the current request closed its connection: nobody waits for the answer."""
 
@@ -215,7 +223,7 @@ class RequestBudgetMiddleware:
         sock = _reading_client(request)
         if sock is not None and client_gone_socket(sock):
             # Waited in the listen queue for a client that has left: no work, no answer read.
-            return HttpResponse(status=CLIENT_CLOSED)
+            return client_closed()
         seconds = budget_seconds(request_kind(request))
         deadline = time.monotonic() + seconds
         timeout = _StatementTimeout(int(seconds * 1000))
@@ -245,7 +253,7 @@ class RequestBudgetMiddleware:
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, ClientGone):
-            return HttpResponse(status=CLIENT_CLOSED)  # nobody reads it
+            return client_closed()
         if is_budget_error(exception):
             return budget_response(request, exception)
         return None

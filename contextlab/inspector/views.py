@@ -42,6 +42,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from contextlab import budgets
 from contextlab.http import HtmxHttpRequest
 from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
@@ -628,8 +629,7 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         )
     except Abandoned:
-        # Nobody reads this answer (nginx logs the same code for a client that closed).
-        return HttpResponse(status=499)
+        return budgets.client_closed()
     response = render(
         request,
         "inspector/compare.html",

@@ -38,6 +38,7 @@ def test_a_reading_request_whose_client_left_is_answered_499_without_its_view(pa
     request = RequestFactory().get("/sessions/1/", **{"gunicorn.socket": ours})
     response = _middleware(lambda r: ran.append(r) or HttpResponse("page"))(request)
     assert response.status_code == 499
+    assert response.reason_phrase == "Client Closed Request"
     assert ran == []
 
 
