@@ -17,13 +17,13 @@ of the older commit and run `python -m bench compare` there.
 
 from __future__ import annotations
 
-import importlib.util
 import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.generator import large_session_generator
 
 REPO = Path(__file__).resolve().parent.parent
 LIMIT_SECONDS = 180
@@ -33,17 +33,6 @@ ENTRIES = 60_000
 
 class _TimedOut(Exception):
     pass
-
-
-def _generator() -> Any:
-    path = REPO / "tools" / "gen_large_session.py"
-    spec = importlib.util.spec_from_file_location("gen_large_session", path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"{path} is missing")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_large_session"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _siblings_lines() -> list[dict[str, Any]]:
@@ -172,7 +161,7 @@ def main() -> dict[str, Any]:
         crafted = _measure(client, url)
 
         large_path = work / "large.jsonl"
-        _generator().write_session(
+        large_session_generator().write_session(
             large_path,
             entries=ENTRIES,
             target_bytes=40 * 1024 * 1024,

@@ -13,9 +13,7 @@ time). Each is checked to write the same bytes, then timed: the median of RUNS r
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from bench.generator import large_session_generator
 
 REPO = Path(__file__).resolve().parent.parent
 ENTRIES = 2_000
@@ -82,17 +82,6 @@ DJANGO_CHART = (
 )
 
 
-def _generator() -> Any:
-    path = REPO / "tools" / "gen_large_session.py"
-    spec = importlib.util.spec_from_file_location("gen_large_session", path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"{path} is missing")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_large_session"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _tree_inputs() -> dict[str, Any]:
     """Every row of a generated session in Pi's tree, mode "all", as the tree pane asks."""
     from contextlab.pi.session import SessionTree
@@ -106,7 +95,7 @@ def _tree_inputs() -> dict[str, Any]:
     )
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = _generator().write_session(
+        path = large_session_generator().write_session(
             Path(tmp) / "large.jsonl",
             entries=ENTRIES,
             target_bytes=4_000_000,

@@ -19,7 +19,6 @@ stack (middleware, auth, sessions, templates) with the test client.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import statistics
@@ -30,21 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.generator import large_session_generator
+
 REPO = Path(__file__).resolve().parent.parent
 ENTRIES = 20_000
 INSPECTOR_RUNS = 60
 FIRST_OPEN_RUNS = 5
-
-
-def _generator() -> Any:
-    path = REPO / "tools" / "gen_large_session.py"
-    spec = importlib.util.spec_from_file_location("gen_large_session", path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"{path} is missing")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_large_session"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -128,7 +118,7 @@ def main() -> dict[str, Any]:
     settings.CONTEXTLAB_BLOB_DIR = work / "blobs"
     try:
         path = work / "large.jsonl"
-        _generator().write_session(
+        large_session_generator().write_session(
             path,
             entries=ENTRIES,
             target_bytes=20 * 1024 * 1024,
