@@ -35,7 +35,13 @@ from contextlab.api.services import (
     spool_body,
     token_user,
 )
-from contextlab.budgets import BudgetExceeded, budget_response, is_budget_error
+from contextlab.budgets import (
+    BudgetExceeded,
+    ClientGone,
+    budget_response,
+    client_closed,
+    is_budget_error,
+)
 from contextlab.jobs import providers
 from contextlab.jobs import services as jobs
 from contextlab.jobs.models import Job
@@ -148,6 +154,8 @@ def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
 
 @api.exception_handler(BudgetExceeded)
 def _past_budget(request: HttpRequest, exc: BudgetExceeded) -> HttpResponse:
+    if isinstance(exc, ClientGone):
+        return client_closed()  # nobody reads it, as for a page
     return budget_response(request, exc)
 
 

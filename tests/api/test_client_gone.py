@@ -93,6 +93,16 @@ def test_a_writing_request_runs_to_its_end_even_if_its_client_left(pair):
     assert stored == [b"{}"]
 
 
+def test_an_api_request_whose_client_leaves_while_it_computes_is_answered_as_a_page_is():
+    from contextlab.api.api import _past_budget
+
+    request = RequestFactory().get("/api/v1/sessions/x/context")
+    response = _past_budget(request, budgets.ClientGone())
+    assert response.status_code == 499
+    assert response.reason_phrase == "Client Closed Request"
+    assert getattr(response, "_has_been_logged", False)  # not logged as a client error
+
+
 def _queue_and_leave(port: int, path: str, cookie: str) -> None:
     """A request sent whole, then the connection closed at once (a browser's aborted fetch)."""
     with socket.create_connection(("127.0.0.1", port)) as sock:
