@@ -290,9 +290,6 @@ def _anthropic_output_cap(request: pi_request.PiRequest | None) -> int | None:
     one on every call there, even where the turn set none); None for other apis."""
     if request is None:
         return None
-    model = request.limits_model if request.limits_model is not None else request.model
-    if not isinstance(model, dict) or model.get("api") != "anthropic-messages":
-        return None
     try:
         return request.anthropic_max_tokens()
     except (KeyError, TypeError, ValueError):

@@ -15,23 +15,13 @@ from contextlab.library.importer import import_session_file
 from contextlab.pi.jsutil import json_stringify
 from contextlab.pi.session import parse_session_file
 from contextlab.pi.turn import build_turn
+from tests.claude import as_claude
 from tests.conftest import CORPUS, CORPUS_1X
-
-MODEL = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
 
 
 def _on_claude(path: Path) -> None:
-    """Rewrite a 1.x corpus session as if its replies came from Claude Sonnet 4.5."""
-    lines = []
-    for line in path.read_text().splitlines():
-        entry = json.loads(line)
-        message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            message.update(MODEL)
-        if entry.get("type") == "model_change":
-            entry.update(provider=MODEL["provider"], modelId=MODEL["model"])
-        lines.append(json.dumps(entry))
-    path.write_text("\n".join(lines) + "\n")
+    """Rewrite a corpus session as if its replies came from Claude Sonnet 4.5."""
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in as_claude(path)))
 
 
 def _url(name, session, **params):  # type: ignore[no-untyped-def]

@@ -12,27 +12,12 @@ import pytest
 
 from contextlab.pi.session import parse_session_file
 from contextlab.pi.turn import build_turn
+from tests.claude import as_claude
 from tests.conftest import CORPUS, CORPUS_1X
 
-CLAUDE = {"provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages"}
 LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 RELEASES = (None, "0.73.1", "0.80.2", "0.80.3", "0.85.0", "1.0.3", "1.6.0")
 SESSIONS = sorted(CORPUS.glob("*/session.jsonl")) + sorted(CORPUS_1X.glob("*/session.jsonl"))
-
-
-def _as_claude(path: Path, level: str) -> list[dict]:
-    entries = []
-    for line in path.read_text().splitlines():
-        entry = json.loads(line)
-        message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            message.update(CLAUDE)
-        if entry.get("type") == "model_change":
-            entry.update(provider=CLAUDE["provider"], modelId=CLAUDE["model"])
-        if entry.get("type") == "thinking_level_change":
-            entry["thinkingLevel"] = level
-        entries.append(entry)
-    return entries
 
 
 @pytest.mark.parametrize(
@@ -42,7 +27,7 @@ def test_the_anthropic_cap_read_without_the_messages_is_the_whole_bodys(session:
     header = parse_session_file(session).header
     checked = 0
     for level in LEVELS:
-        entries = _as_claude(session, level)
+        entries = as_claude(session, level)
         leaves = [e["id"] for e in entries if e.get("type") == "message"][-3:]
         for release in RELEASES:
             for leaf in leaves:
