@@ -302,6 +302,9 @@ CONTEXTLAB_ENTRIES_PER_PAGE = env_int("CONTEXTLAB_ENTRIES_PER_PAGE", 100)
 CONTEXTLAB_MESSAGE_RENDER_CHARS = env_int("CONTEXTLAB_MESSAGE_RENDER_CHARS", 100_000)
 # The tree indexes (and their whole-entry caches) a web process keeps, in bytes (estimated).
 CONTEXTLAB_INDEX_CACHE_BYTES = env_int("CONTEXTLAB_INDEX_CACHE_BYTES", 128 * 1024 * 1024)
+# A web process that grew by more than this since its last trim gives its free heap back to the
+# system after the response (contextlab.memory; 0: never).
+CONTEXTLAB_TRIM_ABOVE_BYTES = env_int("CONTEXTLAB_TRIM_ABOVE_BYTES", 32 * 1024 * 1024)
 # Of a file that yields no session (junk, an image), only this many first bytes are kept for
 # its uploader to download (0: none); the rest is not stored.
 CONTEXTLAB_UNUSABLE_KEEP_BYTES = env_int("CONTEXTLAB_UNUSABLE_KEEP_BYTES", 1024 * 1024)

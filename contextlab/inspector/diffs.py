@@ -161,8 +161,20 @@ def prompt_changes(before: PiRequest, after: PiRequest) -> dict[str, Any]:
 def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
     """Messages added and gone from ``before`` to ``after`` (compared as Pi holds them, before
     convertToLlm), how many of the sent ones are unchanged from the start, and the prompt."""
-    sent_before = [message_key(m) for m in before.sent]
-    sent_after = [message_key(m) for m in after.sent]
+    # Digests, not the keys themselves: a deep turn's messages are tens of MB of JSON, and the
+    # four lists below held that four times at once (a diff of a 500 MB session's deep turn
+    # peaked at 1 GB). A message object met twice (sent as held) is serialised once.
+    digests: dict[int, bytes] = {}
+
+    def digest_of(message: dict[str, Any]) -> bytes:
+        known = digests.get(id(message))
+        if known is None:
+            known = hashlib.blake2b(message_key(message), digest_size=16).digest()
+            digests[id(message)] = known
+        return known
+
+    sent_before = [digest_of(m) for m in before.sent]
+    sent_after = [digest_of(m) for m in after.sent]
     common = 0
     while (
         common < min(len(sent_before), len(sent_after))
@@ -170,8 +182,8 @@ def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
     ):
         common += 1
     old, new = before.agent_messages, after.agent_messages
-    keys_before = [message_key(m) for m in old]
-    keys_after = [message_key(m) for m in new]
+    keys_before = [digest_of(m) for m in old]
+    keys_after = [digest_of(m) for m in new]
     after_set, before_set = set(keys_after), set(keys_before)
     estimate_before = steps_of(before.dialect).estimate_tokens
     estimate_after = steps_of(after.dialect).estimate_tokens

@@ -14,3 +14,10 @@ class LibraryConfig(AppConfig):
         from contextlab.library.storage.values import load_data
 
         set_json_loads(load_data)
+
+        # After each response, a process that grew gives its free heap back to the system.
+        from django.core.signals import request_finished
+
+        from contextlab.memory import trim_if_grown
+
+        request_finished.connect(trim_if_grown, dispatch_uid="contextlab.memory.trim_if_grown")
