@@ -10,7 +10,9 @@ created there and dropped at the end) and the locust virtualenv (`.venv-load`, m
 `make bench-load` from bench/requirements-load.txt, kept apart from the app's dependencies).
 
 1. Generate the sessions (tools/gen_large_session.py), import them with `import_sessions`.
-2. Start gunicorn with DEBUG off, sign-in by a user made for the run.
+2. Start gunicorn with DEBUG off and Redis as the team deploy has it (REDIS_URL: $LOAD_REDIS_URL,
+   else $TEST_REDIS_URL, $REDIS_URL or 127.0.0.1:6379/0; keys under the run's own prefix, deleted
+   at the end), sign-in by a user made for the run.
 3. Run locust headless (bench/locustfile.py) while sampling each gunicorn worker's RSS from /proc.
    Two workloads, each for --minutes, one after the other on the same server (default both):
    "ordinary" (every user browsing) and "adversarial" (2 users holding `j` on the largest
@@ -46,6 +48,13 @@ REPO = Path(__file__).resolve().parent.parent
 LOCUST = REPO / ".venv-load" / "bin" / "locust"
 # A scratch database per run (two load tests at once on one server never drop each other's).
 DB_NAME = os.environ.get("LOAD_DATABASE") or f"contextlab_load_{secrets.token_hex(3)}"
+# The Redis the served app caches in (its keys prefixed with DB_NAME, deleted at the end).
+REDIS_URL = (
+    os.environ.get("LOAD_REDIS_URL")
+    or os.environ.get("TEST_REDIS_URL")
+    or os.environ.get("REDIS_URL")
+    or "redis://127.0.0.1:6379/0"
+)
 
 
 def _size(text: str) -> int:
@@ -71,6 +80,18 @@ def _psql(admin: str, sql: str) -> None:
 
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql)
+
+
+def _forget_keys(url: str, prefix: str) -> None:
+    """Delete this run's keys (and only them) from the Redis the app cached in."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        for key in client.scan_iter(match=f"{prefix}*", count=1000):
+            client.delete(key)
+    except redis.RedisError as error:
+        print(f"could not delete the run's Redis keys ({prefix}*): {error}", file=sys.stderr)
 
 
 def _rss_kb(pid: int) -> int:
@@ -379,10 +400,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         _targets(env, big_file, targets)
         port = _free_port()
         serve = ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--timeout", "120"]
+        # Served as the README's team deploy serves: with Redis (the cache every web process
+        # shares: kept turns, sign-in sessions), under this run's own key prefix.
+        served = {
+            **env,
+            "REDIS_URL": REDIS_URL,
+            "CONTEXTLAB_REDIS_PREFIX": f"{DB_NAME}:",
+        }
         gunicorn = subprocess.Popen(
             [str(REPO / ".venv" / "bin" / "gunicorn"), "contextlab.wsgi", *serve],
             cwd=REPO,
-            env=env,
+            env=served,
             start_new_session=True,
         )
         time.sleep(3)
@@ -413,6 +441,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 os.killpg(gunicorn.pid, signal.SIGKILL)
                 gunicorn.wait(timeout=30)
         _psql(admin, f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        _forget_keys(REDIS_URL, f"{DB_NAME}:")
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -467,6 +467,10 @@ CACHES = (
     if REDIS_URL
     else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 )
+# Signed-in sessions are read from that shared cache (written through to the database): one
+# query less on every page of a team's server; without Redis, from the database.
+if REDIS_URL:
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
