@@ -22,6 +22,35 @@ def pretty(value: Any) -> str:
         return iterative_dumps(value, scalar=_orjson_scalar, indent=2)
 
 
+def pretty_head(value: dict[str, Any], key: str, limit: int) -> tuple[str, int]:
+    """The first ``limit`` characters of ``pretty(value)`` and how many follow them, without
+    ever holding the whole text: ``value[key]``, a list (a request's messages, tens of MB for a
+    deep turn of a large session), is written only as far as the head reaches and otherwise
+    measured one item at a time. The head is exactly ``pretty(value)[:limit]``."""
+    items = value.get(key)
+    if not isinstance(items, list) or not items:
+        text = pretty(value)
+        return text[:limit], max(0, len(text) - limit)
+    # In pretty(value) the list sits at depth 1: "[\n", each item at depth 2 (every line of
+    # its own text indented 4 more), ",\n" between items, "\n  ]" after them.
+    lengths = []
+    head_items = 0
+    written = 0
+    for item in items:
+        text = pretty(item)
+        lengths.append(4 + len(text) + 4 * text.count("\n"))
+        written += lengths[-1] + 2
+        if written < limit:
+            head_items += 1
+    shell = pretty({**value, key: []})  # the list as "[]"
+    total = len(shell) - 2 + 2 + sum(lengths) + 2 * (len(items) - 1) + 4
+    if total <= limit:
+        return pretty(value), 0
+    # The text of the first items that reach past the limit starts as the whole text does.
+    head = pretty({**value, key: items[: head_items + 1]})[:limit]
+    return head, total - limit
+
+
 def sorted_bytes(value: Any) -> bytes:
     """orjson's compact OPT_SORT_KEYS bytes (a comparison key)."""
     try:

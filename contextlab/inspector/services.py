@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from contextlab import jsonsafe
 from contextlab.budgets import BudgetExceeded, check_deadline
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
@@ -533,11 +534,10 @@ def inspect_entry(
     # A deep entry's projection allocates some 100k objects (thousands of messages and views)
     # next to a 20k-entry index: with the cyclic GC running, its collections re-scan that index
     # over and over (measured: a third of a first inspection). Nothing made here forms cycles.
+    limit = None if full else settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
     with gc_paused():
-        inspection = _inspect_entry(session, index, entry_id, tab=tab)
-    if not full:
-        limit = settings.CONTEXTLAB_MESSAGE_RENDER_CHARS
-        inspection.copy_json, inspection.copy_json_hidden = _cut(inspection.copy_json, limit)
+        inspection = _inspect_entry(session, index, entry_id, tab=tab, limit=limit)
+    if limit is not None:
         inspection.entry_json, inspection.entry_json_hidden = _cut(inspection.entry_json, limit)
     return inspection
 
@@ -592,7 +592,9 @@ def _tool_views(request: pi_request.PiRequest) -> list[dict[str, Any]]:
     ]
 
 
-def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab: str) -> Inspection:
+def _inspect_entry(
+    session: Session, index: SessionIndex, entry_id: str, *, tab: str, limit: int | None
+) -> Inspection:
     # Over 80 lines on purpose: one straight pass that fills the Inspection's fields in the
     # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
@@ -652,6 +654,14 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         "maxTokens": request.max_tokens,
         "dialect": request.choice.dialect if request.choice else None,
     }
+    # The JSON tab's text as far as it is shown (`limit` characters): a deep turn's request is
+    # tens of MB of JSON, written only as far as the page shows it and otherwise measured.
+    copy_json, copy_json_hidden = "", 0
+    if tab == "json":
+        if limit is None:
+            copy_json = dumps(copy)
+        else:
+            copy_json, copy_json_hidden = jsonsafe.pretty_head(copy, "messages", limit)
     return Inspection(
         session=session,
         entry_id=entry_id,
@@ -679,7 +689,8 @@ def _inspect_entry(session: Session, index: SessionIndex, entry_id: str, *, tab:
         profile=profile,
         prompt_date=request.prompt_date or "",
         diff=diff,
-        copy_json=dumps(copy) if tab == "json" else "",
+        copy_json=copy_json,
+        copy_json_hidden=copy_json_hidden,
         entry_json=dumps(selected) if selected is not None else "",
         synthetic_results=request.synthetic_results,
         captured=captured,

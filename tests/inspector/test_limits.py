@@ -151,3 +151,21 @@ def test_what_an_index_keeps_besides_itself_goes_before_other_sessions_indexes(s
     assert list(selectors._cache) == [selectors.index_key(small), selectors.index_key(large)]
     assert selectors.cache_bytes() <= settings.CONTEXTLAB_INDEX_CACHE_BYTES
     assert small_index is selectors.session_index(small)  # still cached, not loaded again
+
+
+def test_the_json_tab_shows_the_head_of_the_whole_request_and_counts_the_rest(settings):
+    """The JSON tab writes a long request only as far as it shows it: what it shows is the
+    whole text's head, and the notice counts exactly what the whole text has after it."""
+    from contextlab.inspector.services import inspect_entry
+
+    objects = [header(id=str(uuid.uuid4())), *chain(30)]
+    objects.append(message("big00001", "e0000029", "toolResult", "é" * BIG, toolName="read"))
+    session = _import(*objects)
+    index = selectors.session_index(session)
+    for limit in (2_000, 10_000):
+        settings.CONTEXTLAB_MESSAGE_RENDER_CHARS = limit
+        for entry_id in ("e0000003", "e0000029", "big00001"):
+            whole = inspect_entry(session, index, entry_id, tab="json", full=True).copy_json
+            shown = inspect_entry(session, index, entry_id, tab="json")
+            assert shown.copy_json == whole[:limit]
+            assert shown.copy_json_hidden == max(0, len(whole) - limit)
