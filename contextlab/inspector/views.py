@@ -510,6 +510,15 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
         computed.computed_key("chart", session),
         lambda: context_growth(session, session_index(session)),
     )
+    # Its table's thousand rows too: rendering them was most of a kept chart's page.
+    table_rows, _ = computed.kept(
+        computed.computed_key("chart-rows", session, CHART_TABLE_LIMIT),
+        lambda: chart_rows_html(
+            growth.get("points") or [],
+            page_url=growth.get("pageUrl", ""),
+            limit=CHART_TABLE_LIMIT,
+        ),
+    )
     response = render(
         request,
         "inspector/chart.html",
@@ -524,11 +533,7 @@ def chart(request: HttpRequest, pk: int) -> HttpResponse:
                 for n, point in enumerate(growth.get("points") or [])
                 if point.get("compaction")
             ],
-            "table_rows": chart_rows_html(
-                growth.get("points") or [],
-                page_url=growth.get("pageUrl", ""),
-                limit=CHART_TABLE_LIMIT,
-            ),
+            "table_rows": table_rows,
         },
     )
     return _revalidated(response)

@@ -21,6 +21,7 @@ from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import ImportResult, import_session_file
 from contextlab.library.models import Session
+from contextlab.library.rendering import session_rows_html
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     filter_sessions,
@@ -74,6 +75,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
         "filters_active": any(v for k, v in filters.items() if k != "sort"),
         "sort": sort,
         "groups": groups,
+        "session_rows": session_rows_html(groups),
         "session_total": len(sessions),
         "truncated": len(sessions) == LIBRARY_LIMIT,
         "projects": projects_for_user(request.user).order_by("cwd"),
