@@ -490,10 +490,15 @@ def _projection(
         captured_sources=lambda dialect: inputs.prompt(dialect).source,
     )
     value = (entries, request, model_info(request.context.model, request.model))
-    # The entries' JSON bytes, twice: the request's messages are built from them (sharing their
-    # long texts, adding their own containers). Counting is free; walking tens of MB is not.
-    index.remember(key, value, size=2 * index.held_bytes(entries))
+    index.remember(key, value, size=_projection_bytes(index, entries))
     return value
+
+
+def _projection_bytes(index: SessionIndex, entries: list[dict[str, Any]]) -> int:
+    """What a projection holds: its entries' JSON bytes, twice (the request's messages are built
+    from them, sharing their long texts, adding their own containers). Counting is free;
+    walking tens of MB is not."""
+    return 2 * index.held_bytes(entries)
 
 
 # What one message view holds besides its message and blocks (its fields, its small dicts).
@@ -501,22 +506,29 @@ _VIEW_BYTES = 512
 
 
 def _views(
-    index: SessionIndex, entry_id: str, request: pi_request.PiRequest, chosen: str | None
+    index: SessionIndex,
+    entry_id: str,
+    projection: _Projection,
+    chosen: str | None,
 ) -> tuple[list[MessageView], int, int, int]:
     """The request's message views (kept with the projection: they depend on the leaf and the
     dialect only)."""
+    entries, request, _ = projection
     key = ("views", entry_id, chosen)
     cached: tuple[list[MessageView], int, int, int] | None = index.memo.get(key)
     if cached is not None:
         return cached
     value = message_views(request, entry_id)
     views, _, head_count, tail_start = value
-    # The views hold the projection's own messages (counted with it): what is theirs is a small
-    # object each and the blocks of the messages shown in full. Serialising every view to size
-    # them re-serialised the whole projection (4% of a loaded server's time).
+    # The views hold the request's messages: kept, they keep the whole projection alive, so they
+    # count as much as it does (whether or not the projection itself was kept: one too large
+    # for the memo must not stay behind its views), plus a small object each and the blocks of
+    # the messages shown in full. Serialising every view to size them re-serialised the whole
+    # projection (4% of a loaded server's time).
     shown = [(v.blocks, (v.edit or {}).get("blocks")) for v in views[:head_count]]
     shown += [(v.blocks, (v.edit or {}).get("blocks")) for v in views[tail_start:]]
-    index.remember(key, value, size=_VIEW_BYTES * len(views) + estimated_size(shown))
+    size = _projection_bytes(index, entries) + _VIEW_BYTES * len(views) + estimated_size(shown)
+    index.remember(key, value, size=size)
     return value
 
 
@@ -553,8 +565,8 @@ def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> lis
     """The collapsed middle of a leaf's projection ("show more" pages): the projection and its
     views only (both kept on the index), not a whole inspection with its prompt."""
     inputs = session_inputs(session)
-    _, request, _ = _projection(session, index, entry_id, inputs)
-    views, _, head_count, tail_start = _views(index, entry_id, request, inputs.chosen)
+    projection = _projection(session, index, entry_id, inputs)
+    views, _, head_count, tail_start = _views(index, entry_id, projection, inputs.chosen)
     return views[head_count:tail_start]
 
 
@@ -599,9 +611,10 @@ def _inspect_entry(
     # order of the module docstring's steps; cut into pieces it would hand a dozen locals along.
     profile = resource_profile(session.project)
     inputs = server_inputs(session, profile)
-    entries, kept_request, info = _projection(session, index, entry_id, inputs)
+    projection = _projection(session, index, entry_id, inputs)
+    entries, kept_request, info = projection
     check_deadline("Building this request")
-    views, running, head_count, tail_start = _views(index, entry_id, kept_request, inputs.chosen)
+    views, running, head_count, tail_start = _views(index, entry_id, projection, inputs.chosen)
     captured = captured_prompt_for(session, index, entry_id)
     prompted = _with_prompt(inputs, kept_request, captured)
     request = prompted.request
@@ -729,8 +742,8 @@ def message_blocks(
     with ``leaf``, as that leaf's request holds it (a Pi 1.x context edit may have changed it)."""
     if leaf is not None and leaf in index.items:
         inputs = session_inputs(session)
-        _, request, _ = _projection(session, index, leaf, inputs)
-        views, _, _, _ = _views(index, leaf, request, inputs.chosen)
+        projection = _projection(session, index, leaf, inputs)
+        views, _, _, _ = _views(index, leaf, projection, inputs.chosen)
         for view in views:
             if view.entry_id == entry_id:
                 held = view.edit["original"] if view.edit and view.omitted else view.message

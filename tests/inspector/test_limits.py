@@ -169,3 +169,26 @@ def test_the_json_tab_shows_the_head_of_the_whole_request_and_counts_the_rest(se
             shown = inspect_entry(session, index, entry_id, tab="json")
             assert shown.copy_json == whole[:limit]
             assert shown.copy_json_hidden == max(0, len(whole) - limit)
+
+
+def test_a_projection_too_large_to_keep_is_not_kept_behind_its_message_views(
+    owner_client, settings
+):
+    """The message views hold the request's messages: a long context of middling messages,
+    whose views alone look small (the few shown in full), must not stay in the memo through
+    them once its projection is too large to be kept."""
+    objects = [header(id=str(uuid.uuid4())), *chain(2)]
+    parent = "e0000001"
+    for n in range(200):  # 4 MB of context; the last 25 messages, shown in full, 0.5 MB
+        objects.append(message(f"t{n:07d}", parent, "toolResult", "x" * 20_000, toolName="read"))
+        parent = f"t{n:07d}"
+    session = _import(*objects)
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = 2_000_000
+
+    response = owner_client.get(f"/sessions/{session.pk}/?entry=t0000199&tab=context")
+
+    assert response.status_code == 200
+    index = selectors.session_index(session)
+    views = [value for key, value in index.memo.items() if key[0] == "views"]
+    held = sum(len(orjson.dumps(view.message)) for value in views for view in value[0])
+    assert held <= 2_000_000
