@@ -195,21 +195,24 @@ class SessionIndex:
                     found[entry_id] = entry
         if not missing:
             return found
-        rows = Entry.objects.for_session(session)
-        # A long run is one ordered range scan (other branches' lines are dropped below)
-        # rather than an IN list of thousands of values.
-        if len(missing) > 500:
-            rows = rows.filter(seq__gte=min(missing), seq__lte=max(missing))
-        else:
-            rows = rows.filter(seq__in=missing)
         wanted = set(missing)
         fetched: list[tuple[int, dict[str, Any], int]] = []
-        for seq, raw in rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw"):
-            if seq in wanted:
-                entry = loads_entry(raw)
-                fetched.append((seq, entry, len(raw)))
-                found[entry["id"]] = entry
-                self.json_bytes[entry["id"]] = len(raw)
+        for part in _fetch_parts(sorted(missing)):
+            rows = Entry.objects.for_session(session)
+            # A long run is one ordered range scan (other branches' lines are dropped below)
+            # rather than an IN list of thousands of values.
+            if len(part) > 500:
+                rows = rows.filter(seq__gte=part[0], seq__lte=part[-1])
+            else:
+                rows = rows.filter(seq__in=part)
+            texts = rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw")
+            for seq, raw in texts:
+                if seq in wanted:
+                    entry = loads_entry(raw)
+                    fetched.append((seq, entry, len(raw)))
+                    found[entry["id"]] = entry
+                    self.json_bytes[entry["id"]] = len(raw)
+            del texts, rows  # this part's texts go before the next part's come
         # Entries are kept by count and by bytes (a quarter of CONTEXTLAB_INDEX_CACHE_BYTES per
         # index): one 200 MB tool result is used for this request and not kept.
         budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 4
@@ -368,6 +371,19 @@ def session_index(session: Session) -> SessionIndex:
         _cache[key] = index
         _trim_cache()
     return index
+
+
+# Entries one query of `SessionIndex.fetch` reads at most: a deep path of a large session is
+# tens of MB of JSON text, which is read a part at a time (each part's text, in the driver and
+# as Python strings, is gone before the next part's arrives) rather than held whole beside what
+# it decodes to.
+FETCH_PART = 1000
+
+
+def _fetch_parts(seqs: list[int]) -> Iterator[list[int]]:
+    """`seqs` (sorted) in runs of at most FETCH_PART."""
+    for start in range(0, len(seqs), FETCH_PART):
+        yield seqs[start : start + FETCH_PART]
 
 
 def _trim_cache() -> None:
