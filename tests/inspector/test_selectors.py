@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from contextlab.inspector import selectors
 from contextlab.inspector.selectors import clear_cache, path_entries, session_index
 from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
@@ -34,6 +35,22 @@ def test_it_projects_like_the_engine_on_the_whole_file(session_file):
         assert condensed.messages == whole.messages, entry_id
         assert condensed.thinking_level == whole.thinking_level, entry_id
         assert condensed.model == whole.model, entry_id
+
+
+def test_a_path_read_in_parts_projects_like_the_engine_on_the_whole_file(session_file, monkeypatch):
+    """Long paths are read a part at a time (FETCH_PART entries per query, each part a range
+    scan past 500): with parts of 7 entries, and of 600, every projection is unchanged."""
+    session = import_session_file(path=session_file).session
+    entries = parse_session_file(session_file).entries
+    for part in (7, 600):
+        monkeypatch.setattr(selectors, "FETCH_PART", part)
+        clear_cache()
+        index = session_index(session)
+        ids = list(index.items)
+        for entry_id in ids if len(ids) <= 40 else random.Random(2).sample(ids, 40):
+            whole = build_session_context(entries, entry_id)
+            condensed = build_session_context(path_entries(session, index, entry_id), entry_id)
+            assert condensed.messages == whole.messages, (part, entry_id)
 
 
 def test_every_entry_s_path_is_the_walk_up_its_parents_shortcut_or_not(session_file):
