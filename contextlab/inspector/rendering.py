@@ -64,3 +64,9 @@ def tree_rows_html(
             "comment_counts": comment_counts,
         },
     )
+
+
+def middle_messages_html(context: dict[str, Any]) -> SafeString:
+    """A page of the collapsed middle of a long projection (`views._middle_html` names the
+    context: rows, the URLs, the leaf, what is left)."""
+    return render_partial("inspector/_middle_messages.html", context)

@@ -49,7 +49,7 @@ from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.rendering import chart_rows_html
+from contextlab.inspector.rendering import chart_rows_html, middle_messages_html
 from contextlab.inspector.requests import Abandoned, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
@@ -245,7 +245,9 @@ def _inspector_context(
         "tab_template": TAB_TEMPLATES[state.tab],
         **(inputs if inputs is not None else _turn_inputs(request, session, selected)),
     }
-    if inspection is not None and inspection.middle:
+    # Only the Messages tab shows the collapsed middle (a hundred rows rendered for another tab
+    # were a third of its time).
+    if inspection is not None and inspection.middle and state.tab == "context":
         context["middle_html"] = _middle_html(session, inspection.entry_id, inspection.middle, 0)
     return context
 
@@ -432,8 +434,7 @@ def _middle_html(session: Session, entry_id: str, middle: list[MessageView], sta
     """A page of the collapsed middle of a long projection, then a link for the next one."""
     rows = middle[start : start + MIDDLE_PAGE]
     rest = len(middle) - start - len(rows)
-    return render_to_string(
-        "inspector/_middle_messages.html",
+    return middle_messages_html(
         {
             "rows": rows,
             "page_url": reverse("inspector:session", args=[session.pk]),
