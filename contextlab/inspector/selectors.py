@@ -791,6 +791,33 @@ def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[d
     return condensed_path(ids, span.start, reads, full.__getitem__)
 
 
+def path_prefix(
+    index: SessionIndex, entry_id: str, longer_id: str, longer: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """`path_entries(entry_id)` cut from `longer`, `path_entries(longer_id)`, when `entry_id` is
+    on `longer_id`'s path with the same compaction in force and so the same stand-ins (a turn's
+    previous request, for the diff): the kept range of a deep turn of a large session is tens of
+    MB that need not be read twice. None when it cannot be cut so (then read it)."""
+    ids, short = index.path(longer_id), index.path(entry_id)
+    if len(short) > len(ids) or ids[len(short) - 1] != entry_id:
+        return None  # not an ancestor (paths share their prefix up to a common entry)
+    span = held_span(ids, index.type_of, index.first_kept.get)
+    short_span = held_span(short, index.type_of, index.first_kept.get)
+    if span.start != short_span.start or short_span.start >= len(short):
+        return None
+    if span.start == 0:
+        return longer[: len(short)]
+    reads = settings_read_before(
+        ids, span.start, index.type_of, index.role_of, first_system=index.holds_system
+    ).positions()
+    short_reads = settings_read_before(
+        short, span.start, index.type_of, index.role_of, first_system=index.holds_system
+    ).positions()
+    if list(reads) != list(short_reads):
+        return None
+    return longer[: len(reads) + len(short) - span.start]
+
+
 def entries_by_id(
     session: Session, index: SessionIndex, ids: list[str]
 ) -> dict[str, dict[str, Any]]:

@@ -39,6 +39,7 @@ from contextlab.inspector.selectors import (
     gc_paused,
     index_stored,
     path_entries,
+    path_prefix,
     store_index,
 )
 from contextlab.inspector.turns import TurnInputs, changed_after, request_json, server_inputs
@@ -459,7 +460,11 @@ _Projection = tuple[list[dict[str, Any]], pi_request.PiRequest, dict[str, Any]]
 
 
 def _projection(
-    session: Session, index: SessionIndex, entry_id: str, inputs: TurnInputs
+    session: Session,
+    index: SessionIndex,
+    entry_id: str,
+    inputs: TurnInputs,
+    path: list[dict[str, Any]] | None = None,
 ) -> _Projection:
     """Path, the engine's request at this leaf (without a Pi 0.x prompt: its resources are read
     per view) and its model, kept on the index.
@@ -472,7 +477,7 @@ def _projection(
     cached: _Projection | None = index.memo.get(key)
     if cached is not None:
         return cached
-    entries = path_entries(session, index, entry_id)
+    entries = path if path is not None else path_entries(session, index, entry_id)
     # Keyed by id (a condensed path's stand-ins may have none: the key None).
     by_id: dict[Any, dict[str, Any]] = {e.get("id"): e for e in entries}
     request = build_turn(
@@ -648,7 +653,7 @@ def _inspect_entry(
         else []
     )
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = _diff(session, index, profile, request) if tab == "diff" else None
+    diff = _diff(session, index, profile, request, entries) if tab == "diff" else None
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
@@ -801,15 +806,19 @@ class TurnRequest:
 
 
 def turn_request(
-    session: Session, index: SessionIndex, entry_id: str, profile: ResourceProfile | None = None
+    session: Session,
+    index: SessionIndex,
+    entry_id: str,
+    profile: ResourceProfile | None = None,
+    path: list[dict[str, Any]] | None = None,
 ) -> TurnRequest:
     """The engine's request at ``entry_id`` with its system prompt: what the page, the request
     export, compare and the API's ``context`` all show (``profile``: the project's, if the
-    caller has it)."""
+    caller has it; ``path``: ``path_entries(entry_id)``, if the caller has it)."""
     if profile is None:
         profile = resource_profile(session.project)
     inputs = server_inputs(session, profile)
-    _, request, info = _projection(session, index, entry_id, inputs)
+    _, request, info = _projection(session, index, entry_id, inputs, path)
     check_deadline("Building this request")
     captured = captured_prompt_for(session, index, entry_id)
     prompted = _with_prompt(inputs, request, captured)
@@ -817,10 +826,14 @@ def turn_request(
 
 
 def request_with_prompt(
-    session: Session, index: SessionIndex, entry_id: str, profile: ResourceProfile | None
+    session: Session,
+    index: SessionIndex,
+    entry_id: str,
+    profile: ResourceProfile | None,
+    path: list[dict[str, Any]] | None = None,
 ) -> pi_request.PiRequest:
     """The engine's request at ``entry_id`` with its system prompt (for a diff or a comparison)."""
-    return turn_request(session, index, entry_id, profile).request
+    return turn_request(session, index, entry_id, profile, path).request
 
 
 def turn_context(session: Session, index: SessionIndex, entry_id: str) -> dict[str, Any]:
@@ -836,17 +849,21 @@ def _diff(
     index: SessionIndex,
     profile: ResourceProfile | None,
     request: pi_request.PiRequest,
+    path: list[dict[str, Any]],
 ) -> dict[str, Any] | None:
-    """What changed since the previous request on this path. Messages are compared as Pi
-    holds them (before convertToLlm), so each one's tokens are the Messages tab's estimate (a
-    summary counts the same in both tabs, not with the wrapper text it is sent in)."""
+    """What changed since the previous request on this path (`path`: this request's
+    `path_entries`). Messages are compared as Pi holds them (before convertToLlm), so each
+    one's tokens are the Messages tab's estimate (a summary counts the same in both tabs, not
+    with the wrapper text it is sent in)."""
     leaf = str(request.leaf_id)
     previous = previous_request(index, leaf)
     if previous is None:
         return {"previous": None}
     # Its own projection: the current path's early entries are light stand-ins (a compaction hid
-    # them), while the previous request may still have sent them.
-    before = request_with_prompt(session, index, previous, profile)
+    # them), while the previous request may still have sent them. Under the same compaction its
+    # path is a prefix of this one's, not read again.
+    before_path = path_prefix(index, previous, leaf, path)
+    before = request_with_prompt(session, index, previous, profile, before_path)
     return {
         "previous": previous,
         "previous_item": index.items[previous],

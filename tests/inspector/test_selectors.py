@@ -8,7 +8,8 @@ import random
 import pytest
 
 from contextlab.inspector import selectors
-from contextlab.inspector.selectors import clear_cache, path_entries, session_index
+from contextlab.inspector.selectors import clear_cache, path_entries, path_prefix, session_index
+from contextlab.inspector.services import previous_request
 from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
 from contextlab.pi.session import parse_session_file
@@ -51,6 +52,23 @@ def test_a_path_read_in_parts_projects_like_the_engine_on_the_whole_file(session
             whole = build_session_context(entries, entry_id)
             condensed = build_session_context(path_entries(session, index, entry_id), entry_id)
             assert condensed.messages == whole.messages, (part, entry_id)
+
+
+def test_a_previous_requests_path_cut_from_the_turns_is_the_path_read_for_it(session_file):
+    """The diff cuts its previous request's path from the turn's own (same compaction in force):
+    the cut, where it is made, is exactly what path_entries reads for that request."""
+    session = import_session_file(path=session_file).session
+    index = session_index(session)
+    cut = 0
+    for entry_id in index.items:
+        previous = previous_request(index, entry_id)
+        if previous is None:
+            continue
+        prefix = path_prefix(index, previous, entry_id, path_entries(session, index, entry_id))
+        if prefix is not None:
+            cut += 1
+            assert prefix == path_entries(session, index, previous), (entry_id, previous)
+    assert cut > 0
 
 
 def test_every_entry_s_path_is_the_walk_up_its_parents_shortcut_or_not(session_file):
