@@ -779,16 +779,23 @@ def path_entries(session: Session, index: SessionIndex, entry_id: str) -> list[d
     (tested against the engine on whole files).
     """
     ids = index.path(entry_id)
-    span = held_span(ids, index.type_of, index.first_kept.get)
-    reads = settings_read_before(
-        ids, span.start, index.type_of, index.role_of, first_system=index.holds_system
-    ).positions()
+    start, reads = _held_start(index, ids)
     # Two queries: the stand-ins lie far before the kept range, and one range scan over both
     # would read every entry in between.
-    full = index.fetch(session, ids[span.start :])
+    full = index.fetch(session, ids[start:])
     if reads:
         full.update(index.fetch(session, [ids[p] for p in reads]))
-    return condensed_path(ids, span.start, reads, full.__getitem__)
+    return condensed_path(ids, start, reads, full.__getitem__)
+
+
+def _held_start(index: SessionIndex, ids: list[str]) -> tuple[int, list[int]]:
+    """Where the kept range of the path `ids` starts, and the positions before it whose
+    settings the projection reads (the stand-ins of `condensed_path`)."""
+    start = held_span(ids, index.type_of, index.first_kept.get).start
+    reads = settings_read_before(
+        ids, start, index.type_of, index.role_of, first_system=index.holds_system
+    ).positions()
+    return start, list(reads)
 
 
 def path_prefix(
@@ -801,21 +808,12 @@ def path_prefix(
     ids, short = index.path(longer_id), index.path(entry_id)
     if len(short) > len(ids) or ids[len(short) - 1] != entry_id:
         return None  # not an ancestor (paths share their prefix up to a common entry)
-    span = held_span(ids, index.type_of, index.first_kept.get)
-    short_span = held_span(short, index.type_of, index.first_kept.get)
-    if span.start != short_span.start or short_span.start >= len(short):
+    start, reads = _held_start(index, ids)
+    if (start, reads) != _held_start(index, short) or start >= len(short):
         return None
-    if span.start == 0:
+    if start == 0:
         return longer[: len(short)]
-    reads = settings_read_before(
-        ids, span.start, index.type_of, index.role_of, first_system=index.holds_system
-    ).positions()
-    short_reads = settings_read_before(
-        short, span.start, index.type_of, index.role_of, first_system=index.holds_system
-    ).positions()
-    if list(reads) != list(short_reads):
-        return None
-    return longer[: len(reads) + len(short) - span.start]
+    return longer[: len(reads) + len(short) - start]
 
 
 def entries_by_id(
