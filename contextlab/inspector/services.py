@@ -18,6 +18,7 @@ database and arranges the results for templates. Steps of `inspect_entry`:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -136,9 +137,10 @@ class Inspection:
             return None
         return ReleaseView.of(choice.release)
 
-    @property
+    @cached_property
     def message_count(self) -> int:
-        """The messages of the context (a message a context edit omitted is not one)."""
+        """The messages of the context (a message a context edit omitted is not one). Kept: every
+        row of the page asks for it (``open_from``), and counting is a walk of every message."""
         return sum(1 for view in self.messages if not view.omitted)
 
     @property
