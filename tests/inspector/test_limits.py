@@ -192,3 +192,27 @@ def test_a_projection_too_large_to_keep_is_not_kept_behind_its_message_views(
     views = [value for key, value in index.memo.items() if key[0] == "views"]
     held = sum(len(orjson.dumps(view.message)) for value in views for view in value[0])
     assert held <= 2_000_000
+
+
+def test_a_turns_page_counts_its_messages_once_not_once_per_row(owner_client, monkeypatch):
+    """Every message row asks where rows start open (``open_from``), which needs the count of
+    the context's messages: counted again for each row, a deep turn's page walked its views
+    rows x messages times (a million steps at 1,000 messages)."""
+    from contextlab.inspector.blocks import MessageView
+
+    asked = 0
+    omitted = MessageView.omitted
+
+    def counted(view: MessageView) -> bool:
+        nonlocal asked
+        asked += 1
+        return omitted.fget(view)
+
+    session = _import(header(id=str(uuid.uuid4())), *chain(600))
+    monkeypatch.setattr(MessageView, "omitted", property(counted))
+
+    page = owner_client.get(f"/sessions/{session.pk}/?entry=e0000599")
+
+    assert page.status_code == 200
+    assert b'data-testid="message-count">600<' in page.content
+    assert asked < 5 * 600, asked
