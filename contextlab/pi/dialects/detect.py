@@ -102,12 +102,18 @@ def is_1x_entry(entry: Mapping[str, Any]) -> bool:
 
 
 def first_system_message_id(
-    entries: Sequence[Json], leaf_id: Any, by_id: Mapping[Any, Json] | None = None
+    entries: Sequence[Json],
+    leaf_id: Any,
+    by_id: Mapping[Any, Json] | None = None,
+    leaf_path: Sequence[Json] | None = None,
 ) -> Any:
-    """The id of the first entry on the leaf's path that only Pi 1.x writes, or None."""
-    if by_id is None:
-        by_id = {e.get("id"): e for e in entries}
-    for entry in session_path(entries, leaf_id, by_id):
+    """The id of the first entry on the leaf's path that only Pi 1.x writes, or None
+    (``leaf_path``: that path, when the caller has walked it already)."""
+    if leaf_path is None:
+        if by_id is None:
+            by_id = {e.get("id"): e for e in entries}
+        leaf_path = session_path(entries, leaf_id, by_id)
+    for entry in leaf_path:
         if is_1x_entry(entry):
             return entry.get("id")
     return None
@@ -154,8 +160,14 @@ def detect_turn_dialect(
     (0.73 cannot be told from the file).
     """
     parse_choice(chosen)
-    choice = choice_for(first_system_message_id(entries, leaf_id, by_id), chosen)
-    found = detect_release(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
+    if by_id is None:
+        by_id = {e.get("id"): e for e in entries}
+    # The leaf's path, walked once for both questions (a deep turn's is thousands of entries).
+    leaf_path = session_path(entries, leaf_id, by_id)
+    choice = choice_for(first_system_message_id(entries, leaf_id, by_id, leaf_path), chosen)
+    found = detect_release(
+        entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by, leaf_path=leaf_path
+    )
     if chosen is not None:
         return replace(choice, release=found)
     return detected_choice(choice, found)

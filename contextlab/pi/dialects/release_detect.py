@@ -250,17 +250,20 @@ def _declares(version: str, tool: Mapping[str, Any], sections: Mapping[str, str]
     return rules is None or all(f"- {g}" in lines for g in own.get("promptGuidelines") or ())
 
 
+_SavedState = tuple[dict[str, Mapping[str, Any]], dict[str, str]]
+
+
 def _by_saved_tools(
-    candidates: tuple[str, ...], path: Sequence[Json]
+    candidates: tuple[str, ...], state: _SavedState
 ) -> tuple[tuple[str, ...], str | None]:
     """The candidates whose built-in tool declarations are the ones the session saved (a 1.x
     system message writes each tool's full declaration, its snippet and guidelines into the
     prompt sections: pi-coding-agent dist/core/tools/*.js, e.g. 1.5.0 rewrote edit's
     guidelines). A saved tool no candidate declares so is an extension's own
-    and tells nothing."""
+    and tells nothing. ``state``: the path's ``saved_state``."""
     narrowed = candidates
     told = []
-    tools, sections = saved_state(path)
+    tools, sections = state
     for name, tool in sorted(tools.items()):
         if not any(f"TOOL.{name}" in release_values(v) for v in narrowed):
             continue
@@ -289,12 +292,13 @@ def _writes_sections(version: str, sections: Mapping[str, str]) -> bool:
 
 
 def _by_saved_prompt(
-    candidates: tuple[str, ...], path: Sequence[Json]
+    candidates: tuple[str, ...], state: _SavedState
 ) -> tuple[tuple[str, ...], str | None]:
     """The candidates whose default prompt begins and lists its tools as the saved one does (a
     prompt with a ``tools`` section is Pi's own, not a SYSTEM.md; 1.5.0 rewrote both). Sections
-    no candidate writes so are an extension's and tell nothing."""
-    sections = saved_state(path)[1]
+    no candidate writes so are an extension's and tell nothing. ``state``: the path's
+    ``saved_state``."""
+    sections = state[1]
     if "tools" not in sections:
         return candidates, None
     fitting = tuple(v for v in candidates if _writes_sections(v, sections))
@@ -322,14 +326,18 @@ def detect_release(
     *,
     chosen: str | None = None,
     chosen_by: str = "--pi-version",
+    leaf_path: Sequence[Json] | None = None,
 ) -> ReleaseFinding:
     """The releases that can have sent the request at ``leaf_id``, and the one used.
 
     ``chosen`` (a release X.Y.Z, or a ``--dialect`` name) wins; ``chosen_by`` says who chose it.
+    ``leaf_path``: ``session_path(entries, leaf_id)``, when the caller has walked it already.
     """
-    if by_id is None:
-        by_id = {e.get("id"): e for e in entries}
-    path = held_path(session_path(entries, leaf_id, by_id))
+    if leaf_path is None:
+        if by_id is None:
+            by_id = {e.get("id"): e for e in entries}
+        leaf_path = session_path(entries, leaf_id, by_id)
+    path = held_path(leaf_path)
     present, absent, reasons = features_of_path(path)
     candidates = tuple(v for v in RELEASES if _fits(v, present, absent))
     told = "; ".join(reasons) if reasons else "nothing on the path tells the releases apart"
@@ -339,8 +347,9 @@ def detect_release(
     if not candidates:
         candidates = RELEASES
         told += " (no release writes all of it: every release kept)"
+    state = saved_state(path)
     for narrow in (_by_saved_tools, _by_saved_prompt):
-        candidates, narrowed = narrow(candidates, path)
+        candidates, narrowed = narrow(candidates, state)
         if narrowed:
             told += f"; {narrowed}"
     if chosen is not None:
