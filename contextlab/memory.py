@@ -12,8 +12,8 @@ Nor is everything a request made freed when it ends. A page's objects form refer
 cyclic collector paused, so a turn's whole projection, tens of MB, outlived its request in the
 collector's older generations until a rare full pass: the next deep turn came on top of it.
 Measured on the same session, a worker settled at 305 MB between deep turns and peaked at
-410-480 MB; collecting the young generations after each (20-40 ms) it settles at 215 MB and
-peaks at 280-350 MB.
+410-480 MB; collecting the young generations after each (15-120 ms under the load test) it
+settles at 215 MB and peaks at 280-350 MB.
 
 So after each request (Django's ``request_finished``: the response has been sent) a web process
 whose resident size has grown more than ``CONTEXTLAB_TRIM_ABOVE_BYTES`` over what it held after

@@ -110,8 +110,6 @@ def first_system_message_id(
     """The id of the first entry on the leaf's path that only Pi 1.x writes, or None
     (``leaf_path``: that path, when the caller has walked it already)."""
     if leaf_path is None:
-        if by_id is None:
-            by_id = {e.get("id"): e for e in entries}
         leaf_path = session_path(entries, leaf_id, by_id)
     for entry in leaf_path:
         if is_1x_entry(entry):
@@ -160,8 +158,6 @@ def detect_turn_dialect(
     (0.73 cannot be told from the file).
     """
     parse_choice(chosen)
-    if by_id is None:
-        by_id = {e.get("id"): e for e in entries}
     # The leaf's path, walked once for both questions (a deep turn's is thousands of entries).
     leaf_path = session_path(entries, leaf_id, by_id)
     choice = choice_for(first_system_message_id(entries, leaf_id, by_id, leaf_path), chosen)

@@ -334,8 +334,6 @@ def detect_release(
     ``leaf_path``: ``session_path(entries, leaf_id)``, when the caller has walked it already.
     """
     if leaf_path is None:
-        if by_id is None:
-            by_id = {e.get("id"): e for e in entries}
         leaf_path = session_path(entries, leaf_id, by_id)
     path = held_path(leaf_path)
     present, absent, reasons = features_of_path(path)
