@@ -109,11 +109,17 @@ class SessionIndex:
         self.entries.clear()
         self.entry_sizes.clear()
         self.entry_bytes = 0
+        self.drop_memo()
+        self.views.clear()
+        self.view_bytes = 0
+        return freed
+
+    def drop_memo(self) -> int:
+        """Forget this index's projections; the bytes freed (call with _cache_lock held)."""
+        freed = self.memo_bytes
         self.memo.clear()
         self.memo_sizes.clear()
         self.memo_bytes = 0
-        self.views.clear()
-        self.view_bytes = 0
         return freed
 
     @property
@@ -197,7 +203,12 @@ class SessionIndex:
             return found
         wanted = set(missing)
         fetched: list[tuple[int, dict[str, Any], int]] = []
+        budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 4
+        fetched_bytes = 0
         for part in _fetch_parts(sorted(missing)):
+            if fetched_bytes > budget:
+                # A deep path: what it has fetched so far counts against the cache's budget.
+                _make_room(self, fetched_bytes)
             rows = Entry.objects.for_session(session)
             # A long run is one ordered range scan (other branches' lines are dropped below)
             # rather than an IN list of thousands of values.
@@ -210,12 +221,12 @@ class SessionIndex:
                 if seq in wanted:
                     entry = loads_entry(raw)
                     fetched.append((seq, entry, len(raw)))
+                    fetched_bytes += len(raw)
                     found[entry["id"]] = entry
                     self.json_bytes[entry["id"]] = len(raw)
             del texts, rows  # this part's texts go before the next part's come
         # Entries are kept by count and by bytes (a quarter of CONTEXTLAB_INDEX_CACHE_BYTES per
         # index): one 200 MB tool result is used for this request and not kept.
-        budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES // 4
         with _cache_lock:
             for seq, entry, size in fetched:
                 if size > budget or seq in self.entries:
@@ -384,6 +395,26 @@ def _fetch_parts(seqs: list[int]) -> Iterator[list[int]]:
     """`seqs` (sorted) in runs of at most FETCH_PART."""
     for start in range(0, len(seqs), FETCH_PART):
         yield seqs[start : start + FETCH_PART]
+
+
+def _make_room(current: SessionIndex, needed: int) -> None:
+    """Room in the cache's budget for `needed` bytes of entries one request is fetching for
+    `current` (a deep path: 100 MB of JSON on the load test's large session, more than the
+    whole budget). The request holds them whatever the cache does, so what the cache keeps
+    besides its indexes goes until the two fit in CONTEXTLAB_INDEX_CACHE_BYTES together:
+    the other indexes' extras, oldest first, then `current`'s projections (not its entries,
+    which this request holds anyway, nor its tree views). Indexes stay (`_trim_cache`: one is
+    dearer to load again than entries are to fetch). Measured on that session, one process
+    replaying the load test's requests: the deepest turn peaked at 380 MB, 410 MB before."""
+    budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES
+    with _cache_lock:
+        total = sum(i.cost for i in _cache.values())
+        for index in [i for i in _cache.values() if i is not current]:
+            if total + needed <= budget:
+                return
+            total -= index.drop_extras()
+        if total + needed > budget:
+            current.drop_memo()
 
 
 def _trim_cache() -> None:

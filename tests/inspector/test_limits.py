@@ -216,3 +216,52 @@ def test_a_turns_page_counts_its_messages_once_not_once_per_row(owner_client, mo
     assert page.status_code == 200
     assert b'data-testid="message-count">600<' in page.content
     assert asked < 5 * 600, asked
+
+
+def test_a_path_fetched_past_the_budget_takes_its_room_from_what_the_cache_keeps(
+    settings, monkeypatch
+):
+    """The entries a deep turn is fetching count against CONTEXTLAB_INDEX_CACHE_BYTES: the
+    other sessions' fetched entries and the session's own projections go, so the turn is not
+    built on top of a full cache; every index stays, and the request gets every entry."""
+    other = _import(header(id=str(uuid.uuid4())), *chain(200))
+    objects = [header(id=str(uuid.uuid4())), *chain(2)]
+    parent = "e0000001"
+    for n in range(40):
+        objects.append(message(f"t{n:07d}", parent, "toolResult", "x" * 5_000, toolName="read"))
+        parent = f"t{n:07d}"
+    deep = _import(*objects)
+    other_index = selectors.session_index(other)
+    other_index.fetch(other, list(other_index.items))
+    deep_index = selectors.session_index(deep)
+    deep_index.remember(("projection", "kept"), "x" * 10, size=10_000)
+    bases = other_index.base_bytes + deep_index.base_bytes
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = bases + other_index.entry_bytes + 40_000
+    # What the other session keeps, seen as each entry of the deep path is decoded.
+    others_kept: list[int] = []
+    loads = selectors.loads_entry
+
+    def decode(raw):
+        others_kept.append(len(other_index.entries))
+        return loads(raw)
+
+    monkeypatch.setattr(selectors, "loads_entry", decode)
+    monkeypatch.setattr(selectors, "FETCH_PART", 5)
+    found = deep_index.fetch(deep, list(deep_index.items))  # 200 kB: past its quarter
+    assert len(found) == len(deep_index.items)
+    # Made while the path was being fetched, not once it was all in memory.
+    assert others_kept[0] > 0 and others_kept[len(others_kept) // 2] == 0
+    assert other_index.entries == {} and other_index.entry_bytes == 0
+    assert deep_index.memo == {}
+    assert list(selectors._cache) == [selectors.index_key(other), selectors.index_key(deep)]
+
+
+def test_a_path_within_the_budget_leaves_what_the_cache_keeps(settings):
+    other = _import(header(id=str(uuid.uuid4())), *chain(200))
+    deep = _import(header(id=str(uuid.uuid4())), *chain(40))
+    other_index = selectors.session_index(other)
+    other_index.fetch(other, list(other_index.items))
+    kept = dict(other_index.entries)
+    deep_index = selectors.session_index(deep)
+    deep_index.fetch(deep, list(deep_index.items))
+    assert other_index.entries == kept
