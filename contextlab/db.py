@@ -1,8 +1,38 @@
-"""Database helpers shared by the apps' migrations."""
+"""Database helpers shared by the apps and their migrations."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.db import connections
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
+from psycopg.adapt import Loader
+
+
+class _JsonText(Loader):
+    """A `json` column as the bytes PostgreSQL sent: its stored text, not decoded."""
+
+    def load(self, data: Any) -> bytes:
+        return bytes(data)
+
+
+def json_texts(rows: QuerySet[Any], key: str, column: str) -> list[tuple[Any, bytes | str]]:
+    """(`key`, the stored JSON text of `column`) for each row, in the queryset's order.
+
+    On PostgreSQL the text comes as the bytes received, which orjson decodes as they are: a deep
+    turn of a large session reads 100 MB of entries, and making a Python string of each first
+    (what ``Cast(column, TextField())`` gets) cost a copy of all of it and an eighth of the
+    fetch's time. Elsewhere (SQLite) the cast text."""
+    connection = connections[rows.db]
+    if connection.vendor != "postgresql":
+        return list(rows.annotate(raw=Cast(column, TextField())).values_list(key, "raw"))
+    sql, params = rows.values_list(key, column).query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.cursor.adapters.register_loader("json", _JsonText)
+        cursor.execute(sql, params)
+        rows_read: list[tuple[Any, bytes | str]] = cursor.fetchall()
+    return rows_read
 
 
 def set_column_compression(

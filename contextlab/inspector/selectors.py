@@ -29,6 +29,7 @@ from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
 from contextlab.budgets import check_deadline
+from contextlab.db import json_texts
 from contextlab.inspector.models import TreeIndex
 from contextlab.library.models import Entry, Session
 from contextlab.library.storage.values import loads_entry
@@ -216,7 +217,7 @@ class SessionIndex:
                 rows = rows.filter(seq__gte=part[0], seq__lte=part[-1])
             else:
                 rows = rows.filter(seq__in=part)
-            texts = rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw")
+            texts = json_texts(rows, "seq", "data")
             for seq, raw in texts:
                 if seq in wanted:
                     entry = loads_entry(raw)
