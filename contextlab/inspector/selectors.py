@@ -111,8 +111,7 @@ class SessionIndex:
         self.entry_sizes.clear()
         self.entry_bytes = 0
         self.drop_memo()
-        self.views.clear()
-        self.view_bytes = 0
+        self.drop_views()
         return freed
 
     def drop_memo(self) -> int:
@@ -121,6 +120,13 @@ class SessionIndex:
         self.memo.clear()
         self.memo_sizes.clear()
         self.memo_bytes = 0
+        return freed
+
+    def drop_views(self) -> int:
+        """Forget this index's tree views; the bytes freed (call with _cache_lock held)."""
+        freed = self.view_bytes
+        self.views.clear()
+        self.view_bytes = 0
         return freed
 
     @property
@@ -400,22 +406,31 @@ def _fetch_parts(seqs: list[int]) -> Iterator[list[int]]:
 
 def _make_room(current: SessionIndex, needed: int) -> None:
     """Room in the cache's budget for `needed` bytes of entries one request is fetching for
-    `current` (a deep path: 100 MB of JSON on the load test's large session, more than the
-    whole budget). The request holds them whatever the cache does, so what the cache keeps
-    besides its indexes goes until the two fit in CONTEXTLAB_INDEX_CACHE_BYTES together:
-    the other indexes' extras, oldest first, then `current`'s projections (not its entries,
-    which this request holds anyway, nor its tree views). Indexes stay (`_trim_cache`: one is
-    dearer to load again than entries are to fetch). Measured on that session, one process
-    replaying the load test's requests: the deepest turn peaked at 380 MB, 410 MB before."""
+    `current` (a deep path: 100 MB of JSON on the load test's large session, most of the
+    budget). The request holds them whatever the cache does, so what the cache keeps goes
+    until the two fit in CONTEXTLAB_INDEX_CACHE_BYTES together, in `_trim_cache`'s order: the
+    other indexes' extras (oldest first), the other indexes, then `current`'s projections and
+    tree views (not its entries: this request holds them anyway).
+
+    Measured under the load test's adversaries (2 users holding `j` on the large session, 4
+    workers): a worker holding a full cache began its deep turns at 350-385 MB resident and
+    peaked at up to 464 MB when only the extras made room."""
     budget = settings.CONTEXTLAB_INDEX_CACHE_BYTES
     with _cache_lock:
         total = sum(i.cost for i in _cache.values())
-        for index in [i for i in _cache.values() if i is not current]:
+        others = [key for key, index in _cache.items() if index is not current]
+        for key in others:
             if total + needed <= budget:
                 return
-            total -= index.drop_extras()
+            total -= _cache[key].drop_extras()
+        for key in others:
+            if total + needed <= budget:
+                return
+            total -= _cache.pop(key).cost
         if total + needed > budget:
-            current.drop_memo()
+            total -= current.drop_memo()
+        if total + needed > budget:
+            current.drop_views()
 
 
 def _trim_cache() -> None:

@@ -222,8 +222,9 @@ def test_a_path_fetched_past_the_budget_takes_its_room_from_what_the_cache_keeps
     settings, monkeypatch
 ):
     """The entries a deep turn is fetching count against CONTEXTLAB_INDEX_CACHE_BYTES: the
-    other sessions' fetched entries and the session's own projections go, so the turn is not
-    built on top of a full cache; every index stays, and the request gets every entry."""
+    other sessions' fetched entries, then their indexes, then the session's own projections and
+    tree views go, so the turn is not built on top of a full cache; the request gets every
+    entry."""
     other = _import(header(id=str(uuid.uuid4())), *chain(200))
     objects = [header(id=str(uuid.uuid4())), *chain(2)]
     parent = "e0000001"
@@ -235,14 +236,16 @@ def test_a_path_fetched_past_the_budget_takes_its_room_from_what_the_cache_keeps
     other_index.fetch(other, list(other_index.items))
     deep_index = selectors.session_index(deep)
     deep_index.remember(("projection", "kept"), "x" * 10, size=10_000)
-    bases = other_index.base_bytes + deep_index.base_bytes
-    settings.CONTEXTLAB_INDEX_CACHE_BYTES = bases + other_index.entry_bytes + 40_000
+    deep_index.view("default", "", ())
+    # Room for the deep session's index and half its entries: the rest must be made.
+    settings.CONTEXTLAB_INDEX_CACHE_BYTES = deep_index.base_bytes + 100_000
     # What the other session keeps, seen as each entry of the deep path is decoded.
-    others_kept: list[int] = []
+    others_kept: list[tuple[int, bool]] = []
     loads = selectors.loads_entry
 
     def decode(raw):
-        others_kept.append(len(other_index.entries))
+        cached = selectors.index_key(other) in selectors._cache
+        others_kept.append((len(other_index.entries), cached))
         return loads(raw)
 
     monkeypatch.setattr(selectors, "loads_entry", decode)
@@ -250,10 +253,12 @@ def test_a_path_fetched_past_the_budget_takes_its_room_from_what_the_cache_keeps
     found = deep_index.fetch(deep, list(deep_index.items))  # 200 kB: past its quarter
     assert len(found) == len(deep_index.items)
     # Made while the path was being fetched, not once it was all in memory.
-    assert others_kept[0] > 0 and others_kept[len(others_kept) // 2] == 0
+    assert others_kept[0][0] > 0 and others_kept[0][1]  # all there when the fetch began
+    assert others_kept[-1] == (0, False)
+    assert deep_index is selectors.session_index(deep)
     assert other_index.entries == {} and other_index.entry_bytes == 0
-    assert deep_index.memo == {}
-    assert list(selectors._cache) == [selectors.index_key(other), selectors.index_key(deep)]
+    assert deep_index.memo == {} and deep_index.views == {}
+    assert list(selectors._cache) == [selectors.index_key(deep)]  # the other one goes too
 
 
 def test_a_path_within_the_budget_leaves_what_the_cache_keeps(settings):
