@@ -39,6 +39,17 @@ def _big_session() -> Session:
     return _import(header(id=str(uuid.uuid4())), *chain(2), big)
 
 
+def _tool_results(count: int, chars: int) -> Session:
+    """A session of `count` tool results of `chars` characters each, one after the other
+    (entries t0000000...), after two messages."""
+    objects = [header(id=str(uuid.uuid4())), *chain(2)]
+    parent = "e0000001"
+    for n in range(count):
+        objects.append(message(f"t{n:07d}", parent, "toolResult", "x" * chars, toolName="read"))
+        parent = f"t{n:07d}"
+    return _import(*objects)
+
+
 def test_a_huge_message_is_rendered_in_part_with_show_all(owner_client, settings):
     settings.CONTEXTLAB_MESSAGE_RENDER_CHARS = 10_000
     session = _big_session()
@@ -88,12 +99,7 @@ def test_an_entry_larger_than_the_cache_allows_is_used_but_not_kept(settings):
 
 
 def test_the_projections_an_index_keeps_count_against_the_cache_budget(owner_client, settings):
-    objects = [header(id=str(uuid.uuid4())), *chain(2)]
-    parent = "e0000001"
-    for n in range(40):
-        objects.append(message(f"t{n:07d}", parent, "toolResult", "x" * 250_000, toolName="read"))
-        parent = f"t{n:07d}"
-    session = _import(*objects)
+    session = _tool_results(40, 250_000)
     budget = 2_000_000
     settings.CONTEXTLAB_INDEX_CACHE_BYTES = budget
     for n in range(28, 40):  # each leaf's projection holds its whole path: 7 to 10 MB
@@ -226,12 +232,7 @@ def test_a_path_fetched_past_the_budget_takes_its_room_from_what_the_cache_keeps
     tree views go, so the turn is not built on top of a full cache; the request gets every
     entry."""
     other = _import(header(id=str(uuid.uuid4())), *chain(200))
-    objects = [header(id=str(uuid.uuid4())), *chain(2)]
-    parent = "e0000001"
-    for n in range(40):
-        objects.append(message(f"t{n:07d}", parent, "toolResult", "x" * 5_000, toolName="read"))
-        parent = f"t{n:07d}"
-    deep = _import(*objects)
+    deep = _tool_results(40, 5_000)
     other_index = selectors.session_index(other)
     other_index.fetch(other, list(other_index.items))
     deep_index = selectors.session_index(deep)
