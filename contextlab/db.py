@@ -7,14 +7,12 @@ from typing import Any
 from django.db import connections
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
-from psycopg.adapt import Loader
+from psycopg.types.json import set_json_loads
 
 
-class _JsonText(Loader):
-    """A `json` column as the bytes PostgreSQL sent: its stored text, not decoded."""
-
-    def load(self, data: Any) -> bytes:
-        return bytes(data)
+def _as_received(data: str | bytes) -> str | bytes:
+    """A JSON "loads" for psycopg that leaves the text as it came (bytes)."""
+    return data
 
 
 def json_texts(rows: QuerySet[Any], key: str, column: str) -> list[tuple[Any, bytes | str]]:
@@ -29,7 +27,7 @@ def json_texts(rows: QuerySet[Any], key: str, column: str) -> list[tuple[Any, by
         return list(rows.annotate(raw=Cast(column, TextField())).values_list(key, "raw"))
     sql, params = rows.values_list(key, column).query.sql_with_params()
     with connection.cursor() as cursor:
-        cursor.cursor.adapters.register_loader("json", _JsonText)
+        set_json_loads(_as_received, cursor.cursor)  # on this cursor only
         cursor.execute(sql, params)
         rows_read: list[tuple[Any, bytes | str]] = cursor.fetchall()
     return rows_read

@@ -274,7 +274,7 @@ class SessionIndex:
             wanted = {seq: entry_id for entry_id, seq in self.seq_of.items()}
             found: dict[str, str] = {}
             rows = Entry.objects.filter(revision_id=revision_id).order_by("seq")
-            for seq, raw in rows.annotate(raw=Cast("data", TextField())).values_list("seq", "raw"):
+            for seq, raw in json_texts(rows, "seq", "data"):
                 if seq in wanted:
                     found[wanted[seq]] = tree_item(loads_entry(raw), {}).search_text
             texts = [found.get(entry_id, "") for entry_id in self.items]
