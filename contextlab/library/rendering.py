@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.template.defaultfilters import date as date_filter
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
@@ -25,12 +24,16 @@ _PK = 987654321  # a placeholder pk: each URL is reversed once per page, not onc
 
 def _dates(value: datetime | None) -> tuple[str, str]:
     """ISO 8601 and "Y-m-d H:i" in the current time zone, as `|date:'c'` and `|date:"Y-m-d H:i"`
-    write them ("" and "—" without a date)."""
+    write them ("" and "—" without a date). Written directly: Django's date filter (a
+    DateFormat per call, each format character looked up) was a third of the rows' time, two
+    dates per row (measured on the load test's library)."""
     if value is None:
         return "", "—"
     aware = settings.USE_TZ and timezone.is_aware(value)
     local = timezone.localtime(value) if aware else value  # as templates show a date
-    return date_filter(local, "c"), date_filter(local, "Y-m-d H:i") or "—"
+    # DateFormat.c is isoformat(); Y, m, d, H, i are zero-padded fields.
+    shown = f"{local.year:04d}-{local.month:02d}-{local.day:02d} {local.hour:02d}:{local.minute:02d}"
+    return local.isoformat(), shown
 
 
 def _session_row(session: Session, url: str) -> dict[str, Any]:

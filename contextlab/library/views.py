@@ -47,6 +47,8 @@ UPLOAD_FAILED = (
 # The library is one page; past this many sessions, filters narrow it down.
 LIBRARY_LIMIT = 500
 SEARCH_LIMIT = 100
+# Session columns the library's rows never show: not read (the header is JSON to decode).
+LIBRARY_UNUSED = ("header", "source_path", "parent_session")
 
 
 @login_required
@@ -58,7 +60,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
     found = filter_sessions(sessions_for_user(request.user), filters)
     found = found.prefetch_related(
         Prefetch("review_labels", queryset=SessionLabel.objects.only("session_id", "name"))
-    )
+    ).defer(*LIBRARY_UNUSED)
     # Sorted as asked across the whole library (the limit keeps the first sessions of that
     # order); each project group comes where its first session does, so "oldest" and "recent"
     # reorder the groups too, not only the rows inside them.

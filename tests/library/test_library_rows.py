@@ -72,3 +72,23 @@ def test_the_library_rows_are_the_rows_the_django_template_wrote(settings, djang
 
     assert "&lt;b&gt;bold" in after and "needs%20review%20%26%20%3Ccare%3E" in after
     assert _space(after) == _space(before)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2026, 3, 29, 0, 59, 59, 999999, tzinfo=UTC),  # the hour Paris skips
+        datetime(2026, 10, 25, 1, 30, tzinfo=UTC),  # the hour Paris repeats
+        datetime(5, 1, 2, 3, 4, tzinfo=UTC),  # a four-digit year written with zeros
+        datetime(2026, 12, 7, 9, 5),  # naive, as stored with USE_TZ off
+    ],
+)
+def test_a_rows_dates_are_written_as_djangos_date_filter_writes_them(settings, value):
+    from django.template.defaultfilters import date as date_filter
+    from django.utils import timezone
+
+    from contextlab.library.rendering import _dates
+
+    settings.TIME_ZONE = "Europe/Paris"
+    local = timezone.localtime(value) if timezone.is_aware(value) else value
+    assert _dates(value) == (date_filter(local, "c"), date_filter(local, "Y-m-d H:i"))
