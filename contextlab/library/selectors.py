@@ -169,8 +169,9 @@ def search_entries(
     qs = (
         Entry.objects.filter(revision__status="current")
         .select_related("session", "session__project")
-        # The entry itself is not shown, only where it is and its snippet.
-        .defer("data", "search_vector")
+        # The entry itself is not shown, only where it is and its snippet; nor its session's
+        # header (JSON to decode per hit).
+        .defer("data", "search_vector", "session__header")
     )
     if uses_postgres():
         # Up to 100 KB each: the snippet is cut from a window of it in the query.

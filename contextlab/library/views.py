@@ -21,7 +21,7 @@ from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import ImportResult, import_session_file
 from contextlab.library.models import Session
-from contextlab.library.rendering import session_rows_html
+from contextlab.library.rendering import search_hits_html, session_rows_html
 from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     filter_sessions,
@@ -127,10 +127,12 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     )
     for hit in hits:
         hit.snippet_html = snippet_html(hit)  # type: ignore[attr-defined]  # for the template only
+    hits_html = search_hits_html(hits)
     context = {
         "nav": "library",
         "search_query": query,
         "hits": hits,
+        "hits_html": hits_html,
         "limit": SEARCH_LIMIT,
         "scope_session": session,
         "scope_entry": scope_entry,

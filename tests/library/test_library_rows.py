@@ -92,3 +92,45 @@ def test_a_rows_dates_are_written_as_djangos_date_filter_writes_them(settings, v
     settings.TIME_ZONE = "Europe/Paris"
     local = timezone.localtime(value) if timezone.is_aware(value) else value
     assert _dates(value) == (date_filter(local, "c"), date_filter(local, "Y-m-d H:i"))
+
+
+def test_the_search_hits_are_the_hits_the_django_template_wrote(settings):
+    from contextlab.library.models import Entry, SessionRevision
+    from contextlab.library.rendering import search_hits_html
+    from django.utils.safestring import mark_safe
+
+    settings.TIME_ZONE = "Europe/Paris"
+    project = Project.objects.create(cwd="/work/<odd> & \"quoted\" 'dir'")
+    session = Session.objects.create(
+        project=project, session_id="s-1", name="a <b>bold</b> & 'quoted' " + "long " * 30
+    )
+    revision = SessionRevision.objects.create(session=session, number=1, blob_path="x")
+    hits = []
+    for n, (entry_id, stamp) in enumerate(
+        [
+            ("ab12cd34", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+            ("odd id/&?#<x>", None),
+        ]
+    ):
+        entry = Entry.objects.create(
+            session=session,
+            revision=revision,
+            seq=n,
+            entry_id=entry_id,
+            type="message",
+            timestamp=stamp,
+            data={},
+        )
+        entry.snippet_html = mark_safe("the <mark>pelican</mark> &amp; co")
+        hits.append(entry)
+    found = {e.pk: e for e in Entry.objects.select_related("session", "session__project")}
+    for hit in hits:
+        found[hit.pk].snippet_html = hit.snippet_html
+    loaded = [found[hit.pk] for hit in hits]
+
+    template = (Path(__file__).parent / "search_hits_before.html").read_text()
+    before = engines["django"].from_string(template).render({"hits": loaded})
+    after = search_hits_html(loaded)
+
+    assert "odd%20id/%26%3F%23%3Cx%3E" in after and "<mark>pelican</mark>" in after
+    assert _space(after) == _space(before)
