@@ -33,7 +33,8 @@ def _dates(value: datetime | None) -> tuple[str, str]:
     aware = settings.USE_TZ and timezone.is_aware(value)
     local = timezone.localtime(value) if aware else value  # as templates show a date
     # DateFormat.c is isoformat(); Y, m, d, H, i are zero-padded fields.
-    shown = f"{local.year:04d}-{local.month:02d}-{local.day:02d} {local.hour:02d}:{local.minute:02d}"
+    day = f"{local.year:04d}-{local.month:02d}-{local.day:02d}"
+    shown = f"{day} {local.hour:02d}:{local.minute:02d}"
     return local.isoformat(), shown
 
 

@@ -95,9 +95,10 @@ def test_a_rows_dates_are_written_as_djangos_date_filter_writes_them(settings, v
 
 
 def test_the_search_hits_are_the_hits_the_django_template_wrote(settings):
+    from django.utils.safestring import mark_safe
+
     from contextlab.library.models import Entry, SessionRevision
     from contextlab.library.rendering import search_hits_html
-    from django.utils.safestring import mark_safe
 
     settings.TIME_ZONE = "Europe/Paris"
     project = Project.objects.create(cwd="/work/<odd> & \"quoted\" 'dir'")
