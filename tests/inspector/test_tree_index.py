@@ -75,6 +75,16 @@ def test_it_stores_the_index_on_first_open_and_loads_the_same_facts(session_file
     assert _facts(loaded) == _facts(built)
 
 
+def test_a_loaded_index_keeps_one_copy_of_the_childrens_lists(session_file):
+    session = import_session_file(path=session_file).session
+    built = build_index(session)
+    session_index(session)
+    loaded = _fresh_process_index(session)
+    for index in (built, loaded):
+        assert index.children == index.display_children
+        assert index.children is index.display_children
+
+
 def test_it_shows_the_same_tree_from_a_loaded_index(session_file):
     session = import_session_file(path=session_file).session
     built = build_index(session)
