@@ -206,3 +206,13 @@ def test_upload_errors_show_no_raw_exception_text(owner_client, monkeypatch, cap
     assert "could not be imported because of an error on the server" in body
     assert "10.0.0.5" not in body and "hunter2" not in body
     assert "hunter2" in caplog.text  # the administrator's log has it
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [("a\x1fb", True), ("a\x7fb", True), ("\x00", True), ("a b~", False), ("é\x80ü", False)],
+)
+def test_an_id_is_refused_for_c0_controls_and_del_only(value, refused):
+    from contextlab.library.importer.decoding import id_problem
+
+    assert (id_problem(value, "its id", 100, controls=True) is not None) == refused
