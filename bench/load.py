@@ -19,7 +19,7 @@ created there and dropped at the end) and the locust virtualenv (`.venv-load`, m
    session, 1 comparing its two ends, 1 client posting random usernames to the sign-in form,
    the others browsing; bench/locustfile.py).
 4. Print, per workload, the table (requests, errors, p50/p95/max per page type, peak RSS per
-   worker) and each target with its verdict (zero errors; p95 of ordinary sessions' pages under
+   worker, the cores gunicorn, PostgreSQL, Redis and locust used) and each target with its verdict (zero errors; p95 of ordinary sessions' pages under
    300 ms, under 1 s in the adversarial workload; the large session's pages under 1 s in the
    ordinary one; peak RSS per worker under 400 MB), write bench/results/load.json, and exit 1
    when a target is not met.
@@ -31,6 +31,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -116,6 +117,42 @@ def _sample_rss(master: int, peaks: dict[int, int], stop: threading.Event) -> No
     while not stop.wait(0.5):
         for pid in _children(master):
             peaks[pid] = max(peaks.get(pid, 0), _rss_kb(pid))
+
+
+def _cpu_seconds(master: int) -> dict[str, float]:
+    """CPU seconds used so far by the server's processes, from /proc: gunicorn (the master, its
+    live workers and, in the master's children's times, the workers it already replaced), the
+    machine's PostgreSQL (every backend and what the postmaster reaped) and Redis. Sampled
+    before and after a run, they show where the machine's cores went."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {"gunicorn": 0, "postgres": 0, "redis": 0}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parent = int(fields[1])
+        own = int(fields[11]) + int(fields[12])  # utime, stime
+        reaped = int(fields[13]) + int(fields[14])  # cutime, cstime: children it waited for
+        if int(entry.name) == master:
+            used["gunicorn"] += own + reaped
+        elif parent == master:
+            used["gunicorn"] += own
+        elif name.startswith("postgres"):
+            used["postgres"] += own + reaped
+        elif name.startswith("redis-server"):
+            used["redis"] += own
+    return {kind: ticks / tick for kind, ticks in used.items()}
+
+
+def _children_cpu_seconds() -> float:
+    """CPU seconds of this process's children that have ended (locust, once its run is over)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _generate(folder: Path, args: argparse.Namespace) -> list[Path]:
@@ -268,6 +305,9 @@ def _print(figures: dict[str, Any]) -> None:
         )
     print(f"peak RSS per gunicorn worker (MB): {figures['peak_rss_mb_per_worker']}")
     print(f"load average {figures['load_average_1_5_15']} on {figures['cpus']} CPUs")
+    if "cpu_cores_used" in figures:
+        used = ", ".join(f"{kind} {n}" for kind, n in figures["cpu_cores_used"].items())
+        print(f"CPU used during the run, in cores: {used}")
     for verdict in figures["verdicts"]:
         mark = "met" if verdict["met"] else "NOT MET"
         print(f"{mark:8s} {verdict['target']} (measured {verdict['measured']})")
@@ -289,6 +329,7 @@ def _run_workload(
     run = ["-u", str(args.users), "-r", str(max(1, args.users // 10))]
     run += ["-t", f"{int(args.minutes * 60)}s", "--host", f"http://127.0.0.1:{port}"]
     run += ["--csv", str(work / f"locust-{name}"), "--only-summary"]
+    cpu_before, locust_before, started = _cpu_seconds(master), _children_cpu_seconds(), time.time()
     try:
         subprocess.run(
             [
@@ -306,8 +347,15 @@ def _run_workload(
     finally:
         stop.set()
         sampler.join()
+    elapsed = time.time() - started
+    cpu_after = _cpu_seconds(master)
     figures = _report(work / f"locust-{name}_stats.csv", peaks, args)
     figures["workload"] = name
+    # Where the cores went: on a machine that runs the load and the server, the page times are
+    # mostly queueing for a CPU once these add up to the machine's cores.
+    cores = {kind: (cpu_after[kind] - cpu_before[kind]) / elapsed for kind in cpu_after}
+    cores["locust"] = (_children_cpu_seconds() - locust_before) / elapsed
+    figures["cpu_cores_used"] = {kind: round(value, 2) for kind, value in cores.items()}
     # The machine's load during the run: on a shared machine the figures are queueing too.
     figures["load_average_1_5_15"] = [round(x, 1) for x in os.getloadavg()]
     figures["cpus"] = os.cpu_count()

@@ -56,3 +56,40 @@ def test_under_attack_ordinary_pages_have_a_second_and_the_adversaries_only_coun
     assert [v["target"] for v in verdicts(figures, "adversarial") if not v["met"]] == [
         "zero errors"
     ]
+
+
+BURN = "import time\nwhile time.process_time() < 0.3:\n    pass\n"
+# A stand-in for gunicorn's master: a worker it replaced (ended, waited for), a live worker,
+# and its own work, 0.3 s of CPU each.
+MASTER = f"""
+import subprocess, sys, time
+burn = {BURN!r}
+subprocess.run([sys.executable, "-c", burn], check=True)
+live = subprocess.Popen(
+    [sys.executable, "-c", burn + "print('burnt', flush=True)\\nimport sys\\nsys.stdin.read()"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+)
+live.stdout.readline()
+exec(burn)
+print("ready", flush=True)
+sys.stdin.read()
+live.stdin.close()
+live.wait()
+"""
+
+
+def test_the_cpu_a_server_used_counts_its_master_and_its_workers_live_or_replaced():
+    import subprocess
+    import sys
+
+    from bench.load import _cpu_seconds
+
+    master = subprocess.Popen(
+        [sys.executable, "-c", MASTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert master.stdout is not None and master.stdout.readline().strip() == "ready"
+        used = _cpu_seconds(master.pid)
+    finally:
+        master.communicate("", timeout=60)
+    assert used["gunicorn"] >= 0.85  # 3 x 0.3 s, each process's start-up on top
