@@ -19,10 +19,10 @@ created there and dropped at the end) and the locust virtualenv (`.venv-load`, m
    session, 1 comparing its two ends, 1 client posting random usernames to the sign-in form,
    the others browsing; bench/locustfile.py).
 4. Print, per workload, the table (requests, errors, p50/p95/max per page type, peak RSS per
-   worker, the cores gunicorn, PostgreSQL, Redis and locust used) and each target with its verdict (zero errors; p95 of ordinary sessions' pages under
-   300 ms, under 1 s in the adversarial workload; the large session's pages under 1 s in the
-   ordinary one; peak RSS per worker under 400 MB), write bench/results/load.json, and exit 1
-   when a target is not met.
+   worker, the cores gunicorn, PostgreSQL, Redis and locust used) and each target with its
+   verdict (zero errors; p95 of ordinary sessions' pages under 300 ms, under 1 s in the
+   adversarial workload; the large session's pages under 1 s in the ordinary one; peak RSS per
+   worker under 400 MB), write bench/results/load.json, and exit 1 when a target is not met.
 """
 
 from __future__ import annotations
