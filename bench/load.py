@@ -329,7 +329,11 @@ def _run_workload(
     run = ["-u", str(args.users), "-r", str(max(1, args.users // 10))]
     run += ["-t", f"{int(args.minutes * 60)}s", "--host", f"http://127.0.0.1:{port}"]
     run += ["--csv", str(work / f"locust-{name}"), "--only-summary"]
-    cpu_before, locust_before, started = _cpu_seconds(master), _children_cpu_seconds(), time.time()
+    cpu_before, locust_before, started = (
+        _cpu_seconds(master),
+        _children_cpu_seconds(),
+        time.monotonic(),
+    )
     try:
         subprocess.run(
             [
@@ -347,7 +351,7 @@ def _run_workload(
     finally:
         stop.set()
         sampler.join()
-    elapsed = time.time() - started
+    elapsed = time.monotonic() - started
     cpu_after = _cpu_seconds(master)
     figures = _report(work / f"locust-{name}_stats.csv", peaks, args)
     figures["workload"] = name

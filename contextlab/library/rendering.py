@@ -5,7 +5,7 @@ rows). Each value is prepared here the way the Django filters the table used wro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -17,10 +17,18 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
-from contextlab.library.models import Project, Session
+from contextlab.library.models import Entry, Project, Session
+from contextlab.library.search import snippet_html
 from contextlab.partials import render_partial
 
 _PK = 987654321  # a placeholder pk: each URL is reversed once per page, not once per row
+
+
+def _url_for(name: str) -> Callable[[Any], str]:
+    """pk -> the URL `name` takes a pk for, reversed once (Django's reverse per row was a large
+    part of a long table's time)."""
+    url, marker = reverse(name, args=[_PK]), str(_PK)
+    return lambda pk: url.replace(marker, str(pk))
 
 
 def _dates(value: datetime | None) -> tuple[str, str]:
@@ -63,33 +71,30 @@ def _session_row(session: Session, url: str) -> dict[str, Any]:
 
 def session_rows_html(groups: Iterable[tuple[Project, list[Session]]]) -> SafeString:
     """One <tbody> per (project, its sessions): the project's row, then a row per session."""
-    session_url = reverse("inspector:session", args=[_PK])
-    members_url = reverse("review:members", args=[_PK])
-    audit_url = reverse("review:project_audit", args=[_PK])
-    marker = str(_PK)
+    session_url = _url_for("inspector:session")
+    members_url = _url_for("review:members")
+    audit_url = _url_for("review:project_audit")
     prepared = []
     for project, sessions in groups:
-        pk = str(project.pk)
         head = {
             "name": project.name,
             "cwd": project.cwd,
-            "members_url": members_url.replace(marker, pk),
-            "audit_url": audit_url.replace(marker, pk),
+            "members_url": members_url(project.pk),
+            "audit_url": audit_url(project.pk),
         }
-        rows = [_session_row(s, session_url.replace(marker, str(s.pk))) for s in sessions]
+        rows = [_session_row(s, session_url(s.pk)) for s in sessions]
         prepared.append((head, rows))
     return render_partial("library/_session_rows.html", {"groups": prepared})
 
 
-def search_hits_html(hits: Sequence[Any]) -> SafeString:
-    """The search page's hits (Entry rows with their session and project, `place` and
-    `snippet_html`), as the Django template wrote them: a page of 100 hits spent most of its
-    rendering in Django's `{% url %}`, `truncatechars` and `date` per hit."""
-    session_url = reverse("inspector:session", args=[_PK])
-    marker = str(_PK)
+def search_hits_html(hits: Sequence[Entry]) -> SafeString:
+    """The search page's hits (`search_entries`' rows: with their session and project, and
+    what the search found to mark), as the Django template wrote them: a page of 100 hits spent
+    most of its rendering in Django's `{% url %}`, `truncatechars` and `date` per hit."""
+    session_url = _url_for("inspector:session")
     prepared = []
     for hit in hits:
-        url = session_url.replace(marker, str(hit.session_id))
+        url = session_url(hit.session_id)
         prepared.append(
             {
                 "entry_id": hit.entry_id,
@@ -100,7 +105,7 @@ def search_hits_html(hits: Sequence[Any]) -> SafeString:
                 "project": hit.session.project.name,
                 # `|date` writes nothing for a missing date.
                 "when": _dates(hit.timestamp)[1] if hit.timestamp else "",
-                "snippet_html": hit.snippet_html,
+                "snippet_html": snippet_html(hit),
             }
         )
     return render_partial("library/_search_hits.html", {"hits": prepared})

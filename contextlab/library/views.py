@@ -22,7 +22,6 @@ from contextlab.library.forms import SORTS, LibraryFilterForm
 from contextlab.library.importer import ImportResult, import_session_file
 from contextlab.library.models import Session
 from contextlab.library.rendering import search_hits_html, session_rows_html
-from contextlab.library.search import snippet_html
 from contextlab.library.selectors import (
     filter_sessions,
     projects_for_user,
@@ -125,8 +124,6 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         if query
         else []
     )
-    for hit in hits:
-        hit.snippet_html = snippet_html(hit)  # type: ignore[attr-defined]  # for the template only
     hits_html = search_hits_html(hits)
     context = {
         "nav": "library",

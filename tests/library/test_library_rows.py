@@ -95,10 +95,9 @@ def test_a_rows_dates_are_written_as_djangos_date_filter_writes_them(settings, v
 
 
 def test_the_search_hits_are_the_hits_the_django_template_wrote(settings):
-    from django.utils.safestring import mark_safe
-
     from contextlab.library.models import Entry, SessionRevision
     from contextlab.library.rendering import search_hits_html
+    from contextlab.library.search import START, STOP, snippet_html
 
     settings.TIME_ZONE = "Europe/Paris"
     project = Project.objects.create(cwd="/work/<odd> & \"quoted\" 'dir'")
@@ -106,32 +105,33 @@ def test_the_search_hits_are_the_hits_the_django_template_wrote(settings):
         project=project, session_id="s-1", name="a <b>bold</b> & 'quoted' " + "long " * 30
     )
     revision = SessionRevision.objects.create(session=session, number=1, blob_path="x")
-    hits = []
-    for n, (entry_id, stamp) in enumerate(
+    for n, (entry_id, role, stamp) in enumerate(
         [
-            ("ab12cd34", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
-            ("odd id/&?#<x>", None),
+            ("ab12cd34", "user", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+            ("odd id/&?#<x>", "toolResult", None),
         ]
     ):
-        entry = Entry.objects.create(
+        Entry.objects.create(
             session=session,
             revision=revision,
             seq=n,
             entry_id=entry_id,
             type="message",
+            role=role,
             timestamp=stamp,
             data={},
         )
-        entry.snippet_html = mark_safe("the <mark>pelican</mark> &amp; co")
-        hits.append(entry)
-    found = {e.pk: e for e in Entry.objects.select_related("session", "session__project")}
+    # As search_entries gives them: with their session and project, and the headline it cut.
+    hits = list(Entry.objects.select_related("session", "session__project").order_by("seq"))
     for hit in hits:
-        found[hit.pk].snippet_html = hit.snippet_html
-    loaded = [found[hit.pk] for hit in hits]
+        hit.headline = f"the {START}pelican{STOP} & <co>"
+        hit.search_query = "pelican"
 
+    after = search_hits_html(hits)
+    for hit in hits:
+        hit.snippet_html = snippet_html(hit)  # what the search view set for the Django loop
     template = (Path(__file__).parent / "search_hits_before.html").read_text()
-    before = engines["django"].from_string(template).render({"hits": loaded})
-    after = search_hits_html(loaded)
+    before = engines["django"].from_string(template).render({"hits": hits})
 
-    assert "odd%20id/%26%3F%23%3Cx%3E" in after and "<mark>pelican</mark>" in after
+    assert "odd%20id/%26%3F%23%3Cx%3E" in after and "<mark>pelican</mark> &amp; &lt;co&gt;" in after
     assert _space(after) == _space(before)
