@@ -237,6 +237,11 @@ def project_choice(cwd: str, user: Any) -> Project | None:
     ):
         return shared
     if Project.objects.filter(cwd=cwd, created_by=user).exists():
+        # Their project may have been made (with their membership, in one transaction) by a
+        # concurrent first push of theirs after `mine` was read: read again before refusing.
+        found = mine.order_by("pk").first()
+        if found is not None:
+            return found
         raise ProjectUnavailable(cwd)
     return None
 

@@ -110,3 +110,29 @@ def test_the_same_new_session_imported_twice_at_once_is_stored_once(monkeypatch,
     session = Session.objects.get()
     assert session.entry_count == 2
     assert session.revisions.count() == 1
+
+
+def test_a_choice_whose_queries_straddle_a_first_push_of_the_same_user_finds_its_project(
+    django_user_model,
+):
+    """The upload check chooses outside the import's locks (a read before the push is taken
+    in): when the user's own project and membership, made together by a concurrent first push,
+    commit between its lookup of their projects and its check for one they made, it reads
+    again rather than refusing the push as "project unavailable" (seen under load: both
+    pushes of one new session answered 500)."""
+    alice = django_user_model.objects.create_user(username="alice", password="x" * 20)
+    cwd = "/home/u/straddled"
+    made: list[Project] = []
+
+    def commit_meanwhile(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if not made and '"created_by_id"' in sql and "LIMIT 1" in sql and "JOIN" not in sql:
+            made.append(Project.objects.create(cwd=cwd, created_by=alice, restricted=True))
+            library_models.ProjectMembership.objects.create(
+                project=made[0], user=alice, role="owner", added_by=alice
+            )
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(commit_meanwhile):
+        chosen = library_models.project_choice(cwd, alice)
+    assert made, "the straddling commit happened before the check for her own project"
+    assert chosen == made[0]
