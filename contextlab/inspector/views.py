@@ -62,6 +62,7 @@ from contextlab.library.selectors import (
     session_problems,
     sessions_for_user,
 )
+from contextlab.pages import kept_page
 from contextlab.pi.held import request_points
 from contextlab.review.selectors import review_panel, session_labels
 from contextlab.review.services import can_manage_members
@@ -254,6 +255,7 @@ def _inspector_context(
 
 @login_required
 @vary_on_headers("HX-Request", "HX-Target")  # one URL, a whole page or one of its parts
+@kept_page("session", unless=lambda request: request.headers.get("HX-Target") == "inspector")
 def session_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
@@ -503,6 +505,7 @@ def _revalidated[R: HttpResponse | StreamingHttpResponse](response: R) -> R:
 
 @login_required
 @condition(**computed.conditional("chart"))
+@kept_page("chart")
 def chart(request: HttpRequest, pk: int) -> HttpResponse:
     """The context growth chart; its figures kept for every web process per (revision,
     inputs), a repeat is a 304."""

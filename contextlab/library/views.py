@@ -33,6 +33,7 @@ from contextlab.library.selectors import (
     unusable_files_for,
 )
 from contextlab.library.uploads import too_large_message
+from contextlab.pages import kept_page
 from contextlab.review.models import SessionLabel
 from contextlab.review.selectors import labels_in_use
 from contextlab.review.services import audit_record, upload_check, upload_record
@@ -51,6 +52,7 @@ LIBRARY_UNUSED = ("header", "source_path", "parent_session")
 
 
 @login_required
+@kept_page("library")
 def index(request: HtmxHttpRequest) -> HttpResponse:
     form = LibraryFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
@@ -92,6 +94,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @login_required
+@kept_page("search")
 def search(request: HtmxHttpRequest) -> HttpResponse:
     """Search every visible session, or one (`session`), or what the model received with one of
     its entries as the leaf (`session` and `context`, an entry id)."""
