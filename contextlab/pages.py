@@ -1,5 +1,5 @@
 """Whole pages kept for every web process until what they show changes: the library, search
-results, a session's tree page and its growth chart.
+results, a session's page (whole, its tree, its turn inspector) and its growth chart.
 
 These pages are read far more often than what they show changes, and each costs tens of
 milliseconds of a web process's CPU (the ORM's queries, the templates): on a server whose cores
@@ -109,16 +109,13 @@ def page_key(request: HttpRequest, kind: str) -> str | None:
     return f"cl:page:v{VERSION}:{kind}:{hashlib.sha1(parts.encode()).hexdigest()}"
 
 
-def kept_page(
-    kind: str, *, unless: Callable[[HttpRequest], bool] | None = None
-) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Keep the pages ``view`` answers (see the module's docstring); ``unless``: the requests
-    it answers otherwise (a part kept by other means)."""
+def kept_page(kind: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Keep the pages ``view`` answers (see the module's docstring)."""
 
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
         def kept_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            key = None if unless is not None and unless(request) else page_key(request, kind)
+            key = page_key(request, kind)
             if key is None:
                 return view(request, *args, **kwargs)
             etag = _etag(request, key)

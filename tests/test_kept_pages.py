@@ -15,7 +15,7 @@ from django.urls import reverse
 from contextlab import pages
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Project, ProjectMembership, Session
-from contextlab.review.models import SessionLabel
+from contextlab.review.models import Comment, SessionLabel
 from tests.inspector.sessions import linear_session_lines, write_session
 
 pytestmark = pytest.mark.django_db
@@ -104,6 +104,17 @@ def test_a_kept_page_is_never_another_users(tmp_path, owner, teammate):
     ProjectMembership.objects.create(project=project, user=teammate, role="member")
     assert theirs.get(url).status_code == 200
     assert "hello there" in theirs.get(library).content.decode()
+
+
+def test_a_kept_turn_inspector_shows_a_new_comment_at_once(tmp_path, owner, teammate):
+    session = _session(tmp_path)
+    browser = _browser(owner)
+    url = reverse("inspector:session", args=[session.pk]) + "?entry=aaaa0002&tab=context"
+    part = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "inspector"}
+    browser.get(url, **part)
+    assert "library_session" not in _tables_read(browser, url, **part)  # kept
+    Comment.objects.create(session=session, entry_id="aaaa0002", author=teammate, body="Why 3?")
+    assert "Why 3?" in browser.get(url, **part).content.decode()
 
 
 def test_a_kept_pages_forms_hold_a_token_of_the_asking_browsers_own_secret(tmp_path, owner):

@@ -255,7 +255,7 @@ def _inspector_context(
 
 @login_required
 @vary_on_headers("HX-Request", "HX-Target")  # one URL, a whole page or one of its parts
-@kept_page("session", unless=lambda request: request.headers.get("HX-Target") == "inspector")
+@kept_page("session")  # each part apart (the htmx headers are in the key)
 def session_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     session = session_for_user_or_404(request.user, pk)
     index = session_index(session)
