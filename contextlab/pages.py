@@ -34,13 +34,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from functools import wraps
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.cache import cache
 from django.core.signals import setting_changed
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
@@ -53,8 +52,6 @@ from contextlab.inspector import computed
 VERSION = 1
 # When the table holds more rows than this, the request that finds them folds them into one.
 FOLD_ROWS = 1000
-# A page larger than this is not kept (a library of thousands of rows costs its rendering).
-MAX_BYTES = computed.MAX_BYTES
 # The htmx request headers that choose what a URL answers (the page or one of its parts).
 HTMX_HEADERS = ("HX-Request", "HX-Target", "HX-History-Restore-Request", "HX-Boosted")
 # Where Django writes a CSRF token in our pages: the form field and the body's hx-headers.
@@ -121,9 +118,9 @@ def kept_page(kind: str) -> Callable[[Callable[..., HttpResponse]], Callable[...
             etag = _etag(request, key)
             if etag in parse_etags(request.headers.get("If-None-Match", "")):
                 return _revalidated(HttpResponseNotModified(), etag)
-            hit = cache.get(key)
-            if isinstance(hit, tuple) and len(hit) == 2:
-                segments, headers = hit
+            hit = computed.found(key)
+            if hit is not None:
+                segments, headers = hit[0]
                 response = HttpResponse(get_token(request).join(segments))
                 for name, value in headers:
                     response[name] = value
@@ -132,7 +129,7 @@ def kept_page(kind: str) -> Callable[[Callable[..., HttpResponse]], Callable[...
             if _keepable(response):
                 html = response.content.decode(response.charset)
                 headers = [(n, v) for n, v in response.items() if n.lower() != "etag"]
-                cache.set(key, (CSRF_TOKEN.split(html), headers), computed.TIMEOUT)
+                computed.keep(key, (CSRF_TOKEN.split(html), headers))  # unless too large
                 return _revalidated(response, etag)
             return response
 
@@ -141,39 +138,30 @@ def kept_page(kind: str) -> Callable[[Callable[..., HttpResponse]], Callable[...
     return decorator
 
 
-_deployment: list[str] = []
-
-
+@cache
 def deployment() -> str:
     """A digest of this code (every template and module under the project, by path, size and
     modification time) and of the settings pages depend on; made once per process (again when
     a test changes a setting)."""
-    if not _deployment:
-        root = Path(__file__).resolve().parent.parent
-        files = [*(root / "templates").rglob("*.html"), *(root / "contextlab").rglob("*.py")]
-        stats = sorted(
-            (str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns) for f in files
-        )
-        shaping = [(k, getattr(settings, k)) for k in dir(settings) if k.startswith("CONTEXTLAB_")]
-        shaping += [("TIME_ZONE", settings.TIME_ZONE), ("USE_TZ", settings.USE_TZ)]
-        _deployment.append(hashlib.sha1(repr((stats, shaping)).encode()).hexdigest())
-    return _deployment[0]
+    root = Path(__file__).resolve().parent.parent
+    files = [*(root / "templates").rglob("*.html"), *(root / "contextlab").rglob("*.py")]
+    stats = sorted(
+        (str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns) for f in files
+    )
+    shaping = [(k, getattr(settings, k)) for k in dir(settings) if k.startswith("CONTEXTLAB_")]
+    shaping += [("TIME_ZONE", settings.TIME_ZONE), ("USE_TZ", settings.USE_TZ)]
+    return hashlib.sha1(repr((stats, shaping)).encode()).hexdigest()
 
 
 def _settings_changed(**kwargs: Any) -> None:
-    _deployment.clear()
+    deployment.cache_clear()
 
 
 setting_changed.connect(_settings_changed)
 
 
 def _keepable(response: HttpResponse) -> bool:
-    return (
-        response.status_code == 200
-        and not response.streaming
-        and not response.cookies
-        and len(response.content) <= MAX_BYTES
-    )
+    return response.status_code == 200 and not response.streaming and not response.cookies
 
 
 def _etag(request: HttpRequest, key: str) -> str:
