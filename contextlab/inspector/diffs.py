@@ -158,12 +158,73 @@ def prompt_changes(before: PiRequest, after: PiRequest) -> dict[str, Any]:
     return out
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are surely written as the same JSON (sorted keys): the same
+    types all the way down, floats by their text (0.0 is not -0.0). False when they differ, or
+    may (a tuple beside a list, a nesting too deep to walk): then compare their ``message_key``.
+
+    Two requests a turn apart share most messages, often as two objects decoded from one entry
+    whose strings are one object: comparing them costs a walk of their containers, not a
+    serialisation of tens of MB."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    try:
+        if kind is dict:
+            return len(a) == len(b) and all(
+                key in b and same_json(value, b[key]) for key, value in a.items()
+            )
+        if kind is list:
+            return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    except RecursionError:
+        return False
+    if kind is float:
+        return a == b and repr(a) == repr(b)
+    return kind in _SCALARS and a == b
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _fingerprint(message: Any) -> tuple[str, ...]:
+    """Equal for two messages with the same JSON (a coarse first test: which messages of one
+    request could be a message of the other)."""
+    if not isinstance(message, dict):
+        return ("",)
+    return (
+        repr(message.get("role")),
+        repr(message.get("timestamp")),
+        repr(message.get("toolCallId")),
+    )
+
+
+def _not_in(
+    ours: list[dict[str, Any]], theirs: list[dict[str, Any]], digest_of: Any
+) -> list[dict[str, Any]]:
+    """The messages of ``ours`` whose ``message_key`` no message of ``theirs`` has, in order.
+
+    A message object in both lists is in both; the others are digested with only those of
+    ``theirs`` that could equal them (the same fingerprint): a deep turn's previous request
+    shares thousands of messages with it, not digested at all."""
+    held = {id(m) for m in theirs}
+    rest = [m for m in ours if id(m) not in held]
+    if not rest:
+        return []
+    wanted = {_fingerprint(m) for m in rest}
+    keys = {digest_of(m) for m in theirs if _fingerprint(m) in wanted}
+    return [m for m in rest if digest_of(m) not in keys]
+
+
 def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
     """Messages added and gone from ``before`` to ``after`` (compared as Pi holds them, before
-    convertToLlm), how many of the sent ones are unchanged from the start, and the prompt."""
-    # Digests, not the keys themselves: a deep turn's messages are tens of MB of JSON, and the
-    # four lists below held that four times at once (a diff of a 500 MB session's deep turn
-    # peaked at 1 GB). A message object met twice (sent as held) is serialised once.
+    convertToLlm, by their JSON text with sorted keys), how many of the sent ones are unchanged
+    from the start, and the prompt."""
+    # Digests, not the keys themselves: a deep turn's messages are tens of MB of JSON, and
+    # holding their keys held that several times at once (a diff of a 500 MB session's deep
+    # turn peaked at 1 GB). A message object met twice (sent as held) is serialised once, and
+    # only messages that could differ are serialised at all (same_json, _not_in).
     digests: dict[int, bytes] = {}
 
     def digest_of(message: dict[str, Any]) -> bytes:
@@ -173,33 +234,22 @@ def request_diff(before: PiRequest, after: PiRequest) -> dict[str, Any]:
             digests[id(message)] = known
         return known
 
-    sent_before = [digest_of(m) for m in before.sent]
-    sent_after = [digest_of(m) for m in after.sent]
+    sent_before, sent_after = before.sent, after.sent
     common = 0
-    while (
-        common < min(len(sent_before), len(sent_after))
-        and sent_before[common] == sent_after[common]
-    ):
+    for old_message, new_message in zip(sent_before, sent_after, strict=False):
+        if not (
+            same_json(old_message, new_message) or digest_of(old_message) == digest_of(new_message)
+        ):
+            break
         common += 1
     old, new = before.agent_messages, after.agent_messages
-    keys_before = [digest_of(m) for m in old]
-    keys_after = [digest_of(m) for m in new]
-    after_set, before_set = set(keys_after), set(keys_before)
     estimate_before = steps_of(before.dialect).estimate_tokens
     estimate_after = steps_of(after.dialect).estimate_tokens
     prompt = prompt_changes(before, after)
     return {
         "common_prefix": common,
-        "added": [
-            summary_line(m, estimate_after)
-            for m, k in zip(new, keys_after, strict=True)
-            if k not in before_set
-        ],
-        "removed": [
-            summary_line(m, estimate_before)
-            for m, k in zip(old, keys_before, strict=True)
-            if k not in after_set
-        ],
+        "added": [summary_line(m, estimate_after) for m in _not_in(new, old, digest_of)],
+        "removed": [summary_line(m, estimate_before) for m in _not_in(old, new, digest_of)],
         "before_count": len(before.sent),
         "after_count": len(after.sent),
         # The messages as Pi holds them (what "added" and "left" count), beside the ones sent
