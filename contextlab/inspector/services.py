@@ -28,7 +28,7 @@ from contextlab import jsonsafe
 from contextlab.budgets import BudgetExceeded, check_deadline
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
-from contextlab.inspector.messages import FULL_TAIL, message_views
+from contextlab.inspector.messages import FULL_TAIL, message_totals, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
 from contextlab.inspector.releases import ReleaseView
 from contextlab.inspector.rendering import tokens_text
@@ -118,6 +118,9 @@ class Inspection:
     dialect: dict[str, Any] = field(default_factory=dict)
     # Pi 1.x: the tool declarations sent, each with its JSON schema and the entry that declared it.
     tools: list[dict[str, Any]] = field(default_factory=list)
+    # The message count, where the views were not built (tabs other than Messages show the
+    # totals only): ``messages`` is then empty.
+    counted: int | None = None
 
     @property
     def images_dropped(self) -> bool:
@@ -141,6 +144,8 @@ class Inspection:
     def message_count(self) -> int:
         """The messages of the context (a message a context edit omitted is not one). Kept: every
         row of the page asks for it (``open_from``), and counting is a walk of every message."""
+        if self.counted is not None:
+            return self.counted
         return sum(1 for view in self.messages if not view.omitted)
 
     @property
@@ -621,7 +626,14 @@ def _inspect_entry(
     projection = _projection(session, index, entry_id, inputs)
     entries, kept_request, info = projection
     check_deadline("Building this request")
-    views, running, head_count, tail_start = _views(index, entry_id, projection, inputs.chosen)
+    counted: int | None = None
+    if tab == "context" or index.memo.get(("views", entry_id, inputs.chosen)) is not None:
+        views, running, head_count, tail_start = _views(index, entry_id, projection, inputs.chosen)
+    else:
+        # The other tabs show the totals only: a deep turn's thousands of views (and the blocks
+        # of its head and tail) are not built for them, unless already kept.
+        views, head_count, tail_start = [], 0, 0
+        running, counted = message_totals(kept_request)
     captured = captured_prompt_for(session, index, entry_id)
     prompted = _with_prompt(inputs, kept_request, captured)
     request = prompted.request
@@ -721,6 +733,7 @@ def _inspect_entry(
         request=request,
         dialect=_dialect_view(request.choice, profile),
         tools=_tool_views(request),
+        counted=counted,
     )
 
 

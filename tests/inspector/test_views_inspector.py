@@ -514,3 +514,35 @@ def test_who_sets_the_resource_profile_is_named_for_open_and_owned_projects(
     )
     page = client.get(url).content.decode()
     assert "is edited by the project's owners" in page
+
+
+def _summary(page: str) -> tuple[str, str, str]:
+    figures = {}
+    for name in ("message-count", "estimate-total", "sent-count"):
+        found = re.search(rf'data-testid="{name}">([^<]*)<', page)
+        assert found, name
+        figures[name] = found.group(1)
+    return figures["message-count"], figures["estimate-total"], figures["sent-count"]
+
+
+@pytest.mark.parametrize("leaf", ["u0000001", "a0000003", "u0000004", "s0000001"])
+def test_every_tab_counts_the_messages_and_tokens_the_messages_tab_counts(owner_client, rich, leaf):
+    messages = _summary(_get(owner_client, rich, leaf, "context", **INSPECTOR))
+    clear_cache()  # the other tabs without the views the Messages tab kept
+    for tab in ("prompt", "diff", "json", "entry"):
+        assert _summary(_get(owner_client, rich, leaf, tab, **INSPECTOR)) == messages, tab
+
+
+def test_tabs_other_than_messages_do_not_build_a_view_of_every_message(
+    owner_client, rich, monkeypatch
+):
+    from contextlab.inspector import services
+
+    def refused(*args, **kwargs):
+        raise AssertionError("message views built for a tab that does not show them")
+
+    monkeypatch.setattr(services, "message_views", refused)
+    for tab in ("prompt", "diff", "json", "entry"):
+        assert "estimate-total" in _get(owner_client, rich, "u0000004", tab, **INSPECTOR)
+    with pytest.raises(AssertionError, match="message views built"):
+        _get(owner_client, rich, "u0000004", "context", **INSPECTOR)
