@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from contextlab.budgets import check_deadline
 from contextlab.inspector.blocks import MessageView, sent_blocks
 from contextlab.pi import context as pi_context
 from contextlab.pi import tokens as pi_tokens
@@ -65,6 +66,11 @@ def context_rows(request: PiRequest) -> Iterator[Row]:
     yield from rows
 
 
+# A deep turn's views check the request's deadline (and whether its client is still there) every
+# this many messages.
+CHECK_EVERY = 1024
+
+
 def message_views(request: PiRequest, leaf_id: str) -> tuple[list[MessageView], int, int, int]:
     """Per-message views with running totals and reported usage, the total, and where the
     messages shown in full start and end (head, tail)."""
@@ -72,7 +78,9 @@ def message_views(request: PiRequest, leaf_id: str) -> tuple[list[MessageView], 
     views: list[MessageView] = []
     running: int | float = 0
     position = 0
-    for message, owner, edit, original in context_rows(request):
+    for row, (message, owner, edit, original) in enumerate(context_rows(request), 1):
+        if row % CHECK_EVERY == 0:
+            check_deadline("Building this request")  # and stop if its client left
         if message is None:
             assert original is not None and edit is not None
             views.append(_omitted(original, owner, edit, estimate(original), running))

@@ -485,6 +485,7 @@ def _projection(
     if cached is not None:
         return cached
     entries = path if path is not None else path_entries(session, index, entry_id)
+    check_deadline("Building this request")
     # Keyed by id (a condensed path's stand-ins may have none: the key None).
     by_id: dict[Any, dict[str, Any]] = {e.get("id"): e for e in entries}
     request = build_turn(

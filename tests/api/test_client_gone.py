@@ -150,3 +150,41 @@ def test_requests_abandoned_in_the_listen_queue_cost_the_worker_nothing(
             assert '" 499 ' in line, line
     finally:
         server.stop()
+
+
+@pytest.mark.django_db
+def test_a_turn_whose_client_left_stops_reading_its_entries_at_the_next_part(
+    pair, monkeypatch, team_session
+):
+    """A deep turn's path is read part by part (tens of MB on a large session): once its client
+    has left (a held key's row passed by), the next part is not read."""
+    from contextlab.inspector import selectors, services
+
+    ours, theirs = pair
+    monkeypatch.setattr(selectors, "FETCH_PART", 2)
+    monkeypatch.setattr(budgets, "CLIENT_CHECK_SECONDS", 0)
+    selectors.clear_cache()
+    index = selectors.session_index(team_session)
+    leaf = team_session.leaf_entry_id
+    assert len(index.path(leaf)) > 6
+    reads = []
+    real = selectors.json_texts
+
+    def reading(*args, **kwargs):
+        reads.append(args)
+        theirs.close()  # the browser moved on while the first part was being read
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(selectors, "json_texts", reading)
+    request = RequestFactory().get("/sessions/1/", **{"gunicorn.socket": ours})
+
+    def view(request: HttpRequest) -> HttpResponse:
+        services.inspect_entry(team_session, index, leaf)
+        return HttpResponse("the whole turn")
+
+    middleware = _middleware(view)
+    with pytest.raises(budgets.ClientGone) as gone:
+        middleware(request)
+    response = middleware.process_exception(request, gone.value)
+    assert response is not None and response.status_code == 499
+    assert len(reads) == 1
