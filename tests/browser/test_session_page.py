@@ -642,3 +642,74 @@ def test_the_job_card_after_compact_is_not_hidden_under_the_sticky_tabs(
     # The card's top is in view: below the tab bar (sticky at the pane's top) and on screen.
     assert box["card"] >= max(box["tabs"], box["pane"], 0) - 1, box
     assert box["card"] < box["height"] - 40, box
+
+
+DEEP_ID = "0193a1b2-0000-7000-8000-0000000020ff"
+DEEP_LEVELS = 40
+
+
+def deep_session_lines() -> list[dict]:
+    """A branch at every turn: each question has a side answer and the answer the line goes on
+    from, so that every turn is one level deeper in the tree (DEEP_LEVELS levels, 120 characters
+    of gutters at the deepest as Pi draws them); the deepest answer is the leaf."""
+    lines: list[dict] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": DEEP_ID,
+            "timestamp": "2025-11-20T11:00:00.000Z",
+            "cwd": "/home/ann/work",
+        }
+    ]
+    parent = None
+    for level in range(DEEP_LEVELS):
+        question = f"q{level:07d}"
+        lines.append(_message(question, parent, _user(f"question at level {level}", 3 * level), 0))
+        side = [{"type": "text", "text": f"a side answer at level {level}"}]
+        lines.append(_message(f"s{level:07d}", question, _assistant(side, 3 * level + 1), 1))
+        main = [{"type": "text", "text": f"the answer at level {level}"}]
+        lines.append(_message(f"m{level:07d}", question, _assistant(main, 3 * level + 2), 2))
+        parent = f"m{level:07d}"
+    return lines
+
+
+VISIBLE_ROW = """() => {
+  const row = document.querySelector('#tree [aria-selected="true"] a.trow');
+  const text = row.querySelector('.text');
+  const box = document.querySelector('#tree ol.tree').getBoundingClientRect();
+  const tools = document.querySelector('#tree .tree-tools').getBoundingClientRect();
+  const r = row.getBoundingClientRect();
+  const prefix = row.closest('li').querySelector('.prefix');
+  return {
+    visible: Math.min(r.right, box.right) - Math.max(r.left, box.left),
+    ch: parseFloat(getComputedStyle(text).fontSize) * 0.6,  // a monospace character's width
+    prefix: prefix ? prefix.textContent.length : 0,
+    toolsShown: tools.height > 0 && tools.left >= box.left - 1 && tools.right <= box.right + 1,
+  };
+}"""
+
+
+def test_a_row_deep_in_the_tree_shows_its_text_not_only_its_gutters(
+    wpage, live_server, tmp_path, blob_dir, owner
+):
+    clear_cache()
+    path = tmp_path / f"2025-11-20T11-00-00-000Z_{DEEP_ID}.jsonl"
+    write_lines(path, deep_session_lines())
+    session = import_session_file(path=path).session
+    login(wpage, live_server.url, owner.username)
+    open_session(wpage, live_server, session)
+    settled(wpage, f"m{DEEP_LEVELS - 1:07d}")
+    shown = wpage.evaluate(VISIBLE_ROW)
+    assert shown["prefix"] >= 3 * (DEEP_LEVELS - 2), shown  # wider than the pane, as Pi draws it
+    # The selected row's own text is in view (scrolled sideways under the search bar, which
+    # stays where it is), at least 20 characters of it, on a phone too.
+    assert shown["visible"] >= 20 * shown["ch"], shown
+    assert shown["toolsShown"], shown
+    no_wider_than_viewport(wpage)
+    # Walking up with the keyboard to a shallow row brings its text back into view as well.
+    wpage.locator("body").focus()
+    for _ in range(3 * DEEP_LEVELS):
+        wpage.keyboard.press("k")
+    settled(wpage)
+    back = wpage.evaluate(VISIBLE_ROW)
+    assert back["prefix"] < 10 and back["visible"] >= 20 * back["ch"], back
