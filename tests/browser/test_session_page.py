@@ -38,19 +38,21 @@ def _message(entry_id: str, parent: str | None, message: dict, n: int) -> dict:
     }
 
 
+def session_header(session_id: str) -> dict:
+    return {
+        "type": "session",
+        "version": 3,
+        "id": session_id,
+        "timestamp": "2025-11-20T11:00:00.000Z",
+        "cwd": "/home/ann/work",
+    }
+
+
 def long_session_lines(pairs: int = 80) -> list[dict]:
     """`pairs` user/assistant turns on one line (u0000000, a0000000, u0000001, ...), with a side
     branch (b0000001, b0000002) under a0000010 written before the rest, so the leaf stays at the
     end of the main line."""
-    lines: list[dict] = [
-        {
-            "type": "session",
-            "version": 3,
-            "id": LONG_ID,
-            "timestamp": "2025-11-20T11:00:00.000Z",
-            "cwd": "/home/ann/work",
-        }
-    ]
+    lines = [session_header(LONG_ID)]
     parent = None
     for i in range(pairs):
         user, reply = f"u{i:07d}", f"a{i:07d}"
@@ -652,15 +654,7 @@ def deep_session_lines() -> list[dict]:
     """A branch at every turn: each question has a side answer and the answer the line goes on
     from, so that every turn is one level deeper in the tree (DEEP_LEVELS levels, 120 characters
     of gutters at the deepest as Pi draws them); the deepest answer is the leaf."""
-    lines: list[dict] = [
-        {
-            "type": "session",
-            "version": 3,
-            "id": DEEP_ID,
-            "timestamp": "2025-11-20T11:00:00.000Z",
-            "cwd": "/home/ann/work",
-        }
-    ]
+    lines = [session_header(DEEP_ID)]
     parent = None
     for level in range(DEEP_LEVELS):
         question = f"q{level:07d}"
