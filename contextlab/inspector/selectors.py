@@ -215,7 +215,7 @@ class SessionIndex:
         for part in _fetch_parts(sorted(missing)):
             # A deep path is tens of MB read part by part: a request whose client left (a held
             # key's row passed by) stops here rather than after reading and decoding all of it.
-            check_deadline(READING)
+            check_deadline(BUILDING)
             if fetched_bytes > budget:
                 # A deep path: what it has fetched so far counts against the cache's budget.
                 _make_room(self, fetched_bytes)
@@ -582,7 +582,7 @@ def gc_paused() -> Iterator[None]:
 # past it the request answers a plain 503 instead of running on (outside a request: no limit).
 DEADLINE_EVERY = 1024
 OPENING = "Opening this session"
-READING = "Building this request"  # the message a page past its budget shows
+BUILDING = "Building this request"  # what a turn past its budget was doing
 
 
 def build_index(session: Session, key: tuple[Any, ...] | None = None) -> SessionIndex:
