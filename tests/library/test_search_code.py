@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 from django.urls import reverse
 
 from contextlab.library.importer import import_session_file
 from contextlab.library.models import Entry, SearchWord, Session
 from contextlab.library.search import (
+    _counted_from_the_index,
     identifier_parts,
     index_revision,
     split_query,
@@ -100,6 +102,30 @@ def test_substring_search_uses_the_trigram_index(session) -> None:
     # The library's words under the trigram index, then the entries under the vectors' index.
     assert "Bitmap Index Scan on library_searchword_trgm" in plan, plan
     assert "Bitmap Index Scan on library_entry_search_vector" in plan
+
+
+def _seqscan() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_seqscan')")
+        return cursor.fetchone()[0]
+
+
+def test_the_hits_of_words_are_counted_from_the_index_not_by_reading_vectors(session) -> None:
+    words = SearchQuery("pelicans", config="english", search_type="websearch")
+    with _counted_from_the_index("pelicans", None):
+        assert _seqscan() == "off"
+        plan = Entry.objects.filter(search_vector=words).values("id")[:1001].explain()
+    assert "Seq Scan on library_entry" not in plan, plan
+    assert "library_entry_search_vector" in plan, plan
+    # Put back for the rest of the transaction (here the test's own).
+    assert _seqscan() == "on"
+
+
+@pytest.mark.parametrize("query", ['"context window"', "retry_timeout", "-pelicans foo-bar"])
+def test_a_phrase_is_counted_as_the_planner_chooses(session, query) -> None:
+    # Each hit of a phrase is read for its positions either way; a scan stops at 1,001.
+    with _counted_from_the_index(query, split_query(query)):
+        assert _seqscan() == "on"
 
 
 def test_the_words_of_indexed_entries_are_stored_once_for_substring_search(session) -> None:
