@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import (
     SearchHeadline,
     SearchQuery,
@@ -25,8 +26,8 @@ from django.contrib.postgres.search import (
     SearchVectorField,
 )
 from django.db import connection, transaction
-from django.db.models import Case, F, Lookup, Q, QuerySet, Value, When
-from django.db.models.functions import Coalesce, Greatest, Left, NullIf, StrIndex, Substr
+from django.db.models import Case, F, Func, Lookup, Q, QuerySet, TextField, Value, When
+from django.db.models.expressions import RawSQL
 from django.utils.safestring import SafeString, mark_safe
 
 if TYPE_CHECKING:
@@ -502,45 +503,21 @@ def apply_search(
     if ranked:
         hits = hits.annotate(rank=SearchRank(F("search_vector"), tsquery), whole=whole)
     first = (query_terms(query) or [""])[0].strip('"')
+    headline = SearchHeadline(
+        RawSQL("cut", ()),
+        tsquery,
+        config=CONFIG,
+        start_sel=START,
+        stop_sel=STOP,
+        max_fragments=2,
+        max_words=24,
+        min_words=8,
+        fragment_delimiter=" … ",
+    )
     # Without the word as typed, the snippet is cut where its first part stands.
     part = (compound_parts(query) or [""])[0].lower()
-    # Where the first word of the query stands literally (0: nowhere, e.g. a stemmed match).
-    # As typed, then in lower case: lower() of a 100 KB text (~8 ms) would cost more than the
-    # search; a hit found otherwise shows its first lines.
-    position = (
-        Coalesce(
-            NullIf(StrIndex("search_text", Value(first)), Value(0)),
-            NullIf(StrIndex("search_text", Value(first.lower())), Value(0)),
-            StrIndex("search_text", Value(part or first.lower())),
-        )
-        if first
-        else Value(0)
-    )
-    hits = hits.alias(_position=position).annotate(
-        snippet_window=Case(
-            When(
-                _position__gt=0,
-                then=Substr(
-                    "search_text",
-                    Greatest(F("_position") - SNIPPET_WINDOW // 3, Value(1)),
-                    Value(SNIPPET_WINDOW),
-                ),
-            ),
-            default=Left("search_text", SNIPPET_WINDOW * 2),
-        )
-    )
     hits = hits.annotate(
-        headline=SearchHeadline(
-            "snippet_window",
-            tsquery,
-            config=CONFIG,
-            start_sel=START,
-            stop_sel=STOP,
-            max_fragments=2,
-            max_words=24,
-            min_words=8,
-            fragment_delimiter=" … ",
-        ),
+        snippet=Snippet(headline, first=first, part=part),
         search_query=Value(query),
         search_mode=Value("words" if found else "substring"),
     )
@@ -583,15 +560,64 @@ def query_terms(query: str) -> list[str]:
     return [w for w in words if w.lower() not in {"or", "and"} and not w.startswith("-")]
 
 
+class Snippet(Func):
+    """[the window of the entry's text around the first word of the query, ts_headline of it].
+
+    Each use of a column of up to 100 KB reads it from TOAST again (PostgreSQL keeps no read
+    value between the functions of an expression): where the word stands, as typed or in lower
+    case, then the window, then the headline of the window took up to ten reads of every hit's
+    text. Here it is read once, into the subquery's `t`, and the headline is made of `cut`.
+    A hit whose text holds the word nowhere (a stemmed match) shows its first lines.
+    """
+
+    output_field = ArrayField(TextField())
+
+    def __init__(self, headline: SearchHeadline, *, first: str, part: str) -> None:
+        super().__init__(F("search_text"), headline)
+        self.first, self.part = first, part
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra: Any
+    ) -> tuple[str, tuple[Any, ...]]:
+        text, headline = self.get_source_expressions()
+        text_sql, text_params = compiler.compile(text)
+        headline_sql, headline_params = compiler.compile(headline)
+        if self.first:
+            # As typed, then in lower case: lower() of a 100 KB text (~8 ms) would cost more
+            # than the search.
+            where = "coalesce(nullif(strpos(t, %s), 0), nullif(strpos(t, %s), 0), strpos(t, %s))"
+            where_params: tuple[Any, ...] = (
+                self.first,
+                self.first.lower(),
+                self.part or self.first.lower(),
+            )
+        else:
+            where, where_params = "0", ()
+        # OFFSET 0 keeps each level a subquery of its own (PostgreSQL would otherwise fold the
+        # levels into one expression, and read the column once per use again); `|| ''` makes
+        # `t` a value in memory rather than a pointer into TOAST.
+        sql = (
+            f"(SELECT ARRAY[cut, {headline_sql}] FROM ("
+            f"SELECT CASE WHEN p > 0 THEN substr(t, greatest(p - {SNIPPET_WINDOW // 3}, 1),"
+            f" {SNIPPET_WINDOW}) ELSE left(t, {SNIPPET_WINDOW * 2}) END AS cut FROM ("
+            f"SELECT t, {where} AS p FROM (SELECT {text_sql} || '' AS t OFFSET 0) AS x OFFSET 0"
+            ") AS y OFFSET 0) AS z)"
+        )
+        return sql, (*headline_params, *where_params, *text_params)
+
+
 def snippet_html(entry: Entry) -> SafeString:
-    headline = getattr(entry, "headline", None)
+    # From the query (Snippet), or set apart as `snippet_window` and `headline`.
+    window, headline = getattr(entry, "snippet", None) or (
+        getattr(entry, "snippet_window", None),
+        getattr(entry, "headline", None),
+    )
     query = getattr(entry, "search_query", "")
     # The parts of a compound word too: a hit on `read … utf8` shows them marked.
     terms = query_terms(query) + compound_parts(query)
     if headline is None or START not in headline:
         # SQLite, or a hit on identifier parts or a substring that ts_headline cannot mark.
-        text = getattr(entry, "snippet_window", None)
-        headline = _python_headline(entry.search_text if text is None else text, terms)
+        headline = _python_headline(entry.search_text if window is None else window, terms)
     else:
         # ts_headline marks whole tokens of its parser: `readFileUtf8` inside
         # `binding.readFileUtf8(` is none. The query's words are marked where they stand too.

@@ -13,6 +13,7 @@ from contextlab.library.search import (
     _counted_from_the_index,
     identifier_parts,
     index_revision,
+    snippet_html,
     split_query,
     substring_match,
 )
@@ -244,3 +245,31 @@ def test_the_whole_identifier_ranks_first_and_a_hit_on_its_parts_shows_them_mark
         "<mark>Read</mark>", "<mark>read</mark>"
     )
     assert "<mark>utf8</mark>" in snippets["t0000002"].lower()
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        # As typed, far into a long text: the words around it, marked.
+        ("Zanzibar", "the <mark>Zanzibar</mark> quay"),
+        # In lower case only.
+        ("ZANZIBAR", "<mark>zanzibar</mark> harbour"),
+        # A part of a compound word, where the whole is nowhere.
+        ("loadZanzibarCargo", "<mark>load</mark><mark>Cargo</mark>For<mark>Zanzibar</mark>"),
+        # Found by its stem alone: the text's first lines.
+        ("moorings", "filler words open the file"),
+    ],
+)
+def test_a_snippet_is_cut_where_the_word_stands_in_a_long_text(write_session, query, shown) -> None:
+    filler = " ".join(f"w{n}" for n in range(12_000))  # ~80 KB before and after
+    text = (
+        f"filler words open the file {filler} the Zanzibar quay zanzibar harbour"
+        f" loadCargoForZanzibar(x) moored {filler}"
+    )
+    import_session_file(
+        path=write_session(header(), *chain(1), tool_result("t1", "e0000000", text))
+    )
+    hits = [h for h in search_entries(query) if h.entry_id == "t1"]
+    html = str(snippet_html(hits[0]))
+    assert shown in html, html
+    assert len(html) < 1000
