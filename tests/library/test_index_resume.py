@@ -14,7 +14,7 @@ from contextlab.library.importer import Status, import_session_file
 from contextlab.library.models import Entry
 from contextlab.library.search import _indexing_lock, index_revision
 from tests.environment import unavailable
-from tests.library.conftest import chain, header
+from tests.library.conftest import chain, header, message
 
 pytestmark = pytest.mark.django_db
 
@@ -86,3 +86,13 @@ def test_a_large_indexing_leaves_statistics_on_every_table_a_search_joins(
         "library_session": 1,
         "library_project": 1,
     }
+
+
+def test_an_entry_orjson_refuses_is_indexed_all_the_same(write_session):
+    # An integer past 64 bits (JSON.parse reads it as a float; orjson gives up on it).
+    odd = message("e0000009", "e0000004", "user", "the zebracorn count", count=10**30)
+    import_session_file(path=write_session(header(), *chain(5), odd), index_search=False)
+    _leave_unindexed()
+    index_revision(Entry.objects.first().revision_id)
+    assert not Entry.objects.filter(search_indexed=False).exists()
+    assert "zebracorn" in Entry.objects.get(entry_id="e0000009").search_text
