@@ -563,11 +563,10 @@ def _counted_from_the_index(query: str, split: str | None) -> Iterator[None]:
             " || websearch_to_tsquery(%s::regconfig, %s) AS q) AS x",
             [CONFIG, query, CONFIG, split or query],
         )
-        try:
-            yield
-        finally:
-            if inside:
-                cursor.execute("SET LOCAL enable_seqscan TO DEFAULT")
+        yield
+        # (After an error the caller's transaction is rolled back, and the setting with it.)
+        if inside:
+            cursor.execute("SET LOCAL enable_seqscan TO DEFAULT")
 
 
 def query_terms(query: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection
+from django.db import DataError, connection
 from django.urls import reverse
 
 from contextlab.library.importer import import_session_file
@@ -273,3 +273,15 @@ def test_a_snippet_is_cut_where_the_word_stands_in_a_long_text(write_session, qu
     html = str(snippet_html(hits[0]))
     assert shown in html, html
     assert len(html) < 1000
+
+
+def test_a_count_cut_short_inside_a_transaction_raises_its_own_error(session) -> None:
+    # (A cancelled statement, say.) The caller's transaction is rolled back with the setting:
+    # nothing more is asked of the aborted transaction, which would answer with an error of its
+    # own instead of this one.
+    with (
+        pytest.raises(DataError),
+        _counted_from_the_index("pelicans", None),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("SELECT 1 / 0")
