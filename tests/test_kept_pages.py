@@ -11,6 +11,9 @@ from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from contextlab import pages
 from contextlab.library.importer import import_session_file
@@ -222,6 +225,27 @@ def test_a_truncate_never_brings_back_an_earlier_mark(tmp_path):
     total = int(pages.changes_mark().split(".")[0])
     assert total > 1  # a random weight, not a count that earlier marks had
     assert pages.changes_mark() != before
+
+
+# What cut the tokens out before (a look-behind tried at every character of the page).
+_LOOK_BEHIND = re.compile(
+    r'(?<=name="csrfmiddlewaretoken" value=")[A-Za-z0-9]{64}(?=")'
+    r'|(?<="X-CSRFToken": ")[A-Za-z0-9]{64}(?=")'
+)
+
+
+@hypothesis_settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(
+        st.sampled_from(
+            [*pages.TOKEN_AFTER, "a" * 64, "Z9" * 32, "b" * 63, '"', "'", "x", "<p>", " "]
+        ),
+        max_size=12,
+    )
+)
+def test_the_tokens_are_cut_as_the_look_behind_cut_them(pieces) -> None:
+    html = "".join(pieces)
+    assert pages.CSRF_TOKEN.split(html) == _LOOK_BEHIND.split(html)
 
 
 def test_the_tokens_are_cut_out_where_django_writes_them_and_nowhere_else():
