@@ -29,12 +29,12 @@ from django.db import connection, transaction
 from django.db.models import Case, F, Func, Lookup, Q, QuerySet, TextField, Value, When
 from django.db.models.expressions import RawSQL
 from django.utils.safestring import SafeString, mark_safe
-from psycopg.types.json import set_json_loads
 
 if TYPE_CHECKING:
     from django.db.backends.base.base import BaseDatabaseWrapper
     from django.db.models.sql.compiler import SQLCompiler
 
+from contextlab.db import json_texts
 from contextlab.library.models import Entry, Project, ProjectMembership, Session, SessionRevision
 from contextlab.library.storage.values import loads_entry
 
@@ -141,7 +141,7 @@ def _index_rows(postgres: bool, revision_id: int, batch: int) -> int:
     try:
         while True:
             # Keyset order: batches in flight on other connections are not seen again.
-            rows = _unindexed(postgres, revision_id, last_seq, batch)
+            rows = _unindexed(revision_id, last_seq, batch)
             if not rows:
                 break
             last_seq = rows[-1][1]
@@ -179,24 +179,14 @@ def _index_rows(postgres: bool, revision_id: int, batch: int) -> int:
 ANALYZE_AFTER = 5000
 
 
-def _unindexed(
-    postgres: bool, revision_id: int, after_seq: int, batch: int
-) -> list[tuple[int, int, Any]]:
-    """(id, seq, data) of the next `batch` entries of the revision without search text."""
+def _unindexed(revision_id: int, after_seq: int, batch: int) -> list[tuple[int, int, Any]]:
+    """(id, seq, data) of the next `batch` entries of the revision without search text: the
+    stored JSON decoded by orjson (three times json's speed; the entries' JSON is most of what
+    the indexing process itself spends), by json or the engine's parse where orjson refuses a
+    value (an integer past 64 bits, 1,024 levels of nesting)."""
     entries = Entry.objects.filter(revision_id=revision_id, search_indexed=False, seq__gt=after_seq)
-    if not postgres:
-        return list(entries.order_by("seq").values_list("id", "seq", "data")[:batch])
-    sql, params = (
-        entries.order_by("seq").values_list("id", "seq", "data")[:batch].query.sql_with_params()
-    )
-    connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as raw:
-        # The `data` column decoded by orjson (three times json's speed: the entries' JSON is
-        # most of what the indexing process itself spends), json's or the engine's parse where
-        # orjson refuses a value (an integer past 64 bits, 1,024 levels of nesting).
-        set_json_loads(loads_entry, raw)
-        raw.execute(sql, params)
-        return raw.fetchall()
+    rows = json_texts(entries.order_by("seq")[:batch], ("id", "seq"), "data")
+    return [(pk, seq, loads_entry(raw)) for pk, seq, raw in rows]
 
 
 # What every search reads besides the entries: a library's handful of revisions, sessions,
