@@ -15,9 +15,10 @@ f-strings wrote (tests/inspector/test_rendering_golden.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from contextlab.partials import render_partial
@@ -70,3 +71,34 @@ def middle_messages_html(context: dict[str, Any]) -> SafeString:
     """A page of the collapsed middle of a long projection (`views._middle_html` names the
     context: rows, the URLs, the leaf, what is left)."""
     return render_partial("inspector/_middle_messages.html", context)
+
+
+def _block_links(context: Mapping[str, Any]) -> dict[str, Any]:
+    """What the message partials take from the page around them: the session's inspector and
+    message-body URLs, the share link's "Show all" prefix, the note on images the model does not
+    take (the tool-result variant named where the page holds a projection)."""
+    session = context["session"]
+    inspection = context.get("inspection")
+    return {
+        "page_url": reverse("inspector:session", args=[session.pk]),
+        "message_url": reverse("inspector:message", args=[session.pk]),
+        "share_message_prefix": context.get("share_message_prefix") or "",
+        "images_dropped": bool(inspection is not None and inspection.images_dropped),
+        "images_note_variant": bool(inspection is not None and inspection.messages),
+    }
+
+
+def message_list_html(messages: Iterable[Any], context: Mapping[str, Any]) -> SafeString:
+    """Messages shown in full, one <li> each (the Messages tab's head and tail); `context` is
+    the page's (its session and inspection)."""
+    inspection = context["inspection"]
+    partial = _block_links(context) | {"messages": messages, "open_from": inspection.open_from}
+    return render_partial("inspector/_messages.html", partial)
+
+
+def message_blocks_html(
+    blocks: Iterable[Any], entry_id: str | None, context: Mapping[str, Any]
+) -> SafeString:
+    """The content blocks of one message (`context`: the page's, with its session)."""
+    partial = _block_links(context) | {"blocks": blocks, "entry_id": entry_id}
+    return render_partial("inspector/_blocks.html", partial)

@@ -49,7 +49,11 @@ from contextlab.inspector.blocks import MessageView
 from contextlab.inspector.chart import context_growth
 from contextlab.inspector.forms import ResourceProfileForm
 from contextlab.inspector.models import ResourceProfile
-from contextlab.inspector.rendering import chart_rows_html, middle_messages_html
+from contextlab.inspector.rendering import (
+    chart_rows_html,
+    message_blocks_html,
+    middle_messages_html,
+)
 from contextlab.inspector.requests import Abandoned, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
@@ -489,8 +493,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
         blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
-        context = {"blocks": blocks, "session": session, "entry_id": entry_id}
-        return render_to_string("inspector/_blocks.html", context)
+        return str(message_blocks_html(blocks, entry_id, {"session": session}))
 
     key = computed.computed_key("message", session, entry_id, leaf, full)
     html, _ = computed.kept(key, build)
