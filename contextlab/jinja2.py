@@ -1,5 +1,6 @@
 """The Jinja2 environment of the partials under templates/jinja2/ (settings.TEMPLATES' second
-engine): the session tree's rows and the growth chart's table rows, a thousand lines at a time
+engine): the session tree's rows, the growth chart's table rows, the library's rows and search
+hits, the Messages tab's messages and their blocks: the long repeated parts of pages
 (`contextlab.inspector.rendering` renders them, and says why Jinja2).
 
 Autoescape is on (the backend's default, and settings say so): every value a partial writes is

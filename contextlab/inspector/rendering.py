@@ -1,4 +1,5 @@
-"""The session tree's rows and the growth chart's table rows, rendered by Jinja2 partials
+"""The session tree's rows, the growth chart's table rows and the messages shown in full (with
+their content blocks), rendered by Jinja2 partials
 (templates/jinja2/inspector/; their environment: contextlab/jinja2.py) and included by the
 Django-template pages as they are. A large session sends over a thousand rows at once, where
 Django's template engine is slow; Jinja2 is a few times faster than it, and a few times slower

@@ -537,8 +537,10 @@ def build_request(
     now_ms: Any = _LAST,
     prompt: PromptSource | None = None,
     limits: LimitOverrides | None = None,
+    path: list[Json] | None = None,
 ) -> PiRequest:
-    """The request Pi sent (or would send) with ``leaf_id`` as leaf.
+    """The request Pi sent (or would send) with ``leaf_id`` as leaf (``path``: its path, when
+    the caller walked it already: ``session_path(entries, leaf_id, by_id)``, not changed here).
 
     1. The path root -> leaf, as ``buildSessionContext`` walks it (``leaf_id=None``: empty; an
        omitted or unknown leaf: the last entry).
@@ -553,7 +555,8 @@ def build_request(
     6. The model's limits (``limits`` override them) and the output cap the dialect sends.
     """
     steps = steps_of(dialect)
-    path = session_path(entries, leaf_id, by_id)
+    if path is None:
+        path = session_path(entries, leaf_id, by_id)
     context = steps.session_context(path, dialect)
     messages = steps.llm_messages(context.messages, dialect)
     model = model_for_transform(

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextlab.pi.captured import CapturedPrompt
+from contextlab.pi.context import session_path
 from contextlab.pi.dialects import DEFAULT_DIALECT, Dialect
 from contextlab.pi.dialects.detect import (
     DialectChoice,
@@ -65,8 +66,11 @@ def turn_dialect(
     *,
     chosen: str | None = None,
     chosen_by: str = "--pi-version",
+    leaf_path: list[Json] | None = None,
 ) -> tuple[DialectChoice, Dialect]:
-    choice = detect_turn_dialect(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
+    choice = detect_turn_dialect(
+        entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by, leaf_path=leaf_path
+    )
     return choice, dialect_for(choice)
 
 
@@ -100,7 +104,12 @@ def build_turn(
     """
     if leaf_id is _LAST:
         leaf_id = entries[-1].get("id") if entries else None
-    choice, dialect = turn_dialect(entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by)
+    # The leaf's path, walked once for the dialect and the request (a deep turn's is thousands
+    # of entries); neither changes it.
+    path = session_path(entries, leaf_id, by_id)
+    choice, dialect = turn_dialect(
+        entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by, leaf_path=path
+    )
     extra: dict[str, Any] = {} if now_ms is _LAST else {"now_ms": now_ms}
 
     def build(dialect: Dialect, source: PromptSource | None) -> PiRequest:
@@ -113,6 +122,7 @@ def build_turn(
             model_lookup=model_lookup,
             prompt=source,
             limits=limits,
+            path=path,
             **extra,
         )
 

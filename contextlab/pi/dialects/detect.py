@@ -149,8 +149,10 @@ def detect_turn_dialect(
     *,
     chosen: str | None = None,
     chosen_by: str = "--pi-version",
+    leaf_path: list[Json] | None = None,
 ) -> DialectChoice:
-    """The dialect of the request sent with the context at ``leaf_id``.
+    """The dialect of the request sent with the context at ``leaf_id`` (``leaf_path``: its path,
+    when the caller walked it already).
 
     ``chosen`` (a value of ``CHOICES``, or a release X.Y.Z) overrides detection (``chosen_by``
     says who chose it: the release's ``why`` names it); otherwise a path with a system
@@ -159,7 +161,8 @@ def detect_turn_dialect(
     """
     parse_choice(chosen)
     # The leaf's path, walked once for both questions (a deep turn's is thousands of entries).
-    leaf_path = session_path(entries, leaf_id, by_id)
+    if leaf_path is None:
+        leaf_path = session_path(entries, leaf_id, by_id)
     choice = choice_for(first_system_message_id(entries, leaf_id, by_id, leaf_path), chosen)
     found = detect_release(
         entries, leaf_id, by_id, chosen=chosen, chosen_by=chosen_by, leaf_path=leaf_path
