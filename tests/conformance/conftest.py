@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -102,18 +103,21 @@ def run_oracle(
     script_path = oracle_dir / script
     if not script_path.exists():
         raise FileNotFoundError(script_path)
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(
-        [node, str(script_path)],
-        # \u escapes carry every Python str, lone surrogates included, and JSON.parse reads them
-        # back to the same UTF-16 string (UTF-8 cannot encode a lone surrogate).
-        input=json.dumps(payload, ensure_ascii=True).encode("ascii"),
-        capture_output=True,
-        timeout=timeout,
-        env=full_env,
-        cwd=str(cwd) if cwd is not None else str(oracle_dir),
-        check=False,
-    )
+    # Pi writes a truncated output's whole text to a file in the temporary directory (and the
+    # oracle scripts ask it to, hundreds of times a run): one of the run's own, removed after it.
+    with tempfile.TemporaryDirectory(prefix="pi-oracle-") as scratch:
+        full_env = {**os.environ, "TMPDIR": scratch, **(env or {})}
+        proc = subprocess.run(
+            [node, str(script_path)],
+            # \u escapes carry every Python str, lone surrogates included, and JSON.parse reads
+            # them back to the same UTF-16 string (UTF-8 cannot encode a lone surrogate).
+            input=json.dumps(payload, ensure_ascii=True).encode("ascii"),
+            capture_output=True,
+            timeout=timeout,
+            env=full_env,
+            cwd=str(cwd) if cwd is not None else str(oracle_dir),
+            check=False,
+        )
     if proc.returncode != 0:
         raise RuntimeError(
             f"oracle {script} exited with {proc.returncode}:\n"

@@ -5,15 +5,19 @@
 // The real Pi doing the same: tests/integrations/test_pi_print_mode.py.
 
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 
 import contextlab from "../src/index.ts";
 import { PushState } from "../src/state.ts";
+
+// Every directory a test makes lies under this file's own, removed when its tests are done.
+const SCRATCH = mkdtempSync(join(tmpdir(), "cl-ext-tests-"));
+after(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 
@@ -39,7 +43,7 @@ async function server(answer: "401" | "never"): Promise<{ url: string; requests:
 
 /** An agent dir whose push state holds `count` undelivered sessions for `url`, and one more file. */
 async function agentDir(url: string, count: number): Promise<{ dir: string; file: string }> {
-	const dir = mkdtempSync(join(tmpdir(), "cl-ext-"));
+	const dir = mkdtempSync(join(SCRATCH, "cl-ext-"));
 	const sessions = join(dir, "sessions");
 	mkdirSync(sessions);
 	const state = new PushState(join(dir, "contextlab"));

@@ -8,17 +8,21 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 
 import { buildCapture, CAPTURE_TYPE, lastCaptureDigest, persistsItsPrompt, systemOfPayload } from "../src/capture.ts";
 import { loadConfig } from "../src/config.ts";
 import { DEFAULT_PUSH_SETTINGS, type ProblemKind, type PushCheckpoint, type PushSettings, SessionPusher } from "../src/pusher.ts";
 import { PushState } from "../src/state.ts";
+
+// Every directory a test makes lies under this file's own, removed when its tests are done.
+const SCRATCH = mkdtempSync(join(tmpdir(), "cl-ext-tests-"));
+after(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 interface Fake {
 	url: string;
@@ -98,7 +102,7 @@ function settings(url: string, extra: Partial<PushSettings> = {}): PushSettings 
 }
 
 function sessionFile(lines: number, start = 0): string {
-	const dir = mkdtempSync(join(tmpdir(), "cl-push-"));
+	const dir = mkdtempSync(join(SCRATCH, "cl-push-"));
 	const file = join(dir, "s.jsonl");
 	writeFileSync(file, "");
 	appendLines(file, lines, start);
@@ -419,7 +423,7 @@ test("a refused token stops pushing that session instead of retrying forever", a
 });
 
 test("the state keeps checkpoints across restarts, per server URL", async () => {
-	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const dir = join(mkdtempSync(join(SCRATCH, "cl-state-")), "contextlab");
 	const state = new PushState(dir, 1);
 	await state.load();
 	state.set("/f.jsonl", "http://a", { sessionId: "s", offset: 42, prefixHash: "h" });
@@ -431,7 +435,7 @@ test("the state keeps checkpoints across restarts, per server URL", async () => 
 });
 
 test("two Pi processes updating the state at once keep each other's checkpoints", async () => {
-	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const dir = join(mkdtempSync(join(SCRATCH, "cl-state-")), "contextlab");
 	const writer = join(import.meta.dirname, "state-writer.ts");
 	const run = (name: string) =>
 		new Promise<void>((resolve, reject) => {
@@ -454,7 +458,7 @@ test("two Pi processes updating the state at once keep each other's checkpoints"
 });
 
 test("loading the state keeps a checkpoint set before the load finished, and merges the rest", async () => {
-	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const dir = join(mkdtempSync(join(SCRATCH, "cl-state-")), "contextlab");
 	const earlier = new PushState(dir, 1);
 	await earlier.load();
 	earlier.set("/old.jsonl", "http://a", { sessionId: "old", offset: 10, prefixHash: "h" });
@@ -479,7 +483,7 @@ test("loading the state keeps a checkpoint set before the load finished, and mer
 });
 
 test("the single state file of earlier versions is taken over and removed", async () => {
-	const dir = join(mkdtempSync(join(tmpdir(), "cl-state-")), "contextlab");
+	const dir = join(mkdtempSync(join(SCRATCH, "cl-state-")), "contextlab");
 	mkdirSync(dir, { recursive: true });
 	const legacy = join(dir, "push-state.json");
 	const entry = { sessionId: "s", offset: 42, prefixHash: "h", url: "http://a", updatedAt: "2026-01-01T00:00:00.000Z" };
@@ -494,7 +498,7 @@ test("the single state file of earlier versions is taken over and removed", asyn
 });
 
 test("without a URL and a token the extension is not configured", () => {
-	const dir = mkdtempSync(join(tmpdir(), "cl-agent-"));
+	const dir = mkdtempSync(join(SCRATCH, "cl-agent-"));
 	assert.equal(loadConfig({ PI_CODING_AGENT_DIR: dir }), null);
 	assert.equal(loadConfig({ PI_CODING_AGENT_DIR: dir, CONTEXTLAB_URL: "http://x" }), null);
 	writeFileSync(join(dir, "settings.json"), JSON.stringify({ contextlab: { url: "http://h:1", token: "t", capturePrompts: false } }));
@@ -528,7 +532,7 @@ test("the capture takes the system prompt and tools from the payload as sent", (
 });
 
 test("a URL without a scheme is a problem said once, not a silent no-op", () => {
-	const dir = mkdtempSync(join(tmpdir(), "cl-agent-"));
+	const dir = mkdtempSync(join(SCRATCH, "cl-agent-"));
 	for (const url of ["localhost:8000", "127.0.0.1:8000", "contextlab.example.com", "ftp://h"]) {
 		const config = loadConfig({ PI_CODING_AGENT_DIR: dir, CONTEXTLAB_URL: url, CONTEXTLAB_TOKEN: "t" });
 		assert.ok(config && "problem" in config, url);
