@@ -16,7 +16,7 @@ f-strings wrote (tests/inspector/test_rendering_golden.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from django.urls import reverse
@@ -74,32 +74,39 @@ def middle_messages_html(context: dict[str, Any]) -> SafeString:
     return render_partial("inspector/_middle_messages.html", context)
 
 
-def _block_links(context: Mapping[str, Any]) -> dict[str, Any]:
+def _block_context(
+    session: Any, inspection: Any, share_message_prefix: str | None
+) -> dict[str, Any]:
     """What the message partials take from the page around them: the session's inspector and
     message-body URLs, the share link's "Show all" prefix, the note on images the model does not
     take (the tool-result variant named where the page holds a projection)."""
-    session = context["session"]
-    inspection = context.get("inspection")
     return {
         "page_url": reverse("inspector:session", args=[session.pk]),
         "message_url": reverse("inspector:message", args=[session.pk]),
-        "share_message_prefix": context.get("share_message_prefix") or "",
+        "share_message_prefix": share_message_prefix or "",
         "images_dropped": bool(inspection is not None and inspection.images_dropped),
         "images_note_variant": bool(inspection is not None and inspection.messages),
     }
 
 
-def message_list_html(messages: Iterable[Any], context: Mapping[str, Any]) -> SafeString:
-    """Messages shown in full, one <li> each (the Messages tab's head and tail); `context` is
-    the page's (its session and inspection)."""
-    inspection = context["inspection"]
-    partial = _block_links(context) | {"messages": messages, "open_from": inspection.open_from}
+def message_list_html(messages: Iterable[Any], *, session: Any, inspection: Any) -> SafeString:
+    """Messages of `inspection` shown in full, one <li> each (the Messages tab's head and
+    tail)."""
+    partial = _block_context(session, inspection, None)
+    partial |= {"messages": messages, "open_from": inspection.open_from}
     return render_partial("inspector/_messages.html", partial)
 
 
 def message_blocks_html(
-    blocks: Iterable[Any], entry_id: str | None, context: Mapping[str, Any]
+    blocks: Iterable[Any],
+    entry_id: str | None,
+    *,
+    session: Any,
+    inspection: Any = None,
+    share_message_prefix: str | None = None,
 ) -> SafeString:
-    """The content blocks of one message (`context`: the page's, with its session)."""
-    partial = _block_links(context) | {"blocks": blocks, "entry_id": entry_id}
+    """The content blocks of one message of `session` (`inspection`: the turn the page shows,
+    if any; `share_message_prefix`: under a share link)."""
+    partial = _block_context(session, inspection, share_message_prefix)
+    partial |= {"blocks": blocks, "entry_id": entry_id}
     return render_partial("inspector/_blocks.html", partial)

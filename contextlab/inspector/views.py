@@ -493,7 +493,7 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
         blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
-        return str(message_blocks_html(blocks, entry_id, {"session": session}))
+        return str(message_blocks_html(blocks, entry_id, session=session))
 
     key = computed.computed_key("message", session, entry_id, leaf, full)
     html, _ = computed.kept(key, build)

@@ -15,22 +15,19 @@ from contextlab.inspector.rendering import message_blocks_html, message_list_htm
 register = template.Library()
 
 
-def _page(context: template.Context) -> dict[str, Any]:
-    """What the partials read of the page: its session, inspection and share-link prefix."""
-    return {
-        "session": context["session"],
-        "inspection": context.get("inspection"),
-        "share_message_prefix": context.get("share_message_prefix"),
-    }
-
-
 @register.simple_tag(takes_context=True)
 def message_list(context: template.Context, messages: Any) -> SafeString:
-    return message_list_html(messages, _page(context))
+    return message_list_html(messages, session=context["session"], inspection=context["inspection"])
 
 
 @register.simple_tag(takes_context=True)
 def message_blocks(
     context: template.Context, blocks: Any, entry_id: str | None = None
 ) -> SafeString:
-    return message_blocks_html(blocks, entry_id, _page(context))
+    return message_blocks_html(
+        blocks,
+        entry_id,
+        session=context["session"],
+        inspection=context.get("inspection"),
+        share_message_prefix=context.get("share_message_prefix"),
+    )
