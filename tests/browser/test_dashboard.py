@@ -149,6 +149,7 @@ def test_it_works_without_javascript(chromium, live_server, tmp_path, blob_dir, 
         page.wait_for_url(re.compile(r".*fold=u0000002.*"))
         assert page.locator("#tree li[data-id='a0000003']").count() == 0
         page.click("#tree .modes a:has-text('user-only')")
-        assert page.locator("#tree a.trow").count() == 4
+        page.wait_for_url(re.compile(r".*mode=user-only.*"))
+        expect(page.locator("#tree a.trow")).to_have_count(4)
     finally:
         context.close()

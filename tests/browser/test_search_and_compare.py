@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.library.importer import import_session_file
@@ -119,4 +120,4 @@ def test_two_requests_on_different_branches_compare_side_by_side(
     _no_horizontal_overflow(page)
     # The request of A as the provider received it.
     page.locator("section[data-side=a] a:has-text('request body (JSON)')").click()
-    assert '"messages"' in page.locator("body").inner_text()
+    expect(page.locator("body")).to_contain_text('"messages"')
