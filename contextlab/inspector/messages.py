@@ -4,8 +4,8 @@ replacement shown, the original beside it) and the messages an edit omitted, whe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from contextlab.budgets import check_deadline
 from contextlab.inspector.blocks import MessageView, sent_blocks
@@ -70,44 +70,143 @@ def context_rows(request: PiRequest) -> Iterator[Row]:
 # this many messages.
 CHECK_EVERY = 1024
 
+# A row of `MessageViews`: what a view is made from (a `Row`), its position among the messages
+# sent (0: omitted), its estimate and the running total after it.
+_Counted = tuple[
+    dict[str, Any] | None,
+    dict[str, Any] | None,
+    dict[str, Any] | None,
+    dict[str, Any] | None,
+    int,
+    Any,
+    Any,
+]
 
-def message_views(request: PiRequest, leaf_id: str) -> tuple[list[MessageView], int, int, int]:
+
+class _Made:
+    """What the views of one request are made from, and those made so far (shared by a
+    `MessageViews` and its slices)."""
+
+    __slots__ = ("built", "estimate", "full", "leaf_id", "rows")
+
+    def __init__(self, rows: list[_Counted], estimate: Any, leaf_id: str, full: range) -> None:
+        self.rows = rows
+        self.estimate = estimate
+        self.leaf_id = leaf_id
+        self.full = full  # where the views shown in full (with their blocks) start and end
+        self.built: dict[int, MessageView] = {}
+
+    def view(self, n: int) -> MessageView:
+        made = self.built.get(n)
+        if made is not None:
+            return made
+        message, owner, edit, original, position, tokens, running = self.rows[n]
+        if message is None:
+            assert original is not None and edit is not None
+            view = _omitted(original, owner, edit, tokens, running)
+        else:
+            view = _view(message, position, owner, tokens, running)
+            if edit is not None and original is not None:
+                view.edit = {
+                    "id": edit.get("id"),
+                    "kind": "replaced",
+                    "tokens": self.estimate(original),
+                    "original": original,
+                    "blocks": [],
+                }
+            if view.entry_id == self.leaf_id:
+                view.css += " is-leaf"
+        if n < self.full.start or n >= self.full.stop:
+            fill_blocks(view)
+        self.built[n] = view
+        return view
+
+
+class MessageViews(Sequence[MessageView]):
+    """The message views of a request, each made when first asked for: the Messages tab shows a
+    few dozen of a deep turn's thousands (its head and tail in full, a page of the middle), and
+    making a view costs three times what counting its message does. A slice is another
+    `MessageViews` over the same views. The counts (position, estimate, running total) are all
+    known at once."""
+
+    __slots__ = ("_made", "_span")
+
+    def __init__(self, made: _Made, span: range) -> None:
+        self._made = made
+        self._span = span
+
+    def __len__(self) -> int:
+        return len(self._span)
+
+    @overload
+    def __getitem__(self, at: int) -> MessageView: ...
+    @overload
+    def __getitem__(self, at: slice) -> MessageViews: ...
+    def __getitem__(self, at: int | slice) -> MessageView | MessageViews:
+        if isinstance(at, slice):
+            return MessageViews(self._made, self._span[at])
+        return self._made.view(self._span[at])
+
+    def __iter__(self) -> Iterator[MessageView]:
+        view = self._made.view
+        for n in self._span:
+            yield view(n)
+
+    def __repr__(self) -> str:
+        return f"<MessageViews {self._span.start}:{self._span.stop} of {len(self._made.rows)}>"
+
+    @property
+    def sent_count(self) -> int:
+        """The messages of the context among these (a message a context edit omitted is not
+        one), without making their views."""
+        rows = self._made.rows
+        return sum(1 for n in self._span if rows[n][0] is not None)
+
+    def sent_messages(self) -> Iterator[tuple[dict[str, Any], str]]:
+        """(message, the entry it came from) of each message sent that has an entry, without
+        making views."""
+        rows = self._made.rows
+        for n in self._span:
+            message, owner = rows[n][0], rows[n][1]
+            entry_id = owner.get("id") if owner else None
+            if message is not None and entry_id:
+                yield message, entry_id
+
+    def entry_ids(self) -> Iterator[tuple[int, str | None]]:
+        """(position in this sequence, the entry each message came from), without making views."""
+        rows = self._made.rows
+        for at, n in enumerate(self._span):
+            owner = rows[n][1]
+            yield at, owner.get("id") if owner else None
+
+
+def message_views(request: PiRequest, leaf_id: str) -> tuple[MessageViews, int, int, int]:
     """Per-message views with running totals and reported usage, the total, and where the
     messages shown in full start and end (head, tail)."""
     estimate = steps_of(request.dialect).estimate_tokens
-    views: list[MessageView] = []
+    rows: list[_Counted] = []
     running: int | float = 0
     position = 0
+    head_count = 0
     for row, (message, owner, edit, original) in enumerate(context_rows(request), 1):
         if row % CHECK_EVERY == 0:
             check_deadline("Building this request")  # and stop if its client left
         if message is None:
             assert original is not None and edit is not None
-            views.append(_omitted(original, owner, edit, estimate(original), running))
-            continue
-        position += 1
-        tokens = estimate(message)
-        running += tokens
-        view = _view(message, position, owner, tokens, running)
-        if edit is not None and original is not None:
-            view.edit = {
-                "id": edit.get("id"),
-                "kind": "replaced",
-                "tokens": estimate(original),
-                "original": original,
-                "blocks": [],
-            }
-        if view.entry_id == leaf_id:
-            view.css += " is-leaf"
-        views.append(view)
-    head_count = 0
-    while head_count < len(views) and views[head_count].role in _HEAD_ROLES:
-        head_count += 1
+            rows.append((None, owner, edit, original, 0, estimate(original), running))
+            role = original.get("role")
+        else:
+            position += 1
+            tokens = estimate(message)
+            running += tokens
+            rows.append((message, owner, edit, original, position, tokens, running))
+            role = message.get("role")
+        if head_count == row - 1 and role in _HEAD_ROLES:
+            head_count = row
     head_count = min(head_count, 2)
-    tail_start = max(head_count, len(views) - FULL_TAIL)
-    for n in [*range(head_count), *range(tail_start, len(views))]:
-        fill_blocks(views[n])
-    return views, int(running), head_count, tail_start
+    tail_start = max(head_count, len(rows) - FULL_TAIL)
+    made = _Made(rows, estimate, leaf_id, range(head_count, tail_start))
+    return MessageViews(made, range(len(rows))), int(running), head_count, tail_start
 
 
 def message_totals(request: PiRequest) -> tuple[int, int]:

@@ -28,6 +28,7 @@ from contextlab.inspector.diffs import (
     summary_line,
 )
 from contextlab.inspector.linediff import diff_lines
+from contextlab.inspector.messages import MessageViews
 from contextlab.inspector.selectors import SessionIndex
 from contextlab.inspector.services import Inspection, TurnRequest, inspect_entry, turn_request
 from contextlab.library.models import Session
@@ -244,8 +245,12 @@ class _Owners:
     itself for the request (a missing tool result) has none."""
 
     def __init__(self, inspection: Inspection) -> None:
-        self.views = [v for v in inspection.messages if v.entry_id and not v.omitted]
-        self.by_object = {id(v.message): v.entry_id for v in self.views}
+        messages = inspection.messages
+        if isinstance(messages, MessageViews):  # without making a view of each
+            self.views = list(messages.sent_messages())
+        else:
+            self.views = [(v.message, v.entry_id) for v in messages if v.entry_id and not v.omitted]
+        self.by_object = {id(message): entry_id for message, entry_id in self.views}
         self.by_identity: dict[tuple[Any, ...], str | None] | None = None
 
     def get(self, message: dict[str, Any], identity: tuple[Any, ...]) -> str | None:
@@ -254,9 +259,9 @@ class _Owners:
             return found
         if self.by_identity is None:  # built once, on the first message not found above
             self.by_identity = {}
-            for view in self.views:
-                role = pi_context.sent_role(view.message)
-                self.by_identity.setdefault(message_identity(view.message, role), view.entry_id)
+            for message, entry_id in self.views:
+                role = pi_context.sent_role(message)
+                self.by_identity.setdefault(message_identity(message, role), entry_id)
         return self.by_identity.get(identity)
 
 

@@ -17,6 +17,7 @@ database and arranges the results for templates. Steps of `inspect_entry`:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -28,7 +29,7 @@ from contextlab import jsonsafe
 from contextlab.budgets import BudgetExceeded, check_deadline
 from contextlab.inspector.blocks import Block, MessageView, dumps, sent_blocks
 from contextlab.inspector.diffs import request_diff
-from contextlab.inspector.messages import FULL_TAIL, message_totals, message_views
+from contextlab.inspector.messages import FULL_TAIL, MessageViews, message_totals, message_views
 from contextlab.inspector.models import DIALECT_CHOICES, ResourceFile, ResourceProfile
 from contextlab.inspector.releases import ReleaseView
 from contextlab.inspector.rendering import tokens_text
@@ -75,7 +76,7 @@ class Inspection:
     entry_id: str
     entry: dict[str, Any] | None
     item: TreeItem
-    messages: list[MessageView]
+    messages: Sequence[MessageView]
     sent: list[dict[str, Any]]
     thinking_level: str
     model: dict[str, Any] | None
@@ -110,9 +111,9 @@ class Inspection:
     captured_diff: list[str] = field(default_factory=list)
     # The messages shown in full: the leading ones and the last FULL_TAIL; the middle ones are
     # one line each with their body loaded on demand (a deep entry can have thousands).
-    head: list[MessageView] = field(default_factory=list)
-    middle: list[MessageView] = field(default_factory=list)
-    tail: list[MessageView] = field(default_factory=list)
+    head: Sequence[MessageView] = field(default_factory=list)
+    middle: Sequence[MessageView] = field(default_factory=list)
+    tail: Sequence[MessageView] = field(default_factory=list)
     # The engine's request (its dialect, tools, output cap), and how the page names its dialect.
     request: pi_request.PiRequest | None = None
     dialect: dict[str, Any] = field(default_factory=dict)
@@ -146,6 +147,8 @@ class Inspection:
         row of the page asks for it (``open_from``), and counting is a walk of every message."""
         if self.counted is not None:
             return self.counted
+        if isinstance(self.messages, MessageViews):
+            return self.messages.sent_count  # without making a view of each
         return sum(1 for view in self.messages if not view.omitted)
 
     @property
@@ -523,12 +526,12 @@ def _views(
     entry_id: str,
     projection: _Projection,
     chosen: str | None,
-) -> tuple[list[MessageView], int, int, int]:
+) -> tuple[MessageViews, int, int, int]:
     """The request's message views (kept with the projection: they depend on the leaf and the
     dialect only)."""
     entries, request, _ = projection
     key = ("views", entry_id, chosen)
-    cached: tuple[list[MessageView], int, int, int] | None = index.memo.get(key)
+    cached: tuple[MessageViews, int, int, int] | None = index.memo.get(key)
     if cached is not None:
         return cached
     value = message_views(request, entry_id)
@@ -574,7 +577,7 @@ def _cut(text: str, limit: int) -> tuple[str, int]:
     return text[:limit], len(text) - limit
 
 
-def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> list[MessageView]:
+def middle_messages(session: Session, index: SessionIndex, entry_id: str) -> MessageViews:
     """The collapsed middle of a leaf's projection ("show more" pages): the projection and its
     views only (both kept on the index), not a whole inspection with its prompt."""
     inputs = session_inputs(session)
@@ -628,6 +631,7 @@ def _inspect_entry(
     entries, kept_request, info = projection
     check_deadline("Building this request")
     counted: int | None = None
+    views: Sequence[MessageView]
     if tab == "context" or index.memo.get(("views", entry_id, inputs.chosen)) is not None:
         views, running, head_count, tail_start = _views(index, entry_id, projection, inputs.chosen)
     else:
@@ -765,8 +769,9 @@ def message_blocks(
         inputs = session_inputs(session)
         projection = _projection(session, index, leaf, inputs)
         views, _, _, _ = _views(index, leaf, projection, inputs.chosen)
-        for view in views:
-            if view.entry_id == entry_id:
+        for at, owner_id in views.entry_ids():
+            if owner_id == entry_id:
+                view = views[at]
                 held = view.edit["original"] if view.edit and view.omitted else view.message
                 return sent_blocks(held, full=full)
     entry = entries_by_id(session, index, [entry_id]).get(entry_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -436,7 +436,7 @@ def not_sent(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 MIDDLE_PAGE = settings.CONTEXTLAB_ENTRIES_PER_PAGE
 
 
-def _middle_html(session: Session, entry_id: str, middle: list[MessageView], start: int) -> str:
+def _middle_html(session: Session, entry_id: str, middle: Sequence[MessageView], start: int) -> str:
     """A page of the collapsed middle of a long projection, then a link for the next one."""
     rows = middle[start : start + MIDDLE_PAGE]
     rest = len(middle) - start - len(rows)

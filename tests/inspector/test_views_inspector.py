@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from contextlab.inspector.models import ResourceFile, ResourceProfile
-from contextlab.inspector.selectors import clear_cache
+from contextlab.inspector.selectors import clear_cache, session_index
 from contextlab.library.importer import import_session_file
 from contextlab.pi.context import build_session_context
 from contextlab.pi.session import parse_session_file
@@ -332,6 +332,43 @@ def test_it_collapses_the_middle_of_a_long_projection_and_pages_through_it(
     )
     block = owner_client.get(opened.replace("&amp;", "&"), HTTP_HX_REQUEST="true").content.decode()
     assert "<pre>message 0</pre>" in block
+
+
+def test_the_messages_tab_makes_a_view_only_of_the_messages_it_shows(
+    owner_client, tmp_path, monkeypatch
+):
+    """A deep turn's thousands of messages are counted (positions, estimates, running totals)
+    but a view is made only of those the page shows: the head and tail in full and a page of
+    the collapsed middle; the next page makes the next page's views, and the counts are those
+    of every message."""
+    from contextlab.inspector import messages, services, views
+
+    monkeypatch.setattr(views, "MIDDLE_PAGE", 10)
+    made: list[int] = []
+    real = messages._view
+
+    def counted(message, position, *args):
+        made.append(position)
+        return real(message, position, *args)
+
+    monkeypatch.setattr(messages, "_view", counted)
+    session = _long_session(tmp_path, 300)
+    body = _get(owner_client, session, "m0000298", **INSPECTOR)
+    assert re.search(r'data-testid="message-count">299<', body)
+    assert len(made) == services.FULL_TAIL + 10
+    assert sorted(made) == [*range(1, 11), *range(299 - services.FULL_TAIL + 1, 300)]
+    # The running total of the last message counts every message before it.
+    inspection = services.inspect_entry(session, session_index(session), "m0000298")
+    assert inspection.messages[-1].running == inspection.estimate_total
+    assert inspection.messages[-1].running == sum(
+        services.pi_request.steps_of(inspection.request.dialect).estimate_tokens(m)
+        for m in inspection.request.agent_messages
+    )
+    made.clear()
+    more = re.search(r'hx-get="([^"]*/messages/\?[^"]*)"', body).group(1).replace("&amp;", "&")
+    page = owner_client.get(more, HTTP_HX_REQUEST="true").content.decode()
+    assert "message 10" in page and "message 19" in page
+    assert sorted(made) == list(range(11, 21))
 
 
 def test_it_lists_the_not_sent_entries_as_a_page_without_javascript(owner_client, rich):
