@@ -583,3 +583,42 @@ def test_tabs_other_than_messages_do_not_build_a_view_of_every_message(
         assert "estimate-total" in _get(owner_client, rich, "u0000004", tab, **INSPECTOR)
     with pytest.raises(AssertionError, match="message views built"):
         _get(owner_client, rich, "u0000004", "context", **INSPECTOR)
+
+
+# The profile select as the prompt tab's template wrote it before its options were made in
+# Python (kept here as it was).
+_SELECT_BEFORE = (
+    '{% for group, choices in i.dialect_choice_groups %}<optgroup label="{{ group }}">'
+    '{% for value, label in choices %}<option value="{{ value }}"{% if i.profile.dialect == value'
+    " or not i.profile and not value %} selected{% endif %}>{{ label }}</option>{% endfor %}"
+    "</optgroup>{% endfor %}"
+)
+
+
+def test_the_profile_select_is_the_one_the_template_loop_wrote_with_the_saved_choice_selected(
+    owner_client, rich, owner
+):
+    from django.template import engines
+
+    from contextlab.inspector import services
+    from contextlab.inspector.models import DIALECT_CHOICES
+
+    _own(rich.project, owner)
+    before = engines["django"].from_string(_SELECT_BEFORE)
+    index = session_index(rich)
+    inspection = services.inspect_entry(rich, index, "u0000004", tab="prompt")
+    assert inspection.profile is None
+    assert inspection.dialect_options_html == before.render({"i": inspection})
+    assert inspection.dialect_options_html.count(" selected>") == 1
+    assert '<option value="" selected>' in inspection.dialect_options_html
+    profile = ResourceProfile.objects.create(project=rich.project)
+    for value, _ in DIALECT_CHOICES:
+        profile.dialect = value
+        inspection.profile = profile
+        html = inspection.dialect_options_html
+        assert html == before.render({"i": inspection}), value
+        assert html.count(" selected>") == 1 and f'<option value="{value}" selected>' in html
+    profile.dialect = "0.80.2"
+    profile.save()
+    body = _get(owner_client, rich, "u0000004", "prompt", **INSPECTOR)
+    assert body.count(" selected>") == 1 and '<option value="0.80.2" selected>Pi 0.80.2<' in body
