@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from contextlab.jobs import services
 from contextlab.library.models import Session
@@ -39,7 +40,7 @@ def test_the_upload_says_what_went_wrong(wpage, live_server, owner, blob_dir):
     # No file chosen: said at once, nothing sent.
     wpage.click("form.upload button[type=submit]")
     status = wpage.locator("form.upload .upload-status")
-    assert "No file chosen" in status.inner_text()
+    expect(status).to_contain_text("No file chosen")
     # A picture: one clear error, not one per line.
     results = _upload(wpage, "screenshot.png", "image/png", PNG)
     assert "screenshot.png" in results and results.count("not a text file") == 1
