@@ -269,6 +269,11 @@ function install(pi: PiLike): void {
 		try {
 			const deadline = Date.now() + SHUTDOWN_FLUSH_MS;
 			await within(loaded$, deadline - Date.now());
+			// A run that ends as soon as it starts (print mode, `--no-session`) gets here before the
+			// resume its session_start asked for has chosen the earlier files (measured with Pi
+			// 0.80.2: the shutdown 110 ms after the start, the checkpoints loaded 30 ms later):
+			// chosen now, they go out with this run's last push, within the same deadline.
+			await within(resumeEarlier(undefined), deadline - Date.now());
 			exiting = true;
 			for (const [file, sessionId] of written) {
 				if (pushers.get(file)?.sessionId !== sessionId) pusherFor(file, sessionId);

@@ -140,3 +140,21 @@ test("at exit a server that never answers is abandoned within a second, and noth
 		await silent.close();
 	}
 });
+
+test("a run that ends right after it starts still sends the earlier sessions' tails at exit", async () => {
+	// Pi 0.80.2 `--no-session -p`: session_start without a file, then session_shutdown before the
+	// checkpoints have loaded; the earlier files are resumed by the exit flush.
+	const refusing = await server("401");
+	const { dir } = await agentDir(refusing.url, 3);
+	const pi = load({ CONTEXTLAB_URL: refusing.url, CONTEXTLAB_TOKEN: "t", PI_CODING_AGENT_DIR: dir });
+	try {
+		const ctx = { sessionManager: { getSessionFile: () => undefined, getSessionId: () => "none", getBranch: () => [] } };
+		for (const handler of pi.handlers.get("session_start") ?? []) handler({ type: "session_start" }, ctx);
+		await Promise.all((pi.handlers.get("session_shutdown") ?? []).map((handler) => handler({ type: "session_shutdown" }, ctx)));
+		await new Promise((r) => setTimeout(r, 50));
+		assert.ok(refusing.requests >= 3, `every earlier session was tried at exit (${refusing.requests} requests)`);
+	} finally {
+		pi.restore();
+		await refusing.close();
+	}
+});
