@@ -210,16 +210,10 @@ def message_views(request: PiRequest, leaf_id: str) -> tuple[MessageViews, int, 
 
 
 def message_totals(request: PiRequest) -> tuple[int, int]:
-    """What ``message_views`` counts, without the views: the estimate total and the messages of
-    the context (a message a context edit omitted counts as neither)."""
-    estimate = steps_of(request.dialect).estimate_tokens
-    running: int | float = 0
-    count = 0
-    for message, _, _, _ in context_rows(request):
-        if message is not None:
-            count += 1
-            running += estimate(message)
-    return int(running), count
+    """What ``message_views`` counts, without making a view: the estimate total and the
+    messages of the context (a message a context edit omitted counts as neither)."""
+    views, running, _, _ = message_views(request, "")
+    return running, views.sent_count
 
 
 def fill_blocks(view: MessageView) -> None:

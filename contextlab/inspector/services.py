@@ -199,11 +199,6 @@ class Inspection:
         return DIALECT_CHOICES
 
     @property
-    def dialect_choice_groups(self) -> list[tuple[str, list[tuple[str, str]]]]:
-        """The profile's choices for the select: detect, a dialect, or one release X.Y.Z."""
-        return _dialect_choice_groups()
-
-    @property
     def dialect_options_html(self) -> SafeString:
         """The select's `<optgroup>`s and `<option>`s (some fifty), the profile's choice
         selected (with no profile, "detect"): written once per choice rather than by a template
@@ -524,7 +519,8 @@ def _projection_bytes(index: SessionIndex, entries: list[dict[str, Any]]) -> int
 _VIEW_BYTES = 512
 
 
-def _dialect_choice_groups() -> list[tuple[str, list[tuple[str, str]]]]:
+def dialect_choice_groups() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The profile's choices for the select: detect, a dialect, or one release X.Y.Z."""
     dialects = [(v, label) for v, label in DIALECT_CHOICES if v.count(".") < 2]
     releases = [(v, label) for v, label in DIALECT_CHOICES if v.count(".") == 2]
     return [
@@ -536,7 +532,7 @@ def _dialect_choice_groups() -> list[tuple[str, list[tuple[str, str]]]]:
 
 @lru_cache(maxsize=64)
 def _dialect_options_html(selected: str | None) -> SafeString:
-    groups = _dialect_choice_groups()
+    groups = dialect_choice_groups()
     return mark_safe(
         "".join(
             f'<optgroup label="{escape(group)}">'

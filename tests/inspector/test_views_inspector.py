@@ -588,7 +588,7 @@ def test_tabs_other_than_messages_do_not_build_a_view_of_every_message(
 # The profile select as the prompt tab's template wrote it before its options were made in
 # Python (kept here as it was).
 _SELECT_BEFORE = (
-    '{% for group, choices in i.dialect_choice_groups %}<optgroup label="{{ group }}">'
+    '{% for group, choices in groups %}<optgroup label="{{ group }}">'
     '{% for value, label in choices %}<option value="{{ value }}"{% if i.profile.dialect == value'
     " or not i.profile and not value %} selected{% endif %}>{{ label }}</option>{% endfor %}"
     "</optgroup>{% endfor %}"
@@ -607,8 +607,9 @@ def test_the_profile_select_is_the_one_the_template_loop_wrote_with_the_saved_ch
     before = engines["django"].from_string(_SELECT_BEFORE)
     index = session_index(rich)
     inspection = services.inspect_entry(rich, index, "u0000004", tab="prompt")
+    groups = services.dialect_choice_groups()
     assert inspection.profile is None
-    assert inspection.dialect_options_html == before.render({"i": inspection})
+    assert inspection.dialect_options_html == before.render({"i": inspection, "groups": groups})
     assert inspection.dialect_options_html.count(" selected>") == 1
     assert '<option value="" selected>' in inspection.dialect_options_html
     profile = ResourceProfile.objects.create(project=rich.project)
@@ -616,7 +617,7 @@ def test_the_profile_select_is_the_one_the_template_loop_wrote_with_the_saved_ch
         profile.dialect = value
         inspection.profile = profile
         html = inspection.dialect_options_html
-        assert html == before.render({"i": inspection}), value
+        assert html == before.render({"i": inspection, "groups": groups}), value
         assert html.count(" selected>") == 1 and f'<option value="{value}" selected>' in html
     profile.dialect = "0.80.2"
     profile.save()
