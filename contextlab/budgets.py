@@ -53,6 +53,7 @@ __all__ = [
     "check_deadline",
     "client_gone_socket",
     "request_kind",
+    "statement_timeout_left",
 ]
 
 # (method or "*", path pattern, kind): the first match decides; anything else is a "page".
@@ -211,6 +212,16 @@ class _StatementTimeout:
         # A broken or aborted connection is dropped or rolled back by Django anyway.
         with contextlib.suppress(Exception):
             raw.execute("RESET statement_timeout")
+
+
+def statement_timeout_left() -> _StatementTimeout:
+    """An execute wrapper giving another connection (a thread doing the request's work, see
+    ``contextlab.heavy``) what is left of the current request's budget as its
+    ``statement_timeout`` (1 ms at least; outside a request, none: 0)."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return _StatementTimeout(0)
+    return _StatementTimeout(max(1, int((deadline - time.monotonic()) * 1000)))
 
 
 class RequestBudgetMiddleware:

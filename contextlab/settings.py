@@ -300,6 +300,11 @@ CONTEXTLAB_MAX_LINE_BYTES = env_int("CONTEXTLAB_MAX_LINE_BYTES", 16 * 1024 * 102
 # characters of one message (the rest behind "show all", or the raw entry).
 CONTEXTLAB_ENTRIES_PER_PAGE = env_int("CONTEXTLAB_ENTRIES_PER_PAGE", 100)
 CONTEXTLAB_MESSAGE_RENDER_CHARS = env_int("CONTEXTLAB_MESSAGE_RENDER_CHARS", 100_000)
+# A turn whose path holds at least this many estimated tokens (a deep turn of a large session:
+# 0.4-1.5 s of CPU) is built on a thread of lower CPU priority, CONTEXTLAB_HEAVY_NICE above the
+# process's own (contextlab.heavy; 0: built like any other), so it cannot slow the other pages.
+CONTEXTLAB_HEAVY_TURN_TOKENS = env_int("CONTEXTLAB_HEAVY_TURN_TOKENS", 2_000_000)
+CONTEXTLAB_HEAVY_NICE = env_int("CONTEXTLAB_HEAVY_NICE", 10)
 # The tree indexes (and their whole-entry caches) a web process keeps, in bytes (estimated).
 CONTEXTLAB_INDEX_CACHE_BYTES = env_int("CONTEXTLAB_INDEX_CACHE_BYTES", 128 * 1024 * 1024)
 # A web process that grew by more than this since its last trim gives its free heap back to the

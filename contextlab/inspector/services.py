@@ -918,6 +918,17 @@ def _diff(
     }
 
 
+def is_heavy_turn(index: SessionIndex, entry_id: str) -> bool:
+    """Whether the request at ``entry_id`` is heavy to build: its path holds at least
+    CONTEXTLAB_HEAVY_TURN_TOKENS estimated tokens (the entries a projection reads and walks;
+    the load test's ordinary sessions hold at most 0.3 million, its large one's deep turns tens
+    of millions)."""
+    items = index.items
+    return (
+        sum(items[i].tokens for i in index.path(entry_id)) >= settings.CONTEXTLAB_HEAVY_TURN_TOKENS
+    )
+
+
 def replaced_items(index: SessionIndex, entry_id: str) -> list[TreeItem]:
     """Path entries before the kept range of the compaction in force (greyed: not sent)."""
     ids = index.path(entry_id)

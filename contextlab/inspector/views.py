@@ -42,7 +42,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from contextlab import budgets
+from contextlab import budgets, heavy
 from contextlab.http import HtmxHttpRequest
 from contextlab.inspector import computed, services
 from contextlab.inspector.blocks import MessageView
@@ -54,7 +54,7 @@ from contextlab.inspector.rendering import (
     message_blocks_html,
     middle_messages_html,
 )
-from contextlab.inspector.requests import Abandoned, provider_request
+from contextlab.inspector.requests import Abandoned, Comparison, provider_request
 from contextlab.inspector.requests import compare_requests as requests_compare
 from contextlab.inspector.selectors import SessionIndex, session_index
 from contextlab.inspector.tree_pane import TABS, TreeState, tree_context, tree_pane
@@ -375,7 +375,10 @@ def _kept_inspector(
             part["oob"] = oob
             return render_to_string("inspector/session.html#inspector", part, request)
 
-        kept, _ = computed.kept(key, build)
+        # A large session's deep turn is built at a lower CPU priority: it cannot slow the
+        # other users' pages (contextlab.heavy).
+        heavy_turn = selected is not None and services.is_heavy_turn(index, selected)
+        kept, _ = computed.kept(key, (lambda: heavy.run(build)) if heavy_turn else build)
         get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
         return kept
 
@@ -633,12 +636,18 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
         b = services.previous_request(index, a) or a
     if b not in index.items:
         raise Http404("No such entry in this session")
+
+    def build() -> Comparison:
+        return requests_compare(
+            session, index, a, b, abandoned=lambda: computed.client_gone(request)
+        )
+
+    # A large session's deep turns are compared at a lower CPU priority (contextlab.heavy).
+    heavy_pair = services.is_heavy_turn(index, a) or services.is_heavy_turn(index, b)
     try:
         comparison, _ = computed.kept(
             computed.computed_key("compare-pair", session, a, b),
-            lambda: requests_compare(
-                session, index, a, b, abandoned=lambda: computed.client_gone(request)
-            ),
+            (lambda: heavy.run(build)) if heavy_pair else build,
         )
     except Abandoned:
         return budgets.client_closed()
