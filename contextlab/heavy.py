@@ -37,6 +37,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 from contextlab.budgets import statement_timeout_left
+from contextlab.memory import one_heap
 
 _lock = threading.Lock()
 _lane: tuple[int, ThreadPoolExecutor] | None = None  # (the process it belongs to, its thread)
@@ -57,12 +58,18 @@ def run[T](work: Callable[[], T]) -> T:
     return _executor().submit(context.run, _in_lane, work).result()
 
 
+def run_if[T](is_heavy: bool, work: Callable[[], T]) -> T:
+    """``run(work)`` when ``is_heavy``, else ``work()`` here."""
+    return run(work) if is_heavy else work()
+
+
 def _executor() -> ThreadPoolExecutor:
     """This process's lane (made on first use: a worker forked from a preloaded master must not
     share its parent's, whose thread did not survive the fork)."""
     global _lane
     with _lock:
         if _lane is None or _lane[0] != os.getpid():
+            one_heap()  # what the lane frees, the next request reuses (contextlab.memory)
             pool = ThreadPoolExecutor(
                 max_workers=1,
                 thread_name_prefix="contextlab-heavy",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -224,3 +226,94 @@ def test_heavy_work_stops_when_its_client_leaves_and_the_request_is_answered_499
         response = answer
     assert response.status_code == 499
     assert len(steps) < 20
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_other_builder_of_a_deep_turn_builds_it_on_the_lower_priority_thread(
+    owner, owner_client, client, import_corpus, monkeypatch, settings
+):
+    """The collapsed messages' next page, a message body as a leaf holds it, the request export
+    and the API's context build the turn too: on the lane when it is heavy."""
+    from contextlab.api import services as api_services
+    from contextlab.api.services import api_token_create
+
+    session, _ = import_corpus("branches")
+    index = session_index(session)
+    leaf = index.leaf_id
+    settings.CONTEXTLAB_HEAVY_NICE = 10
+    settings.CONTEXTLAB_HEAVY_TURN_TOKENS = 1
+    monkeypatch.setattr(computed, "found", lambda key: None)
+    seen: dict[str, str] = {}
+
+    def spy(module: Any, name: str) -> None:
+        original = getattr(module, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            seen[name] = threading.current_thread().name
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    spy(services, "middle_messages")
+    spy(services, "message_blocks")
+    spy(inspector_views, "provider_request")
+    spy(api_services, "turn_context")
+    token = api_token_create(user=owner)[1]
+    answers = [
+        owner_client.get(reverse("inspector:messages", args=[session.pk]), {"entry": leaf}),
+        owner_client.get(
+            reverse("inspector:message", args=[session.pk]),
+            {"entry": index.path(leaf)[1], "leaf": leaf},
+        ),
+        owner_client.get(reverse("inspector:request", args=[session.pk]), {"entry": leaf}),
+        client.get(
+            f"/api/v1/sessions/{session.session_id}/context",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+        ),
+    ]
+    assert [a.status_code for a in answers] == [200] * 4
+    assert seen == dict.fromkeys(
+        ["middle_messages", "message_blocks", "provider_request", "turn_context"],
+        "contextlab-heavy_0",
+    )
+
+
+_HEAPS = """
+import ctypes, os, sys, tempfile
+import django
+django.setup()
+from contextlab import heavy
+if sys.argv[1] == "without":
+    heavy.one_heap = lambda: False
+heavy.run(lambda: [bytearray(2000) for _ in range(5000)])  # freed on the lane
+libc = ctypes.CDLL("libc.so.6")
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+path = tempfile.mktemp()
+out = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, out)
+libc.fclose(out)
+print(open(path).read().count("<heap nr="))
+os.unlink(path)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_info")
+def test_the_lane_thread_allocates_from_the_main_heap():
+    """What a deep turn frees on the lane, the next request in the main thread reuses
+    (contextlab.memory.one_heap: glibc's M_ARENA_MAX 1, set before the lane's thread starts):
+    the process keeps one malloc heap; without it, the lane makes a second."""
+
+    def heaps(mode: str) -> int:
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+        env["CONTEXTLAB_HEAVY_NICE"] = "10"
+        done = subprocess.run(
+            [sys.executable, "-c", _HEAPS, mode], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout.split()[-1])
+
+    assert heaps("with") == 1
+    assert heaps("without") == 2

@@ -20,10 +20,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from contextlab import heavy
 from contextlab.api.models import ApiToken
 from contextlab.budgets import check_deadline
 from contextlab.inspector.selectors import session_index
-from contextlab.inspector.services import turn_context
+from contextlab.inspector.services import is_heavy_turn, turn_context
 from contextlab.jobs.tasks import enqueue_after_import
 from contextlab.library.importer import import_session_file, probe_header
 from contextlab.library.models import Entry, Session
@@ -509,4 +510,7 @@ def session_context(session: Session, leaf: str | None) -> dict[str, Any]:
         entry_id = leaf
     if entry_id is None:
         raise ApiError(404, "The session has no entries")
-    return turn_context(session, index, entry_id)
+    # A large session's deep turn is built at a lower CPU priority (contextlab.heavy).
+    return heavy.run_if(
+        is_heavy_turn(index, entry_id), lambda: turn_context(session, index, entry_id)
+    )

@@ -378,7 +378,7 @@ def _kept_inspector(
         # A large session's deep turn is built at a lower CPU priority: it cannot slow the
         # other users' pages (contextlab.heavy).
         heavy_turn = selected is not None and services.is_heavy_turn(index, selected)
-        kept, _ = computed.kept(key, (lambda: heavy.run(build)) if heavy_turn else build)
+        kept, _ = computed.kept(key, lambda: heavy.run_if(heavy_turn, build))
         get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
         return kept
 
@@ -474,7 +474,10 @@ def messages_page(request: HttpRequest, pk: int) -> HttpResponse:
         index = session_index(session)
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
-        middle = services.middle_messages(session, index, entry_id)
+        middle = heavy.run_if(
+            services.is_heavy_turn(index, entry_id),
+            lambda: services.middle_messages(session, index, entry_id),
+        )
         return str(_middle_html(session, entry_id, middle, start))
 
     html, _ = computed.kept(computed.computed_key("messages", session, entry_id, start), build)
@@ -495,7 +498,10 @@ def message(request: HttpRequest, pk: int) -> HttpResponse:
         index = session_index(session)
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
-        blocks = services.message_blocks(session, index, entry_id, full=full, leaf=leaf)
+        blocks = heavy.run_if(
+            leaf is not None and leaf in index.items and services.is_heavy_turn(index, leaf),
+            lambda: services.message_blocks(session, index, entry_id, full=full, leaf=leaf),
+        )
         return str(message_blocks_html(blocks, entry_id, session=session))
 
     key = computed.computed_key("message", session, entry_id, leaf, full)
@@ -647,7 +653,7 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         comparison, _ = computed.kept(
             computed.computed_key("compare-pair", session, a, b),
-            (lambda: heavy.run(build)) if heavy_pair else build,
+            lambda: heavy.run_if(heavy_pair, build),
         )
     except Abandoned:
         return budgets.client_closed()
@@ -695,7 +701,10 @@ def request_export(request: HttpRequest, pk: int) -> HttpResponse | StreamingHtt
         index = session_index(session)
         if entry_id not in index.items:
             raise Http404("No such entry in this session")
-        built = provider_request(session, index, entry_id)
+        built = heavy.run_if(
+            services.is_heavy_turn(index, entry_id),
+            lambda: provider_request(session, index, entry_id),
+        )
         note = built.note
         pieces = iter(built.curl_pieces() if kind == "curl" else built.body_pieces)
         head: list[str] = []
