@@ -76,9 +76,14 @@ def _import(directory: Path) -> None:
 
 def _child(role: str, nice: int, seconds: float) -> None:
     """One builder (``heavy``) or the reviewer (``ordinary``): its figures as JSON on stdout."""
+    import logging
+    import warnings
+
     import django
 
     django.setup()
+    logging.getLogger("axes").setLevel(logging.WARNING)  # a sign-in per process, not news
+    warnings.filterwarnings("ignore", message="No directory at")  # no collectstatic needed
     from django.contrib.auth import get_user_model
     from django.test import Client
     from django.test.utils import override_settings
