@@ -26,6 +26,7 @@ has not committed: a test's transaction, ATOMIC_REQUESTS), and on the lane threa
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import sys
@@ -40,7 +41,10 @@ from contextlab.budgets import statement_timeout_left
 from contextlab.memory import one_heap
 
 _lock = threading.Lock()
-_lane: tuple[int, ThreadPoolExecutor] | None = None  # (the process it belongs to, its thread)
+# This process's lane threads by nice value (one in production: the setting does not change
+# while a process lives; tests change it), and the process they belong to.
+_lanes: dict[int, ThreadPoolExecutor] = {}
+_lanes_pid: int | None = None
 _local = threading.local()
 
 
@@ -66,26 +70,31 @@ def run_if[T](is_heavy: bool, work: Callable[[], T]) -> T:
 def _executor() -> ThreadPoolExecutor:
     """This process's lane (made on first use: a worker forked from a preloaded master must not
     share its parent's, whose thread did not survive the fork)."""
-    global _lane
+    global _lanes_pid
+    nice = settings.CONTEXTLAB_HEAVY_NICE
     with _lock:
-        if _lane is None or _lane[0] != os.getpid():
+        if _lanes_pid != os.getpid():
+            _lanes.clear()
+            _lanes_pid = os.getpid()
+        if nice not in _lanes:
             one_heap()  # what the lane frees, the next request reuses (contextlab.memory)
-            pool = ThreadPoolExecutor(
+            _lanes[nice] = ThreadPoolExecutor(
                 max_workers=1,
                 thread_name_prefix="contextlab-heavy",
                 initializer=_lower_priority,
-                initargs=(settings.CONTEXTLAB_HEAVY_NICE,),
+                initargs=(nice,),
             )
-            _lane = (os.getpid(), pool)
-        return _lane[1]
+        return _lanes[nice]
 
 
 def _lower_priority(nice: int) -> None:
-    """The lane thread's nice value: ``nice`` above the process's own (19 at most)."""
+    """The lane thread's nice value: ``nice`` above the process's own (19 at most). Where the
+    system refuses (a sandbox without setpriority), the lane works at the process's priority."""
     _local.lane = True
     thread = threading.get_native_id()
-    current = os.getpriority(os.PRIO_PROCESS, thread)
-    os.setpriority(os.PRIO_PROCESS, thread, min(19, current + nice))
+    with contextlib.suppress(OSError):
+        current = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, current + nice))
 
 
 def _in_lane[T](work: Callable[[], T]) -> T:
