@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -199,3 +201,13 @@ def corpus_entry_id(name: str, *, user: str, reply: bool = False) -> str:
                 if child.get("parentId") == entry["id"]:
                     return str(child["id"])
     raise LookupError(f"corpus/{name}: no user message starting with {user!r}")
+
+
+@pytest.fixture
+def client_socket_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """(the server's end, the client's end) of a connected pair: closing the client's end is a
+    browser leaving (contextlab.budgets asks the server's end)."""
+    ours, theirs = socket.socketpair()
+    yield ours, theirs
+    ours.close()
+    theirs.close()

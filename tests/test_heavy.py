@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -191,17 +189,11 @@ def test_an_error_of_heavy_work_is_raised_in_the_caller(settings):
     assert heavy.run(_where)[0] == "contextlab-heavy_0"  # the lane lives on
 
 
-@pytest.fixture
-def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
-    ours, theirs = socket.socketpair()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
-
-
-def test_heavy_work_stops_when_its_client_leaves_and_the_request_is_answered_499(pair, settings):
+def test_heavy_work_stops_when_its_client_leaves_and_the_request_is_answered_499(
+    client_socket_pair, settings
+):
     settings.CONTEXTLAB_HEAVY_NICE = 10
-    ours, theirs = pair
+    ours, theirs = client_socket_pair
     steps: list[int] = []
 
     def work() -> None:

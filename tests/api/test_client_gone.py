@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from django.http import HttpRequest, HttpResponse
@@ -19,20 +19,12 @@ from contextlab import budgets
 from tests.gunicorn import Gunicorn
 
 
-@pytest.fixture
-def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
-    ours, theirs = socket.socketpair()
-    yield ours, theirs
-    ours.close()
-    theirs.close()
-
-
 def _middleware(view: Callable[[HttpRequest], HttpResponse]) -> budgets.RequestBudgetMiddleware:
     return budgets.RequestBudgetMiddleware(view)
 
 
-def test_a_reading_request_whose_client_left_is_answered_499_without_its_view(pair):
-    ours, theirs = pair
+def test_a_reading_request_whose_client_left_is_answered_499_without_its_view(client_socket_pair):
+    ours, theirs = client_socket_pair
     ran = []
     theirs.close()
     request = RequestFactory().get("/sessions/1/", **{"gunicorn.socket": ours})
@@ -42,15 +34,15 @@ def test_a_reading_request_whose_client_left_is_answered_499_without_its_view(pa
     assert ran == []
 
 
-def test_a_request_whose_client_is_still_there_runs(pair):
-    ours, _theirs = pair
+def test_a_request_whose_client_is_still_there_runs(client_socket_pair):
+    ours, _theirs = client_socket_pair
     request = RequestFactory().get("/sessions/1/", **{"gunicorn.socket": ours})
     response = _middleware(lambda r: HttpResponse("page"))(request)
     assert response.status_code == 200
 
 
-def test_a_computing_request_stops_at_its_next_check_once_its_client_leaves(pair):
-    ours, theirs = pair
+def test_a_computing_request_stops_at_its_next_check_once_its_client_leaves(client_socket_pair):
+    ours, theirs = client_socket_pair
     steps = []
 
     def view(request: HttpRequest) -> HttpResponse:
@@ -73,8 +65,8 @@ def test_a_computing_request_stops_at_its_next_check_once_its_client_leaves(pair
     assert 4 <= len(steps) <= 4 + 2 * int(budgets.CLIENT_CHECK_SECONDS / 0.01) + 2
 
 
-def test_a_writing_request_runs_to_its_end_even_if_its_client_left(pair):
-    ours, theirs = pair
+def test_a_writing_request_runs_to_its_end_even_if_its_client_left(client_socket_pair):
+    ours, theirs = client_socket_pair
     stored = []
     theirs.close()  # a Pi that sent its lines and exited
     request = RequestFactory().post(
@@ -154,13 +146,13 @@ def test_requests_abandoned_in_the_listen_queue_cost_the_worker_nothing(
 
 @pytest.mark.django_db
 def test_a_turn_whose_client_left_stops_reading_its_entries_at_the_next_part(
-    pair, monkeypatch, team_session
+    client_socket_pair, monkeypatch, team_session
 ):
     """A deep turn's path is read part by part (tens of MB on a large session): once its client
     has left (a held key's row passed by), the next part is not read."""
     from contextlab.inspector import selectors, services
 
-    ours, theirs = pair
+    ours, theirs = client_socket_pair
     monkeypatch.setattr(selectors, "FETCH_PART", 2)
     monkeypatch.setattr(budgets, "CLIENT_CHECK_SECONDS", 0)
     selectors.clear_cache()
