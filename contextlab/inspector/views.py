@@ -375,10 +375,13 @@ def _kept_inspector(
             part["oob"] = oob
             return render_to_string("inspector/session.html#inspector", part, request)
 
-        # A large session's deep turn is built at a lower CPU priority: it cannot slow the
-        # other users' pages (contextlab.heavy).
-        heavy_turn = selected is not None and services.is_heavy_turn(index, selected)
-        kept, _ = computed.kept(key, lambda: heavy.run_if(heavy_turn, build))
+        def heavy_or_not() -> str:
+            # A large session's deep turn is built at a lower CPU priority: it cannot slow the
+            # other users' pages (contextlab.heavy).
+            heavy_turn = selected is not None and services.is_heavy_turn(index, selected)
+            return heavy.run_if(heavy_turn, build)
+
+        kept, _ = computed.kept(key, heavy_or_not)
         get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
         return kept
 
@@ -648,12 +651,14 @@ def compare(request: HttpRequest, pk: int) -> HttpResponse:
             session, index, a, b, abandoned=lambda: computed.client_gone(request)
         )
 
-    # A large session's deep turns are compared at a lower CPU priority (contextlab.heavy).
-    heavy_pair = services.is_heavy_turn(index, a) or services.is_heavy_turn(index, b)
+    def heavy_or_not() -> Comparison:
+        # A large session's deep turns are compared at a lower CPU priority (contextlab.heavy).
+        heavy_pair = services.is_heavy_turn(index, a) or services.is_heavy_turn(index, b)
+        return heavy.run_if(heavy_pair, build)
+
     try:
         comparison, _ = computed.kept(
-            computed.computed_key("compare-pair", session, a, b),
-            lambda: heavy.run_if(heavy_pair, build),
+            computed.computed_key("compare-pair", session, a, b), heavy_or_not
         )
     except Abandoned:
         return budgets.client_closed()
