@@ -698,7 +698,7 @@ def _inspect_entry(
         else []
     )
     selected = entries_by_id(session, index, [entry_id]).get(entry_id)
-    diff = _diff(session, index, profile, request, entries) if tab == "diff" else None
+    diff = _diff(session, index, inputs, request, entries) if tab == "diff" else None
     copy = {
         "session": session.session_id,
         "leaf": entry_id,
@@ -858,29 +858,19 @@ def turn_request(
     entry_id: str,
     profile: ResourceProfile | None = None,
     path: list[dict[str, Any]] | None = None,
+    inputs: TurnInputs | None = None,
 ) -> TurnRequest:
     """The engine's request at ``entry_id`` with its system prompt: what the page, the request
     export, compare and the API's ``context`` all show (``profile``: the project's, if the
-    caller has it; ``path``: ``path_entries(entry_id)``, if the caller has it)."""
-    if profile is None:
-        profile = resource_profile(session.project)
-    inputs = server_inputs(session, profile)
+    caller has it; ``path``: ``path_entries(entry_id)``, if the caller has it; ``inputs``: the
+    server's inputs for this session, if the caller has them, then ``profile`` is not read)."""
+    if inputs is None:
+        inputs = server_inputs(session, profile or resource_profile(session.project))
     _, request, info = _projection(session, index, entry_id, inputs, path)
     check_deadline("Building this request")
     captured = captured_prompt_for(session, index, entry_id)
     prompted = _with_prompt(inputs, request, captured)
     return TurnRequest(prompted.request, info, prompted.unknown, inputs.chosen)
-
-
-def request_with_prompt(
-    session: Session,
-    index: SessionIndex,
-    entry_id: str,
-    profile: ResourceProfile | None,
-    path: list[dict[str, Any]] | None = None,
-) -> pi_request.PiRequest:
-    """The engine's request at ``entry_id`` with its system prompt (for a diff or a comparison)."""
-    return turn_request(session, index, entry_id, profile, path).request
 
 
 def turn_context(session: Session, index: SessionIndex, entry_id: str) -> dict[str, Any]:
@@ -894,7 +884,7 @@ def turn_context(session: Session, index: SessionIndex, entry_id: str) -> dict[s
 def _diff(
     session: Session,
     index: SessionIndex,
-    profile: ResourceProfile | None,
+    inputs: TurnInputs,
     request: pi_request.PiRequest,
     path: list[dict[str, Any]],
 ) -> dict[str, Any] | None:
@@ -910,7 +900,7 @@ def _diff(
     # them), while the previous request may still have sent them. Under the same compaction its
     # path is a prefix of this one's, not read again.
     before_path = path_prefix(index, previous, leaf, path)
-    before = request_with_prompt(session, index, previous, profile, before_path)
+    before = turn_request(session, index, previous, path=before_path, inputs=inputs).request
     return {
         "previous": previous,
         "previous_item": index.items[previous],
