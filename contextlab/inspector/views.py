@@ -38,7 +38,7 @@ from django.utils.http import (
     parse_etags,
     url_has_allowed_host_and_scheme,
 )
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import condition, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -340,7 +340,8 @@ def _kept_inspector(
     their comments' controls, the forms' CSRF tokens, what they may edit): the part alone, the
     whole page and a tree swap (``oob``, out of band) all reuse it, so the turn of a large
     session is computed once, not on every page load. A new revision, a comment added, edited or
-    deleted, a job started or a profile saved is a new key."""
+    deleted, a job started or a profile saved is a new key. The turn inside it is computed once
+    for every user (``_shared_parts``; all tabs but the prompt's)."""
     inputs = _turn_inputs(request, session, selected)
     comments = [
         (c.pk, c.author_id, c.author.get_username() if c.author else "", c.body, c.edited_at)
@@ -381,11 +382,71 @@ def _kept_inspector(
             heavy_turn = selected is not None and services.is_heavy_turn(index, selected)
             return heavy.run_if(heavy_turn, build)
 
-        kept, _ = computed.kept(key, heavy_or_not)
+        def from_shared(entry_id: str) -> str:
+            # The turn itself comes kept for every user (or is built once for all of them);
+            # only this user's parts are rendered here.
+            part = {
+                **context,
+                **inputs,
+                "inspection": _Selected(entry_id),
+                "shared": _shared_parts(request, session, index, state, entry_id, context),
+                "oob": oob,
+            }
+            return render_to_string("inspector/session.html#inspector", part, request)
+
+        if selected is not None and state.tab in SHARED_TABS:
+            kept, _ = computed.kept(key, lambda: from_shared(selected))
+        else:
+            kept, _ = computed.kept(key, heavy_or_not)
         get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
         return kept
 
     return html, etag
+
+
+# The tabs whose part of the inspector is the same for every user asking for the same URL: all
+# but the prompt tab, which holds the project's resource profile form (this user's rights, their
+# CSRF token).
+SHARED_TABS = frozenset({"context", "diff", "json", "entry"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Selected:
+    """What the inspector's own parts read of the inspection: the selected entry."""
+
+    entry_id: str
+
+
+def _shared_parts(
+    request: HttpRequest,
+    session: Session,
+    index: SessionIndex,
+    state: TreeState,
+    selected: str,
+    context: dict[str, object],
+) -> dict[str, SafeString]:
+    """The inspector's parts that are the same for every user asking for this URL (its entry, its
+    tab, the tree's state): the crumbs (``head``), the tabs with the turn's summary (``nav``) and
+    the tab's body (``body``), as ``inspector/_inspection.html`` renders them. Kept for every web
+    process per (revision, URL, inputs): a teammate opening a turn someone opened renders only
+    their own parts (their comments, the entry's actions), not the turn. Rendered without the
+    request and without this user's inputs, so nothing of theirs can be in them."""
+    key = computed.computed_key("turn-shared", session, request.get_full_path(), selected)
+
+    def build() -> dict[str, str]:
+        part = {**context, **_inspector_context(request, session, index, state, selected, {})}
+        part["i"] = part["inspection"]
+        return {
+            name: render_to_string(f"inspector/_inspection.html#{name}", part)
+            for name in ("head", "nav", "body")
+        }
+
+    def heavy_or_not() -> dict[str, str]:
+        # A large session's deep turn is built at a lower CPU priority (contextlab.heavy).
+        return heavy.run_if(services.is_heavy_turn(index, selected), build)
+
+    parts, _ = computed.kept(key, heavy_or_not)
+    return {name: mark_safe(text) for name, text in parts.items()}
 
 
 @login_required

@@ -5,6 +5,7 @@ repeat answered 304."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from contextlab.inspector import services, views
@@ -175,3 +176,46 @@ def test_a_new_revision_is_a_new_turn(owner_client, tmp_path, blob_dir):
     session.refresh_from_db()
     again = _turn(owner_client, session, "aaaa0002", HTTP_IF_NONE_MATCH=first["ETag"])
     assert again.status_code == 200 and again["ETag"] != first["ETag"]
+
+
+def test_a_teammate_opening_a_turn_already_opened_renders_only_their_own_parts(
+    owner_client, teammate, rich, monkeypatch
+):
+    """The turn (crumbs, tabs and summary, the tab's body) is computed once for every user; a
+    comment added later is a new page for each user, not a new turn. The prompt tab, whose
+    profile form is each user's own, is built per user."""
+    built: list[str] = []
+    inspect = services.inspect_entry
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(kwargs.get("tab", "context"))
+        return inspect(*args, **kwargs)
+
+    monkeypatch.setattr(services, "inspect_entry", counted)
+    client = Client()  # a browser of their own (owner_client is the `client` fixture)
+    client.force_login(teammate)
+    for tab in ("context", "diff", "json", "entry"):
+        url = reverse("inspector:session", args=[rich.pk])
+        mine = owner_client.get(url, {"entry": "u0000004", "tab": tab}, **INSPECTOR)
+        theirs = client.get(url, {"entry": "u0000004", "tab": tab}, **INSPECTOR)
+        assert mine.status_code == theirs.status_code == 200
+        assert mine["ETag"] != theirs["ETag"]  # each user's own page...
+        assert _tab_body(mine.content) == _tab_body(theirs.content)  # ...around one turn
+    assert built == ["context", "diff", "json", "entry"]
+    owner_client.post(
+        reverse("review:comment_create", args=[rich.pk]),
+        {"entry": "u0000004", "body": "seen by both"},
+    )
+    url = reverse("inspector:session", args=[rich.pk])
+    for user in (owner_client, client):
+        page = user.get(url, {"entry": "u0000004", "tab": "context"}, **INSPECTOR)
+        assert "seen by both" in page.content.decode()
+    assert built == ["context", "diff", "json", "entry"]  # the comment did not rebuild the turn
+    for user in (owner_client, client):
+        assert user.get(url, {"entry": "u0000004", "tab": "prompt"}, **INSPECTOR).status_code == 200
+    assert built[4:] == ["prompt", "prompt"]
+
+
+def _tab_body(page: bytes) -> bytes:
+    """The inspector part from its tab body on (no CSRF token there: nothing of one user's)."""
+    return page[page.index(b'<div class="job-slot"') :]
