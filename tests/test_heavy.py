@@ -283,7 +283,8 @@ libc.fopen.restype = ctypes.c_void_p
 libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
 libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
 libc.fclose.argtypes = [ctypes.c_void_p]
-path = tempfile.mktemp()
+handle, path = tempfile.mkstemp()
+os.close(handle)
 out = libc.fopen(path.encode(), b"w")
 libc.malloc_info(0, out)
 libc.fclose(out)

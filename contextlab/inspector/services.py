@@ -856,16 +856,14 @@ def turn_request(
     session: Session,
     index: SessionIndex,
     entry_id: str,
-    profile: ResourceProfile | None = None,
     path: list[dict[str, Any]] | None = None,
     inputs: TurnInputs | None = None,
 ) -> TurnRequest:
     """The engine's request at ``entry_id`` with its system prompt: what the page, the request
-    export, compare and the API's ``context`` all show (``profile``: the project's, if the
-    caller has it; ``path``: ``path_entries(entry_id)``, if the caller has it; ``inputs``: the
-    server's inputs for this session, if the caller has them, then ``profile`` is not read)."""
+    export, compare and the API's ``context`` all show (``path``: ``path_entries(entry_id)``,
+    ``inputs``: this server's inputs for the session, if the caller has them)."""
     if inputs is None:
-        inputs = server_inputs(session, profile or resource_profile(session.project))
+        inputs = session_inputs(session)
     _, request, info = _projection(session, index, entry_id, inputs, path)
     check_deadline("Building this request")
     captured = captured_prompt_for(session, index, entry_id)
