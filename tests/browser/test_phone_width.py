@@ -47,6 +47,25 @@ OVERFLOWING = """() => {
 }"""
 
 
+# The words of the matching elements' text that are drawn on more than one line (cut inside).
+WORDS_CUT = """(selector) => {
+  const cut = [];
+  for (const el of document.querySelectorAll(selector)) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) cut.push(word[0]);
+      }
+    }
+  }
+  return cut;
+}"""
+
+
 def fits(page, what: str) -> None:  # type: ignore[no-untyped-def]
     bad = page.evaluate(OVERFLOWING)
     assert not bad, f"{what} at {page.viewport_size['width']}px: {bad}"
@@ -64,6 +83,13 @@ def test_every_page_fits_the_screen_and_wide_tables_scroll_in_their_own_box(
     long_cwd = "/home/someone/work/" + "a-rather-long-folder-name/" * 6 + "project"
     import_session_file(
         path=write_session(tmp_path, linear_session_lines("s-long", long_cwd, "long folder")),
+        index_search=False,
+    )
+    import_session_file(
+        path=write_session(
+            tmp_path,
+            linear_session_lines("s-words", "/home/someone/app", "Refactoring authentication"),
+        ),
         index_search=False,
     )
     job = services.job_create(
@@ -102,6 +128,11 @@ def test_every_page_fits_the_screen_and_wide_tables_scroll_in_their_own_box(
         assert response is not None and response.status == 200, what
         wpage.wait_for_load_state("networkidle")
         fits(wpage, what)
+    # The library's sessions keep their names' words whole (the table scrolls in its box rather
+    # than squeezing the first column to a letter: "Genera / ted" on a phone before).
+    wpage.goto(f"{live_server.url}{pages['library']}")
+    assert wpage.locator("td.session-title > a").count() == 4
+    assert wpage.evaluate(WORDS_CUT, "td.session-title > a") == []
     # The inspector's tabs are all reachable on a phone (they wrap or scroll in their bar).
     wpage.goto(f"{live_server.url}{pages['session']}")
     for tab in wpage.locator("[role=tab]").all():
