@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.load import verdicts
+from bench.load import combine, verdicts
 
 
 def _figures(**overrides):  # type: ignore[no-untyped-def]
@@ -93,3 +93,33 @@ def test_the_cpu_a_server_used_counts_its_master_and_its_workers_live_or_replace
     finally:
         master.communicate("", timeout=60)
     assert used["gunicorn"] >= 0.85  # 3 x 0.3 s, each process's start-up on top
+
+
+def test_several_runs_are_judged_on_each_pages_median_p95_every_error_and_the_highest_rss():
+    def run(library_p95, tree_errors, rss):  # type: ignore[no-untyped-def]
+        figures = _figures(peak_rss_mb_per_worker=rss, config={}, cpu_cores_used={"gunicorn": 1.0})
+        figures["pages"][0].update(p50_ms=50.0, max_ms=library_p95 * 2, p95_ms=library_p95)
+        figures["pages"][1].update(p50_ms=300.0, max_ms=900.0, errors=tree_errors)
+        figures["pages"][2].update(p50_ms=60.0, max_ms=900.0)
+        return figures
+
+    # One slow run out of three (a slow phase of the machine): the median run is met.
+    runs = [run(250.0, 0, [300.0]), run(340.0, 0, [390.0]), run(270.0, 0, [310.0])]
+    combined = combine(runs)
+    library = combined["pages"][0]
+    assert library["p95_ms"] == 270.0 and library["p95_ms_runs"] == [250.0, 340.0, 270.0]
+    assert library["requests"] == 2700 and library["max_ms"] == 680.0
+    assert combined["peak_rss_mb_per_worker"] == [390.0] and combined["runs"] == 3
+    assert all(v["met"] for v in verdicts(combined))
+    # Two slow runs of three are not met; an error in any run counts; so does the fattest run.
+    assert not all(v["met"] for v in verdicts(combine([*runs[:2], run(330.0, 0, [300.0])])))
+    missed = verdicts(combine([*runs[:2], run(270.0, 1, [401.0])]))
+    assert [v["target"] for v in missed if not v["met"]] == [
+        "zero errors",
+        "peak RSS per worker < 400 MB",
+    ]
+
+
+def test_a_single_run_is_its_own_figures():
+    figures = _figures()
+    assert combine([figures]) is figures
