@@ -203,7 +203,7 @@ class Inspection:
         """The select's `<optgroup>`s and `<option>`s (some fifty), the profile's choice
         selected (with no profile, "detect"): written once per choice rather than by a template
         loop per page, which cost the prompt tab more than the rest of its partial."""
-        return _dialect_options_html(self.profile.dialect if self.profile else "")
+        return dialect_options_html(self.profile)
 
     # Labels the inspector shows, worded here rather than in `if` chains of the template.
 
@@ -528,6 +528,11 @@ def dialect_choice_groups() -> list[tuple[str, list[tuple[str, str]]]]:
         ("A generation", dialects[1:]),
         ("One release (as --pi-version)", releases),
     ]
+
+
+def dialect_options_html(profile: ResourceProfile | None) -> SafeString:
+    """The profile form's version `<option>`s with the profile's choice selected."""
+    return _dialect_options_html(profile.dialect if profile else "")
 
 
 @lru_cache(maxsize=64)

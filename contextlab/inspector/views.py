@@ -341,7 +341,7 @@ def _kept_inspector(
     whole page and a tree swap (``oob``, out of band) all reuse it, so the turn of a large
     session is computed once, not on every page load. A new revision, a comment added, edited or
     deleted, a job started or a profile saved is a new key. The turn inside it is computed once
-    for every user (``_shared_parts``; all tabs but the prompt's)."""
+    for every user (``_shared_parts``), this user's parts around it."""
     inputs = _turn_inputs(request, session, selected)
     comments = [
         (c.pk, c.author_id, c.author.get_username() if c.author else "", c.body, c.edited_at)
@@ -388,13 +388,14 @@ def _kept_inspector(
             part = {
                 **context,
                 **inputs,
+                **_profile_form(session, state),
                 "inspection": _Selected(entry_id),
                 "shared": _shared_parts(request, session, index, state, entry_id, context),
                 "oob": oob,
             }
             return render_to_string("inspector/session.html#inspector", part, request)
 
-        if selected is not None and state.tab in SHARED_TABS:
+        if selected is not None:
             kept, _ = computed.kept(key, lambda: from_shared(selected))
         else:
             kept, _ = computed.kept(key, heavy_or_not)
@@ -404,10 +405,18 @@ def _kept_inspector(
     return html, etag
 
 
-# The tabs whose part of the inspector is the same for every user asking for the same URL: all
-# but the prompt tab, which holds the project's resource profile form (this user's rights, their
-# CSRF token).
-SHARED_TABS = frozenset({"context", "diff", "json", "entry"})
+def _profile_form(session: Session, state: TreeState) -> dict[str, object]:
+    """Under the prompt tab, what its resource profile form shows (the project's profile, the
+    versions to choose from): rendered per user around the prompt that is shared, as the form
+    holds this user's rights and CSRF token."""
+    if state.tab != "prompt":
+        return {}
+    profile = services.resource_profile(session.project)
+    return {
+        "profile_form": True,
+        "profile": profile,
+        "dialect_options_html": services.dialect_options_html(profile),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from contextlab.inspector import services, views
 from contextlab.inspector.models import ResourceProfile
 from contextlab.inspector.selectors import clear_cache
 from contextlab.library.importer import import_session_file
+from contextlab.review.models import ProjectMembership
 from tests.inspector.sessions import (
     append_lines,
     linear_session_lines,
@@ -179,11 +180,13 @@ def test_a_new_revision_is_a_new_turn(owner_client, tmp_path, blob_dir):
 
 
 def test_a_teammate_opening_a_turn_already_opened_renders_only_their_own_parts(
-    owner_client, teammate, rich, monkeypatch
+    owner_client, owner, teammate, rich, monkeypatch
 ):
     """The turn (crumbs, tabs and summary, the tab's body) is computed once for every user; a
-    comment added later is a new page for each user, not a new turn. The prompt tab, whose
-    profile form is each user's own, is built per user."""
+    comment added later is a new page for each user, not a new turn; the prompt tab's profile
+    form is each user's own around the prompt computed once."""
+    ProjectMembership.objects.create(project=rich.project, user=owner, role="owner")
+    ProjectMembership.objects.create(project=rich.project, user=teammate, role="member")
     built: list[str] = []
     inspect = services.inspect_entry
 
@@ -211,9 +214,25 @@ def test_a_teammate_opening_a_turn_already_opened_renders_only_their_own_parts(
         page = user.get(url, {"entry": "u0000004", "tab": "context"}, **INSPECTOR)
         assert "seen by both" in page.content.decode()
     assert built == ["context", "diff", "json", "entry"]  # the comment did not rebuild the turn
-    for user in (owner_client, client):
-        assert user.get(url, {"entry": "u0000004", "tab": "prompt"}, **INSPECTOR).status_code == 200
-    assert built[4:] == ["prompt", "prompt"]
+    # The prompt tab too: one prompt for both, each with their own part of the profile (the form
+    # and its token for the owner, who edits it for the teammate).
+    mine, theirs = (
+        user.get(url, {"entry": "u0000004", "tab": "prompt"}, **INSPECTOR)
+        for user in (owner_client, client)
+    )
+    assert mine.status_code == theirs.status_code == 200
+    assert built[4:] == ["prompt"]
+    assert b"Save profile" in mine.content and b"csrfmiddlewaretoken" in mine.content
+    assert b"Save profile" not in theirs.content
+    assert b"is edited by the project's owners" in theirs.content
+    assert b"data-layer=" in mine.content
+    assert _prompt_body(mine.content) == _prompt_body(theirs.content)
+
+
+def _prompt_body(page: bytes) -> bytes:
+    """The prompt tab's body without the profile form after it (each user's own)."""
+    body = _tab_body(page)
+    return body[: body.index(b'<div class="profile-slot"')]
 
 
 def _tab_body(page: bytes) -> bytes:
