@@ -163,3 +163,20 @@ def test_chromium_saves_a_request_download_under_its_real_name(
     name = download.value.suggested_filename
     assert not name.endswith(".html") and name.endswith(".json")
     assert "evil.html" in name
+
+
+def test_a_style_set_on_the_page_survives_a_swap_without_a_csp_violation(page, live_server, demo):
+    """htmx copies the old element's settling attributes onto the new one by id; a style one
+    (set from script, as a browser extension or a password manager sets it on a form field) was
+    copied with setAttribute, which the policy blocks: a violation on every swap after it."""
+    console = _watch(page)
+    login(page, live_server.url, "demo")
+    session_url = reverse("inspector:session", args=[demo.pk])
+    page.goto(f"{live_server.url}{session_url}?entry={demo.leaf_entry_id}")
+    page.wait_for_selector("#comment-body", state="attached")
+    page.evaluate("document.querySelector('#comment-body').style.outline = '2px solid red'")
+    page.locator("[role=tab]", has_text="System prompt").click()
+    page.wait_for_selector("#inspector[data-tab=prompt]")
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#comment-body").count() == 1
+    assert _violations(page, console) == []
