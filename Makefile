@@ -80,7 +80,7 @@ worker: install ## a Celery worker for jobs (needs REDIS_URL: the web server's R
 # Each run names its test databases and Redis keys after its own id (tests/settings.py): two runs
 # at once on one machine never touch each other's, nor anything else on the servers.
 test: install-dev lint ## every test (PostgreSQL, Redis, the Pi oracles, Chromium; see the README)
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 3 $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 # No Node, no Chromium: the differential tests against the real Pi and the browser tests are left
 # out (the pytest markers `oracle` and `browser`; tests/conftest.py marks by fixture too), and so
