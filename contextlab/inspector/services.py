@@ -198,13 +198,6 @@ class Inspection:
     def dialect_choices(self) -> tuple[tuple[str, str], ...]:
         return DIALECT_CHOICES
 
-    @property
-    def dialect_options_html(self) -> SafeString:
-        """The select's `<optgroup>`s and `<option>`s (some fifty), the profile's choice
-        selected (with no profile, "detect"): written once per choice rather than by a template
-        loop per page, which cost the prompt tab more than the rest of its partial."""
-        return dialect_options_html(self.profile)
-
     # Labels the inspector shows, worded here rather than in `if` chains of the template.
 
     @property

@@ -376,12 +376,6 @@ def _kept_inspector(
             part["oob"] = oob
             return render_to_string("inspector/session.html#inspector", part, request)
 
-        def heavy_or_not() -> str:
-            # A large session's deep turn is built at a lower CPU priority: it cannot slow the
-            # other users' pages (contextlab.heavy).
-            heavy_turn = selected is not None and services.is_heavy_turn(index, selected)
-            return heavy.run_if(heavy_turn, build)
-
         def from_shared(entry_id: str) -> str:
             # The turn itself comes kept for every user (or is built once for all of them);
             # only this user's parts are rendered here.
@@ -398,7 +392,9 @@ def _kept_inspector(
         if selected is not None:
             kept, _ = computed.kept(key, lambda: from_shared(selected))
         else:
-            kept, _ = computed.kept(key, heavy_or_not)
+            # No turn selected: the page's inspector is light (the turn's own parts are built,
+            # at a lower CPU priority when heavy, in _shared_parts).
+            kept, _ = computed.kept(key, build)
         get_token(request)  # the CSRF cookie the kept forms' tokens belong to stays set
         return kept
 

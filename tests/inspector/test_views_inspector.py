@@ -609,14 +609,16 @@ def test_the_profile_select_is_the_one_the_template_loop_wrote_with_the_saved_ch
     inspection = services.inspect_entry(rich, index, "u0000004", tab="prompt")
     groups = services.dialect_choice_groups()
     assert inspection.profile is None
-    assert inspection.dialect_options_html == before.render({"i": inspection, "groups": groups})
-    assert inspection.dialect_options_html.count(" selected>") == 1
-    assert '<option value="" selected>' in inspection.dialect_options_html
+    assert services.dialect_options_html(inspection.profile) == before.render(
+        {"i": inspection, "groups": groups}
+    )
+    assert services.dialect_options_html(inspection.profile).count(" selected>") == 1
+    assert '<option value="" selected>' in services.dialect_options_html(inspection.profile)
     profile = ResourceProfile.objects.create(project=rich.project)
     for value, _ in DIALECT_CHOICES:
         profile.dialect = value
         inspection.profile = profile
-        html = inspection.dialect_options_html
+        html = services.dialect_options_html(profile)
         assert html == before.render({"i": inspection, "groups": groups}), value
         assert html.count(" selected>") == 1 and f'<option value="{value}" selected>' in html
     profile.dialect = "0.80.2"
