@@ -13,6 +13,11 @@ import sys
 # process does, so that whatever it queues goes to contextlab's broker.
 FILE_COMMANDS = {"context", "compact", "branch-summary"}
 
+# Commands that need the settings and nothing of the app registry (no model, URL, template or
+# signal): they run without django.setup(), whose imports (every app's models, the admin,
+# psycopg) were most of `manage.py context`'s time as a whole process. The app that holds each.
+LIGHT_COMMANDS = {"context": "contextlab.inspector"}
+
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "contextlab.settings")
@@ -31,7 +36,11 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         sys.exit(f"{prog}: {exc}")
     try:
-        execute_from_command_line(sys.argv)
+        light = LIGHT_COMMANDS.get(sys.argv[1]) if sys.argv[1:2] else None
+        if light is None:
+            execute_from_command_line(sys.argv)
+        else:
+            _run_light(light, sys.argv)
     except (OperationalError, ProgrammingError):
         from contextlab.preflight import database_problem
 
@@ -40,6 +49,23 @@ def main() -> None:
         if problem is None:
             raise  # a fault of the command, not of the setup: its traceback helps
         sys.exit(f"{prog}: {problem}")
+
+
+def _run_light(app: str, argv: list[str]) -> None:
+    """What execute_from_command_line does for one command, less django.setup(): the project's
+    logging settings applied (not Django's defaults, whose handlers concern requests: mailing
+    the admins a server error imports the views and templates), then the command class loaded
+    from its app and run."""
+    import logging
+
+    from django.conf import settings
+    from django.core.management import load_command_class
+    from django.utils.module_loading import import_string
+
+    logging.captureWarnings(True)
+    if settings.LOGGING_CONFIG:
+        import_string(settings.LOGGING_CONFIG)(settings.LOGGING)
+    load_command_class(app, argv[1]).run_from_argv(argv)
 
 
 if __name__ == "__main__":

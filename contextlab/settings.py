@@ -14,12 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
-
-# Django's generic classes that django-stubs types with parameters (ModelAdmin[Project],
-# ModelForm[...]) become subscriptable at run time too.
-django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONTEXTLAB_VAR_DIR", BASE_DIR / "var"))

@@ -64,3 +64,85 @@ def test_the_probe_sees_the_api_when_a_command_loads_it():
     done, loaded = _loaded("check")
     assert done.returncode == 0, done.stderr
     assert "contextlab.api.api" in loaded and "ninja" in loaded and "celery" in loaded
+
+
+# What django.setup() loads and `context` does not need: the app registry, the apps' models, the
+# admin, the PostgreSQL driver.
+REGISTRY_PROBE = """
+import atexit, json, runpy, sys
+def report():
+    from django.apps import apps
+    loaded = sorted(m for m in sys.modules if m in ("django.contrib.admin", "psycopg")
+                    or (m.startswith("contextlab.") and m.endswith(".models")
+                        and not m.startswith("contextlab.pi.")))  # the engine's model catalog
+    sys.__stderr__.write("\\nREGISTRY " + json.dumps([apps.ready, loaded]) + "\\n")
+atexit.register(report)
+sys.argv = ["manage.py", *sys.argv[1:]]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+def _registry(*args: str) -> tuple[subprocess.CompletedProcess[str], list[object]]:
+    done = subprocess.run(
+        [sys.executable, "-c", REGISTRY_PROBE, *args],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = [x for x in done.stderr.splitlines() if x.startswith("REGISTRY ")][-1]
+    return done, json.loads(line.removeprefix("REGISTRY "))
+
+
+def test_context_runs_without_loading_the_app_registry_the_models_or_the_database_driver():
+    done, (ready, loaded) = _registry(
+        "context", str(CORPUS / "branches" / "session.jsonl"), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["leafId"]
+    assert ready is False and loaded == [], done.stderr[-3000:]
+    # The probe sees them where the registry is loaded (a command that reads stored sessions).
+    done, (ready, loaded) = _registry(
+        "compact", str(CORPUS / "compaction" / "session.jsonl"), "--dry-run", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert ready is True and "contextlab.library.models" in loaded
+
+
+def test_context_as_a_process_prints_what_the_command_prints_in_process(tmp_path):
+    """The shell's `manage.py context` (run without django.setup()) and the command run in a
+    set-up process (call_command) print the same bytes, warnings and errors included."""
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    source = (CORPUS / "branches" / "session.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "session.jsonl"
+    # A line Pi skips (it is reported on stderr, the rest printed).
+    path.write_bytes(b"".join([*source[:2], b"\xef\xbb\xbf{}\n", *source[2:]]))
+    for args in (["--json"], [], ["--json", "--leaf", "line:5", "--dialect", "0.73"]):
+        shell = subprocess.run(
+            [sys.executable, "manage.py", "context", str(path), *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        out, err = io.StringIO(), io.StringIO()
+        call_command("context", str(path), *args, stdout=out, stderr=err)
+        assert shell.returncode == 0, shell.stderr
+        assert shell.stdout == out.getvalue() and out.getvalue()
+        assert shell.stderr == err.getvalue() and "skipped" in err.getvalue()
+    missing = tmp_path / "nope.jsonl"
+    shell = subprocess.run(
+        [sys.executable, "manage.py", "context", str(missing), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    with pytest.raises(CommandError) as raised:
+        call_command("context", str(missing), "--json")
+    assert shell.returncode == 1 and shell.stdout == ""
+    assert shell.stderr == f"CommandError: {raised.value}\n"
