@@ -109,3 +109,15 @@ def test_candidates_that_send_alike_get_no_note_and_many_are_named_by_range():
         ReleaseFinding(("0.79.7", "0.79.8", "0.79.9", "0.79.10", "0.80.2"), "0.80.2", "z")
     )
     assert many.range_label == "Pi 0.79.7–0.80.2 (5 releases)"
+
+
+def test_a_turn_only_one_release_fits_says_so_rather_than_assumed(
+    owner_client, owner, import_corpus
+):
+    # Pi 1.6.0's session whose saved declarations only 1.6.0 writes: nothing is assumed.
+    session, _ = import_corpus("patches2", CORPUS.parent / "corpus-1.6.0")
+    page = inspector_page(owner_client, session, session.leaf_entry_id)
+    assert text_by_testid(page, "pi-release-range") == "Pi 1.6.0"
+    used = text_by_testid(page, "pi-release-used")
+    assert used.startswith("Pi 1.6.0 used: 1.6.0, the only release that fits"), used
+    assert "assumed" not in used

@@ -371,7 +371,10 @@ def _pick(candidates: tuple[str, ...], told: str, *, transcript: bool) -> Releas
         if len(groups) > 1
         else ""
     )
-    if default in candidates:
+    if len(candidates) == 1:
+        # Nothing is assumed: "1.6.0 assumed among 1.6.0" said the opposite of what happened.
+        pick, how = candidates[0], f"{candidates[0]}, the only release that fits"
+    elif default in candidates:
         pick, how = default, f"{default} assumed among {release_span(candidates)}"
     else:
         # The largest group of candidates that build the same request (the newer on a tie).
