@@ -9,27 +9,35 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from tests.conftest import CORPUS, REPO
 
-# Run manage.py as the shell would, then list the heavy modules that were loaded.
+# Run manage.py as the shell would, then list the heavy modules that were loaded, and whether the
+# app registry was (with what django.setup() loads and `context` does not need: the apps' models,
+# the admin, the PostgreSQL driver).
 PROBE = """
 import atexit, json, runpy, sys
 HEAVY = ("ninja", "pydantic", "celery", "kombu", "contextlab.api.api", "contextlab.api.schemas",
          "contextlab.urls", "contextlab.jobs.tasks")
 def report():
-    loaded = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in HEAVY)
-                    or (m.startswith("contextlab.") and m.endswith(".views")))
-    sys.__stderr__.write("\\nLOADED " + json.dumps(loaded) + "\\n")
+    from django.apps import apps
+    heavy = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in HEAVY)
+                   or (m.startswith("contextlab.") and m.endswith(".views")))
+    registry = sorted(m for m in sys.modules if m in ("django.contrib.admin", "psycopg")
+                      or (m.startswith("contextlab.") and m.endswith(".models")
+                          and not m.startswith("contextlab.pi.")))  # the engine's model catalog
+    report = {"heavy": heavy, "ready": apps.ready, "registry": registry}
+    sys.__stderr__.write("\\nLOADED " + json.dumps(report) + "\\n")
 atexit.register(report)
 sys.argv = ["manage.py", *sys.argv[1:]]
 runpy.run_path("manage.py", run_name="__main__")
 """
 
 
-def _loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def _probed(*args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         cwd=REPO,
@@ -40,6 +48,11 @@ def _loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     )
     line = [x for x in done.stderr.splitlines() if x.startswith("LOADED ")][-1]
     return done, json.loads(line.removeprefix("LOADED "))
+
+
+def _loaded(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    done, report = _probed(*args)
+    return done, report["heavy"]
 
 
 @pytest.mark.parametrize(
@@ -66,48 +79,17 @@ def test_the_probe_sees_the_api_when_a_command_loads_it():
     assert "contextlab.api.api" in loaded and "ninja" in loaded and "celery" in loaded
 
 
-# What django.setup() loads and `context` does not need: the app registry, the apps' models, the
-# admin, the PostgreSQL driver.
-REGISTRY_PROBE = """
-import atexit, json, runpy, sys
-def report():
-    from django.apps import apps
-    loaded = sorted(m for m in sys.modules if m in ("django.contrib.admin", "psycopg")
-                    or (m.startswith("contextlab.") and m.endswith(".models")
-                        and not m.startswith("contextlab.pi.")))  # the engine's model catalog
-    sys.__stderr__.write("\\nREGISTRY " + json.dumps([apps.ready, loaded]) + "\\n")
-atexit.register(report)
-sys.argv = ["manage.py", *sys.argv[1:]]
-runpy.run_path("manage.py", run_name="__main__")
-"""
-
-
-def _registry(*args: str) -> tuple[subprocess.CompletedProcess[str], list[object]]:
-    done = subprocess.run(
-        [sys.executable, "-c", REGISTRY_PROBE, *args],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    line = [x for x in done.stderr.splitlines() if x.startswith("REGISTRY ")][-1]
-    return done, json.loads(line.removeprefix("REGISTRY "))
-
-
 def test_context_runs_without_loading_the_app_registry_the_models_or_the_database_driver():
-    done, (ready, loaded) = _registry(
-        "context", str(CORPUS / "branches" / "session.jsonl"), "--json"
-    )
+    done, report = _probed("context", str(CORPUS / "branches" / "session.jsonl"), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["leafId"]
-    assert ready is False and loaded == [], done.stderr[-3000:]
+    assert report["ready"] is False and report["registry"] == [], done.stderr[-3000:]
     # The probe sees them where the registry is loaded (a command that reads stored sessions).
-    done, (ready, loaded) = _registry(
+    done, report = _probed(
         "compact", str(CORPUS / "compaction" / "session.jsonl"), "--dry-run", "--json"
     )
     assert done.returncode == 0, done.stderr
-    assert ready is True and "contextlab.library.models" in loaded
+    assert report["ready"] is True and "contextlab.library.models" in report["registry"]
 
 
 def test_context_as_a_process_prints_what_the_command_prints_in_process(tmp_path):
