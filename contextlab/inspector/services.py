@@ -194,10 +194,6 @@ class Inspection:
             return "unknown: the model's limits are unknown"
         return "not sent"
 
-    @property
-    def dialect_choices(self) -> tuple[tuple[str, str], ...]:
-        return DIALECT_CHOICES
-
     # Labels the inspector shows, worded here rather than in `if` chains of the template.
 
     @property
